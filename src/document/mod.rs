@@ -1,0 +1,1 @@
+//! tree-sitter front end (being built)

@@ -1,0 +1,19 @@
+//! mfppr: a structure-aware reducer for MF++ metamorphic tests.
+//!
+//! Data flow (design §2): `test.cpp` → [`document::Document`] (bytes + tree-sitter CST) →
+//! [`model::TestModel`] (plain data with byte spans) → opportunities ([`passes`]) →
+//! [`edit::Edit`]s → candidate bytes → oracle → verdict → accept.
+
+pub mod catalogue;
+pub mod cli;
+pub mod coverage;
+pub mod document;
+pub mod edit;
+pub mod engine;
+pub mod error;
+pub mod inspect;
+pub mod model;
+pub mod oracle;
+pub mod passes;
+pub mod reduce;
+pub mod reduction;
