@@ -1,1 +1,1 @@
-//! (being built)
+//! Coverage mode (being built).

@@ -1,1 +1,3 @@
-//! tree-sitter front end (being built)
+//! tree-sitter front end (being built).
+
+pub mod statements;

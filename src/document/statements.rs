@@ -1,0 +1,1 @@
+//! Statement positions in arbitrary C++ sources, for coverage marker injection (being built).
