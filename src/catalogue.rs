@@ -1,1 +1,469 @@
-//! (being built)
+//! The MR catalogue: relations, generators, checks and `mfr_*` reduction functions read from the
+//! spec headers a test includes (design §3).
+//!
+//! Headers are found by following the test's quoted `#include`s in *both* branches of
+//! `#ifdef EXECUTE`, relative to the including file's directory and then each `-I DIR`, plus any
+//! `--spec FILE`. Each MR remembers whether the `EXECUTE` build (the one that runs) sees it, so
+//! that folding only ever targets a base MR that exists at run time.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+use crate::document::{squeeze, Branch, Document, Function, Param};
+
+/// Relation or generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MrKind {
+    /// `metalib::relations::…`
+    Relation,
+    /// `metalib::generators::…`
+    Generator,
+}
+
+impl MrKind {
+    /// The namespace name.
+    pub fn namespace(self) -> &'static str {
+        match self {
+            MrKind::Relation => "relations",
+            MrKind::Generator => "generators",
+        }
+    }
+}
+
+/// A metamorphic relation or generator of the spec.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mr {
+    /// Relation or generator.
+    pub kind: MrKind,
+    /// Family namespace.
+    pub family: String,
+    /// Unqualified name.
+    pub name: String,
+    /// Return type text.
+    pub return_type: String,
+    /// Parameter type texts.
+    pub params: Vec<String>,
+    /// No `placeholder` call in its body (MF++'s "base").
+    pub is_base: bool,
+    /// Calls `fuzz_new` (needs its own region when transplanted).
+    pub has_fuzz: bool,
+    /// Visible to the `EXECUTE` build.
+    pub executable: bool,
+    /// Families of the placeholders its body calls, in call order.
+    pub placeholder_families: Vec<(MrKind, String)>,
+}
+
+impl Mr {
+    /// `metalib::<kind>::<family>::<name>`.
+    pub fn qualified(&self) -> String {
+        format!(
+            "metalib::{}::{}::{}",
+            self.kind.namespace(),
+            self.family,
+            self.name
+        )
+    }
+}
+
+/// A fuzz reduction function `mfr_<type>`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReductionFn {
+    /// Qualified name as it can be called.
+    pub name: String,
+    /// Return type text (the fuzzed type it reduces).
+    pub return_type: String,
+    /// Parameters (filled with context variables of matching type).
+    pub param_types: Vec<String>,
+    /// Visible to the `EXECUTE` build.
+    pub executable: bool,
+}
+
+/// Everything mfppr knows about the spec.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Catalogue {
+    /// Relations and generators, in declaration order.
+    pub mrs: Vec<Mr>,
+    /// Check names.
+    pub checks: Vec<String>,
+    /// Reduction functions.
+    pub reducers: Vec<ReductionFn>,
+    /// Headers read.
+    pub headers: Vec<PathBuf>,
+    /// Quoted includes that were not found.
+    pub missing: Vec<String>,
+}
+
+fn is_placeholder(callee: &str) -> bool {
+    callee.rsplit("::").next() == Some("placeholder")
+}
+
+/// Family of a placeholder call `[metalib::]<kind>::<family>::placeholder`.
+fn placeholder_family(callee: &str) -> Option<(MrKind, String)> {
+    let parts: Vec<&str> = callee.split("::").filter(|p| !p.is_empty()).collect();
+    if parts.len() < 3 {
+        return None;
+    }
+    let family = parts[parts.len() - 2];
+    let kind = match parts[parts.len() - 3] {
+        "relations" => MrKind::Relation,
+        "generators" => MrKind::Generator,
+        _ => return None,
+    };
+    Some((kind, family.to_string()))
+}
+
+impl Catalogue {
+    /// Read the spec headers reachable from the test at `test_path` (whose bytes are
+    /// `test_text`), searching `include_dirs`, plus `specs`.
+    ///
+    /// When `include_dirs` or `specs` are given explicitly, finding no MR at all is an error that
+    /// names the headers that could not be found.
+    pub fn load(
+        test_path: &Path,
+        test_text: &[u8],
+        include_dirs: &[PathBuf],
+        specs: &[PathBuf],
+    ) -> Result<Catalogue> {
+        for dir in include_dirs {
+            if !dir.is_dir() {
+                bail!(
+                    "include directory {} does not exist (check the -I argument)",
+                    dir.display()
+                );
+            }
+        }
+        for spec in specs {
+            if !spec.is_file() {
+                bail!(
+                    "spec header {} does not exist (check the --spec argument)",
+                    spec.display()
+                );
+            }
+        }
+        let test_dir = test_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut cat = Catalogue::default();
+        // (header, branch) pairs still to read; a header seen from several branches merges them.
+        let mut seen: HashMap<PathBuf, HashSet<Branch>> = HashMap::new();
+        let mut queue: VecDeque<(PathBuf, Branch)> = VecDeque::new();
+        let test_doc = Document::parse(test_text.to_vec())?;
+        let test_outline = test_doc.outline();
+        let mut missing = Vec::new();
+        for inc in test_outline.includes.iter().filter(|i| !i.system) {
+            match resolve_include(&inc.path, &test_dir, include_dirs) {
+                Some(p) => queue.push_back((p, inc.branch)),
+                None => missing.push(inc.path.clone()),
+            }
+        }
+        for spec in specs {
+            queue.push_back((spec.clone(), Branch::Both));
+        }
+        let mut parsed: HashMap<PathBuf, crate::document::Outline> = HashMap::new();
+        let mut order: Vec<PathBuf> = Vec::new();
+        while let Some((path, branch)) = queue.pop_front() {
+            let path = path.canonicalize().unwrap_or(path);
+            let branches = seen.entry(path.clone()).or_default();
+            if !branches.insert(branch) {
+                continue;
+            }
+            if !parsed.contains_key(&path) {
+                let bytes = std::fs::read(&path)
+                    .with_context(|| format!("cannot read spec header {}", path.display()))?;
+                let outline = Document::parse(bytes)?.outline();
+                parsed.insert(path.clone(), outline);
+                order.push(path.clone());
+            }
+            let outline = &parsed[&path];
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            for inc in outline.includes.iter().filter(|i| !i.system) {
+                match resolve_include(&inc.path, &dir, include_dirs) {
+                    Some(p) => queue.push_back((p, branch_nest(branch, inc.branch))),
+                    None => missing.push(inc.path.clone()),
+                }
+            }
+        }
+        for path in &order {
+            let executable_header = seen[path]
+                .iter()
+                .any(|b| matches!(b, Branch::Both | Branch::Execute));
+            cat.add_functions(&parsed[path].functions, executable_header);
+        }
+        // Reduction functions may also be defined in the test's own preamble.
+        cat.add_functions(&test_outline.functions, true);
+        missing.sort();
+        missing.dedup();
+        cat.missing = missing;
+        cat.headers = order;
+        if cat.mrs.is_empty() && (!include_dirs.is_empty() || !specs.is_empty()) {
+            bail!(
+                "no MF++ spec found for {}: none of its headers ({}) defines a metalib MR; pass -I with the spec directory",
+                test_path.display(),
+                if cat.missing.is_empty() {
+                    "all found".to_string()
+                } else {
+                    format!("not found: {}", cat.missing.join(", "))
+                }
+            );
+        }
+        Ok(cat)
+    }
+
+    fn add_functions(&mut self, functions: &[Function], executable_header: bool) {
+        for f in functions {
+            let executable = executable_header && f.branch != Branch::NotExecute;
+            let ns: Vec<&str> = f.namespaces.iter().map(String::as_str).collect();
+            match ns.as_slice() {
+                ["metalib", "checks", ..] => {
+                    if !self.checks.contains(&f.name) {
+                        self.checks.push(f.name.clone());
+                    }
+                }
+                ["metalib", kind @ ("relations" | "generators"), family] => {
+                    if f.name == "placeholder" {
+                        continue;
+                    }
+                    let kind = if *kind == "relations" {
+                        MrKind::Relation
+                    } else {
+                        MrKind::Generator
+                    };
+                    let placeholder_families = f
+                        .calls
+                        .iter()
+                        .filter(|c| is_placeholder(&c.callee))
+                        .filter_map(|c| placeholder_family(&c.callee))
+                        .collect::<Vec<_>>();
+                    let is_base = !f.calls.iter().any(|c| is_placeholder(&c.callee));
+                    let has_fuzz = f.calls.iter().any(|c| {
+                        let last = c.callee.rsplit("::").next().unwrap_or("");
+                        last.starts_with("fuzz_new") || last.starts_with("fuzz_rand")
+                    });
+                    let params = f.params.iter().map(|p| p.type_text.clone()).collect();
+                    if let Some(existing) = self
+                        .mrs
+                        .iter_mut()
+                        .find(|m| m.kind == kind && m.family == *family && m.name == f.name)
+                    {
+                        existing.executable |= executable;
+                        continue;
+                    }
+                    self.mrs.push(Mr {
+                        kind,
+                        family: family.to_string(),
+                        name: f.name.clone(),
+                        return_type: f.return_type.clone(),
+                        params,
+                        is_base,
+                        has_fuzz,
+                        executable,
+                        placeholder_families,
+                    });
+                }
+                _ => {
+                    if f.name.starts_with("mfr_")
+                        && f.name != "mfr_fuzz_start"
+                        && f.name != "mfr_fuzz_end"
+                    {
+                        let name = if f.namespaces.is_empty() {
+                            f.name.clone()
+                        } else {
+                            format!("{}::{}", f.namespaces.join("::"), f.name)
+                        };
+                        if let Some(r) = self.reducers.iter_mut().find(|r| r.name == name) {
+                            r.executable |= executable;
+                            continue;
+                        }
+                        self.reducers.push(ReductionFn {
+                            name,
+                            return_type: f.return_type.clone(),
+                            param_types: f.params.iter().map(param_type).collect(),
+                            executable,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether any MR is called `name`.
+    pub fn has_mr_named(&self, name: &str) -> bool {
+        self.mrs.iter().any(|m| m.name == name)
+    }
+
+    /// The families having an MR called `name`.
+    pub fn families_of(&self, name: &str) -> Vec<(MrKind, String)> {
+        let mut out: Vec<(MrKind, String)> = self
+            .mrs
+            .iter()
+            .filter(|m| m.name == name)
+            .map(|m| (m.kind, m.family.clone()))
+            .collect();
+        out.dedup();
+        out
+    }
+
+    /// The MR an instance of `name` instantiates: by name, then by signature, then by the
+    /// families the caller's MR (`caller_mr`) calls placeholders of.
+    pub fn resolve(
+        &self,
+        name: &str,
+        return_type: &str,
+        param_types: &[String],
+        caller_mr: Option<&str>,
+    ) -> Option<&Mr> {
+        let by_name: Vec<&Mr> = self.mrs.iter().filter(|m| m.name == name).collect();
+        if by_name.len() <= 1 {
+            return by_name.first().copied();
+        }
+        let rt = squeeze(return_type);
+        let by_sig: Vec<&Mr> = by_name
+            .iter()
+            .copied()
+            .filter(|m| squeeze(&m.return_type) == rt && m.params == param_types)
+            .collect();
+        if by_sig.len() == 1 {
+            return Some(by_sig[0]);
+        }
+        let pool = if by_sig.is_empty() { by_name } else { by_sig };
+        let caller_families: Vec<(MrKind, String)> = caller_mr
+            .map(|c| {
+                self.mrs
+                    .iter()
+                    .filter(|m| m.name == c)
+                    .flat_map(|m| m.placeholder_families.iter().cloned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let by_caller: Vec<&Mr> = pool
+            .iter()
+            .copied()
+            .filter(|m| caller_families.contains(&(m.kind, m.family.clone())))
+            .collect();
+        if by_caller.len() == 1 {
+            return Some(by_caller[0]);
+        }
+        None
+    }
+
+    /// The base MR to fold a call of family `family` to: visible to the `EXECUTE` build, without
+    /// placeholder or fuzz call; `base` by name when there is one, else the first declared.
+    pub fn base_of(&self, kind: MrKind, family: &str) -> Option<&Mr> {
+        let mut bases = self.mrs.iter().filter(|m| {
+            m.kind == kind && m.family == family && m.is_base && !m.has_fuzz && m.executable
+        });
+        let first = bases.clone().next();
+        bases.find(|m| m.name == "base").or(first)
+    }
+
+    /// The reduction function for values of type `type_text`.
+    pub fn reducer_for(&self, type_text: &str) -> Option<&ReductionFn> {
+        let t = squeeze(type_text);
+        let last = |s: &str| s.rsplit("::").next().unwrap_or("").to_string();
+        self.reducers
+            .iter()
+            .filter(|r| r.executable)
+            .find(|r| squeeze(&r.return_type) == t)
+            .or_else(|| {
+                self.reducers
+                    .iter()
+                    .filter(|r| r.executable)
+                    .find(|r| last(&squeeze(&r.return_type)) == last(&t))
+            })
+    }
+
+    /// Whether `callee` is one of the reduction functions.
+    pub fn is_reduction_fn(&self, callee: &str) -> bool {
+        let last = callee.rsplit("::").next().unwrap_or(callee);
+        last.starts_with("mfr_") && last != "mfr_fuzz_start" && last != "mfr_fuzz_end"
+    }
+}
+
+fn param_type(p: &Param) -> String {
+    p.type_text.clone()
+}
+
+fn branch_nest(outer: Branch, inner: Branch) -> Branch {
+    match (outer, inner) {
+        (Branch::Both, b) | (b, Branch::Both) => b,
+        (a, b) if a == b => a,
+        _ => Branch::NotExecute,
+    }
+}
+
+fn resolve_include(name: &str, dir: &Path, include_dirs: &[PathBuf]) -> Option<PathBuf> {
+    std::iter::once(dir)
+        .chain(include_dirs.iter().map(PathBuf::as_path))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    #[test]
+    fn reads_both_branches_and_marks_what_runs() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "meta.hpp",
+            "namespace metalib { namespace checks { void check_eq(T a, T b) {} }\n\
+             namespace relations { namespace add { T base(C c, T a, T b) { return a; } } } }\n",
+        );
+        write(
+            d.path(),
+            "spec.hpp",
+            "namespace metalib { namespace relations { namespace add {\n\
+             T placeholder(C, T, T);\n\
+             T add_comm(C c, T a, T b) { return relations::add::placeholder(c, b, a); }\n\
+             T get_by_fuzz(C c, T a, T b) { T f = fuzz::fuzz_new<T>(); return f; } } } }\n",
+        );
+        write(d.path(), "reduce.hpp", "T mfr_T(C c) { return T(); }\n");
+        let test = "#ifdef EXECUTE\n#include \"meta.hpp\"\n#else\n#include \"meta.hpp\"\n#include \"spec.hpp\"\n#endif\n#include \"reduce.hpp\"\n#include \"lib.h\"\nint main() {}\n";
+        let cat = Catalogue::load(&d.path().join("t.cpp"), test.as_bytes(), &[], &[]).unwrap();
+        assert_eq!(cat.checks, vec!["check_eq"]);
+        let names: Vec<(&str, bool, bool)> = cat
+            .mrs
+            .iter()
+            .map(|m| (m.name.as_str(), m.is_base, m.executable))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("base", true, true),
+                ("add_comm", false, false),
+                ("get_by_fuzz", true, false)
+            ]
+        );
+        assert_eq!(cat.base_of(MrKind::Relation, "add").unwrap().name, "base");
+        assert_eq!(
+            cat.mrs[1].placeholder_families,
+            vec![(MrKind::Relation, "add".to_string())]
+        );
+        assert_eq!(cat.reducer_for("T").unwrap().name, "mfr_T");
+        assert_eq!(cat.missing, vec!["lib.h"]);
+    }
+
+    #[test]
+    fn explicit_include_dir_without_spec_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let err = Catalogue::load(
+            &d.path().join("t.cpp"),
+            b"#include \"spec_fuzz.hpp\"\nint main() {}\n",
+            &[d.path().to_path_buf()],
+            &[],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("spec_fuzz.hpp"), "{err}");
+    }
+}

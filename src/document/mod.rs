@@ -1,3 +1,680 @@
-//! tree-sitter front end (being built).
+//! The C++ front end: the only module that touches tree-sitter.
+//!
+//! [`Document::parse`] reads bytes into a concrete syntax tree and [`Document::outline`] turns the
+//! parts mfppr reasons about into plain data with byte spans: `#include`s (with the `EXECUTE`
+//! branch they sit in), function definitions at namespace scope (with their namespace path,
+//! parameters and body statements), and per statement its declaration, assignment target, calls
+//! and identifier uses. No tree-sitter type leaves this module.
+//!
+//! All walks are iterative, so deeply nested input cannot overflow the stack.
+
+use std::ops::Range;
+
+use anyhow::{anyhow, Result};
+use tree_sitter::{Node, Parser, Tree};
 
 pub mod statements;
+
+/// A byte range in the document.
+pub type Span = Range<usize>;
+
+/// Which side of `#ifdef EXECUTE` a construct is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Branch {
+    /// Outside any `EXECUTE` conditional: seen by both builds.
+    Both,
+    /// Only when `EXECUTE` is defined (the build that runs).
+    Execute,
+    /// Only when `EXECUTE` is not defined (the build MF++ parses).
+    NotExecute,
+}
+
+impl Branch {
+    fn nest(self, inner: Branch) -> Branch {
+        match (self, inner) {
+            (Branch::Both, b) | (b, Branch::Both) => b,
+            (a, b) if a == b => a,
+            // Contradictory nesting: never compiled; treat as not seen by the executed build.
+            _ => Branch::NotExecute,
+        }
+    }
+}
+
+/// An `#include` directive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Include {
+    /// The path between quotes or angle brackets.
+    pub path: String,
+    /// `<…>` rather than `"…"`.
+    pub system: bool,
+    /// The `EXECUTE` branch it is in.
+    pub branch: Branch,
+    /// Byte offset of the directive.
+    pub offset: usize,
+}
+
+/// A function parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// The type, whitespace-normalised, without `&`/`const` qualifiers.
+    pub type_text: String,
+    /// The parameter name (empty when unnamed).
+    pub name: String,
+}
+
+/// A call expression.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The callee as written, without whitespace (`metalib::relations::add::base`, `f_1_2`).
+    pub callee: String,
+    /// Span of the callee expression.
+    pub callee_span: Span,
+    /// Span of the whole call.
+    pub span: Span,
+    /// Spans of the arguments.
+    pub args: Vec<Span>,
+    /// Content of the first string-literal argument, if any.
+    pub string_arg: Option<String>,
+}
+
+/// A declaration statement's first declarator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decl {
+    /// The declared name.
+    pub name: String,
+    /// Span of the declared name.
+    pub name_span: Span,
+    /// The declared type, whitespace-normalised.
+    pub type_text: String,
+    /// Span of the initializer expression after `=`, or of the `(…)` argument list.
+    pub init: Option<Span>,
+    /// True when the initializer is a `(…)` direct-initialisation list.
+    pub direct_init: bool,
+    /// More than one declarator in the statement.
+    pub multiple: bool,
+}
+
+/// What kind of statement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StmtKind {
+    /// A declaration.
+    Decl,
+    /// A non-empty expression statement.
+    Expr,
+    /// A lone `;`.
+    Empty,
+    /// A comment (tree-sitter keeps them as children of blocks).
+    Comment,
+    /// Anything else (`return`, `if`, loops, blocks, …).
+    Other,
+}
+
+/// A direct child statement of a function body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stmt {
+    /// The statement's bytes (without leading whitespace).
+    pub span: Span,
+    /// Its kind.
+    pub kind: StmtKind,
+    /// The declaration, for [`StmtKind::Decl`].
+    pub decl: Option<Decl>,
+    /// For `x = …;`: the assigned name and its span.
+    pub assigns: Option<(String, Span)>,
+    /// Every call inside, in source order.
+    pub calls: Vec<Call>,
+    /// Every identifier use inside (name, span), in source order, excluding the declared name.
+    pub idents: Vec<(String, Span)>,
+}
+
+/// A function definition at namespace scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    /// Unqualified name.
+    pub name: String,
+    /// Enclosing namespaces, outermost first.
+    pub namespaces: Vec<String>,
+    /// Span of the name.
+    pub name_span: Span,
+    /// Span of the whole definition, from the return type to the closing brace.
+    pub span: Span,
+    /// Return type, whitespace-normalised.
+    pub return_type: String,
+    /// Parameters.
+    pub params: Vec<Param>,
+    /// Span of the body's braces.
+    pub body_span: Span,
+    /// The body's direct statements.
+    pub body: Vec<Stmt>,
+    /// Every call in the body, in source order (also inside nested blocks).
+    pub calls: Vec<Call>,
+    /// The `EXECUTE` branch the definition is in.
+    pub branch: Branch,
+}
+
+/// A function declared (not defined) at namespace scope, e.g. a family's `placeholder`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prototype {
+    /// Unqualified name.
+    pub name: String,
+    /// Enclosing namespaces, outermost first.
+    pub namespaces: Vec<String>,
+    /// Parameter types.
+    pub params: Vec<Param>,
+}
+
+/// What [`Document::outline`] extracts.
+#[derive(Clone, Debug, Default)]
+pub struct Outline {
+    /// Every `#include`, in source order.
+    pub includes: Vec<Include>,
+    /// Function definitions at namespace scope, in source order.
+    pub functions: Vec<Function>,
+    /// Function declarations at namespace scope.
+    pub prototypes: Vec<Prototype>,
+    /// Number of syntax errors tree-sitter recovered from.
+    pub syntax_errors: usize,
+    /// Byte offset of the first syntax error, if any.
+    pub first_error: Option<usize>,
+}
+
+/// Source bytes with their tree-sitter syntax tree.
+pub struct Document {
+    text: Vec<u8>,
+    tree: Tree,
+}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("bytes", &self.text.len())
+            .finish()
+    }
+}
+
+impl Document {
+    /// Parse `text` as C++.
+    pub fn parse(text: Vec<u8>) -> Result<Document> {
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_cpp::LANGUAGE.into())
+            .map_err(|e| anyhow!("cannot load the C++ grammar: {e}"))?;
+        let tree = parser
+            .parse(&text, None)
+            .ok_or_else(|| anyhow!("the C++ parser gave up on this input"))?;
+        Ok(Document { text, tree })
+    }
+
+    /// The bytes.
+    pub fn text(&self) -> &[u8] {
+        &self.text
+    }
+
+    /// Extract the outline (see [`Outline`]).
+    pub fn outline(&self) -> Outline {
+        let mut out = Outline::default();
+        let root = self.tree.root_node();
+        if root.has_error() {
+            let (count, first) = count_errors(root);
+            out.syntax_errors = count;
+            out.first_error = first;
+        }
+        // Iterative walk over namespace-level containers.
+        let mut stack: Vec<(Node, Vec<String>, Branch)> = vec![(root, Vec::new(), Branch::Both)];
+        while let Some((node, ns, branch)) = stack.pop() {
+            let alternative = node.child_by_field_name("alternative").map(|a| a.id());
+            let mut items = Vec::new();
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                if Some(child.id()) != alternative {
+                    items.push(child);
+                }
+            }
+            // Push in reverse so that source order is preserved.
+            for child in items.into_iter().rev() {
+                match child.kind() {
+                    "function_definition" => {
+                        if let Some(f) = self.function(child, &ns, branch) {
+                            out.functions.push(f);
+                        }
+                    }
+                    "declaration" => {
+                        if let Some(p) = self.prototype(child, &ns) {
+                            out.prototypes.push(p);
+                        }
+                    }
+                    "preproc_include" => {
+                        if let Some(path) = child.child_by_field_name("path") {
+                            let raw = self.slice(path.byte_range());
+                            let system = path.kind() == "system_lib_string";
+                            let p = raw.trim_matches(|c| c == '"' || c == '<' || c == '>');
+                            out.includes.push(Include {
+                                path: p.to_string(),
+                                system,
+                                branch,
+                                offset: child.start_byte(),
+                            });
+                        }
+                    }
+                    "namespace_definition" => {
+                        let mut inner = ns.clone();
+                        if let Some(name) = child.child_by_field_name("name") {
+                            for part in self.slice(name.byte_range()).split("::") {
+                                inner.push(part.trim().to_string());
+                            }
+                        }
+                        if let Some(body) = child.child_by_field_name("body") {
+                            stack.push((body, inner, branch));
+                        }
+                    }
+                    "linkage_specification" => {
+                        if let Some(body) = child.child_by_field_name("body") {
+                            stack.push((body, ns.clone(), branch));
+                        }
+                    }
+                    "preproc_ifdef" | "preproc_if" | "preproc_elif" | "preproc_elifdef" => {
+                        let (then_branch, else_branch) = self.conditional(child);
+                        if let Some(alt) = child.child_by_field_name("alternative") {
+                            stack.push((alt, ns.clone(), branch.nest(else_branch)));
+                        }
+                        stack.push((child, ns.clone(), branch.nest(then_branch)));
+                    }
+                    "preproc_else" => stack.push((child, ns.clone(), branch)),
+                    "declaration_list" => stack.push((child, ns.clone(), branch)),
+                    _ => {}
+                }
+            }
+        }
+        // The stack walk visits containers depth-first but collects items per container; restore
+        // global source order.
+        out.functions.sort_by_key(|f| f.span.start);
+        out.includes.sort_by_key(|i| i.offset);
+        out
+    }
+
+    /// For a conditional node: the branch of its own (then) children and of its `alternative`.
+    fn conditional(&self, node: Node) -> (Branch, Branch) {
+        let name = node
+            .child_by_field_name("name")
+            .or_else(|| node.child_by_field_name("condition"))
+            .map(|n| squeeze(self.slice(n.byte_range())))
+            .unwrap_or_default();
+        let directive = node
+            .child(0)
+            .map(|c| self.slice(c.byte_range()).to_string())
+            .unwrap_or_default();
+        let negated = directive.contains("ifndef") || name.starts_with('!');
+        let mentions_execute = matches!(
+            name.trim_start_matches('!'),
+            "EXECUTE" | "defined(EXECUTE)" | "defined EXECUTE"
+        );
+        match (mentions_execute, negated) {
+            (true, false) => (Branch::Execute, Branch::NotExecute),
+            (true, true) => (Branch::NotExecute, Branch::Execute),
+            _ => (Branch::Both, Branch::Both),
+        }
+    }
+
+    fn slice(&self, range: Range<usize>) -> &str {
+        std::str::from_utf8(&self.text[range]).unwrap_or("")
+    }
+
+    fn squeezed(&self, range: Range<usize>) -> String {
+        squeeze(self.slice(range))
+    }
+
+    fn function(&self, node: Node, ns: &[String], branch: Branch) -> Option<Function> {
+        let body = node.child_by_field_name("body")?;
+        let (declarator, name_node) = function_declarator(node)?;
+        let name_text = self.slice(name_node.byte_range()).trim().to_string();
+        let mut namespaces = ns.to_vec();
+        let name = match name_text.rsplit_once("::") {
+            Some((scope, last)) => {
+                namespaces.extend(scope.split("::").map(|s| s.trim().to_string()));
+                last.to_string()
+            }
+            None => name_text,
+        };
+        let return_type = node
+            .child_by_field_name("type")
+            .map(|t| self.squeezed(t.byte_range()))
+            .unwrap_or_default();
+        let params = declarator
+            .child_by_field_name("parameters")
+            .map(|p| self.params(p))
+            .unwrap_or_default();
+        let mut stmts = Vec::new();
+        let mut cursor = body.walk();
+        for child in body.named_children(&mut cursor) {
+            stmts.push(self.statement(child));
+        }
+        let calls = self.calls_in(body);
+        Some(Function {
+            name,
+            namespaces,
+            name_span: name_node.byte_range(),
+            span: node.byte_range(),
+            return_type,
+            params,
+            body_span: body.byte_range(),
+            body: stmts,
+            calls,
+            branch,
+        })
+    }
+
+    fn prototype(&self, node: Node, ns: &[String]) -> Option<Prototype> {
+        let declarator = node.child_by_field_name("declarator")?;
+        if declarator.kind() != "function_declarator" {
+            return None;
+        }
+        let name = declarator.child_by_field_name("declarator")?;
+        let params = declarator
+            .child_by_field_name("parameters")
+            .map(|p| self.params(p))
+            .unwrap_or_default();
+        Some(Prototype {
+            name: self.slice(name.byte_range()).trim().to_string(),
+            namespaces: ns.to_vec(),
+            params,
+        })
+    }
+
+    fn params(&self, list: Node) -> Vec<Param> {
+        let mut out = Vec::new();
+        let mut cursor = list.walk();
+        for p in list.named_children(&mut cursor) {
+            if !p.kind().contains("parameter_declaration") {
+                continue;
+            }
+            let type_text = p
+                .child_by_field_name("type")
+                .map(|t| self.squeezed(t.byte_range()))
+                .unwrap_or_default();
+            let name = p
+                .child_by_field_name("declarator")
+                .and_then(|d| innermost_identifier(d))
+                .map(|n| self.slice(n.byte_range()).to_string())
+                .unwrap_or_default();
+            out.push(Param { type_text, name });
+        }
+        out
+    }
+
+    fn statement(&self, node: Node) -> Stmt {
+        let span = node.byte_range();
+        let kind = match node.kind() {
+            "declaration" => StmtKind::Decl,
+            "expression_statement" if node.named_child_count() == 0 => StmtKind::Empty,
+            "expression_statement" => StmtKind::Expr,
+            "comment" => StmtKind::Comment,
+            _ => StmtKind::Other,
+        };
+        let decl = if kind == StmtKind::Decl {
+            self.decl(node)
+        } else {
+            None
+        };
+        let assigns = if kind == StmtKind::Expr {
+            node.named_child(0)
+                .filter(|e| e.kind() == "assignment_expression")
+                .and_then(|e| e.child_by_field_name("left"))
+                .filter(|l| l.kind() == "identifier")
+                .map(|l| (self.slice(l.byte_range()).to_string(), l.byte_range()))
+        } else {
+            None
+        };
+        let (calls, idents) = if kind == StmtKind::Comment {
+            (Vec::new(), Vec::new())
+        } else {
+            let skip = decl.as_ref().map(|d| d.name_span.clone());
+            (self.calls_in(node), self.idents_in(node, skip))
+        };
+        Stmt {
+            span,
+            kind,
+            decl,
+            assigns,
+            calls,
+            idents,
+        }
+    }
+
+    fn decl(&self, node: Node) -> Option<Decl> {
+        let type_text = node
+            .child_by_field_name("type")
+            .map(|t| self.squeezed(t.byte_range()))
+            .unwrap_or_default();
+        let mut cursor = node.walk();
+        let declarators: Vec<Node> = node
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
+        let first = *declarators.first()?;
+        let (name_node, init, direct_init) = match first.kind() {
+            "init_declarator" => {
+                let name = first
+                    .child_by_field_name("declarator")
+                    .and_then(innermost_identifier)?;
+                let value = first.child_by_field_name("value");
+                let direct = value
+                    .map(|v| v.kind() == "argument_list")
+                    .unwrap_or(false);
+                (name, value.map(|v| v.byte_range()), direct)
+            }
+            _ => (innermost_identifier(first)?, None, false),
+        };
+        Some(Decl {
+            name: self.slice(name_node.byte_range()).to_string(),
+            name_span: name_node.byte_range(),
+            type_text,
+            init,
+            direct_init,
+            multiple: declarators.len() > 1,
+        })
+    }
+
+    /// Every call expression under `node`, in source order.
+    fn calls_in(&self, node: Node) -> Vec<Call> {
+        let mut out = Vec::new();
+        preorder(node, |n| {
+            if n.kind() == "call_expression" {
+                if let (Some(f), Some(args)) = (
+                    n.child_by_field_name("function"),
+                    n.child_by_field_name("arguments"),
+                ) {
+                    let mut c = args.walk();
+                    let arg_nodes: Vec<Node> = args.named_children(&mut c).collect();
+                    let string_arg = arg_nodes
+                        .iter()
+                        .find(|a| a.kind() == "string_literal")
+                        .map(|a| {
+                            self.slice(a.byte_range())
+                                .trim_matches('"')
+                                .to_string()
+                        });
+                    out.push(Call {
+                        callee: self.squeezed(f.byte_range()),
+                        callee_span: f.byte_range(),
+                        span: n.byte_range(),
+                        args: arg_nodes
+                            .iter()
+                            .filter(|a| a.kind() != "comment")
+                            .map(|a| a.byte_range())
+                            .collect(),
+                        string_arg,
+                    });
+                }
+            }
+        });
+        out
+    }
+
+    /// Every plain identifier under `node` (not field names, not qualified-name parts).
+    fn idents_in(&self, node: Node, skip: Option<Span>) -> Vec<(String, Span)> {
+        let mut out = Vec::new();
+        preorder(node, |n| {
+            if n.kind() == "identifier" {
+                let r = n.byte_range();
+                if skip.as_ref() == Some(&r) {
+                    return;
+                }
+                // `a.b`: `b` is a field_identifier, not an identifier; `ns::x` parts are kept only
+                // when unqualified.
+                if n.parent().map(|p| p.kind() == "qualified_identifier") == Some(true) {
+                    return;
+                }
+                out.push((self.slice(r.clone()).to_string(), r));
+            }
+        });
+        out
+    }
+}
+
+/// The `function_declarator` of a definition and its name node (through pointer/reference
+/// declarators, e.g. `T& f(...)`).
+fn function_declarator(node: Node) -> Option<(Node, Node)> {
+    let mut d = node.child_by_field_name("declarator")?;
+    for _ in 0..8 {
+        if d.kind() == "function_declarator" {
+            let name = d.child_by_field_name("declarator")?;
+            return Some((d, name));
+        }
+        d = d.child_by_field_name("declarator")?;
+    }
+    None
+}
+
+fn innermost_identifier(node: Node) -> Option<Node> {
+    let mut n = node;
+    for _ in 0..16 {
+        match n.kind() {
+            "identifier" | "field_identifier" => return Some(n),
+            _ => n = n.child_by_field_name("declarator")?,
+        }
+    }
+    None
+}
+
+/// Pre-order traversal without recursion.
+fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
+    let mut cursor = root.walk();
+    loop {
+        visit(cursor.node());
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == root {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+fn count_errors(root: Node) -> (usize, Option<usize>) {
+    let mut count = 0;
+    let mut first = None;
+    preorder(root, |n| {
+        if n.is_error() || n.is_missing() {
+            count += 1;
+            if first.is_none() {
+                first = Some(n.start_byte());
+            }
+        }
+    });
+    (count, first)
+}
+
+/// Collapse runs of whitespace to nothing around `::`, `<`, `>`, `*`, `&`, `,` and to one space
+/// elsewhere, so that type texts compare by meaning rather than layout.
+pub fn squeeze(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut pending_space = false;
+    for c in s.chars() {
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if pending_space {
+            let last = out.chars().last().unwrap_or(' ');
+            let glue = |c: char| matches!(c, ':' | '<' | '>' | '*' | '&' | ',' | '(' | ')');
+            if !glue(last) && !glue(c) {
+                out.push(' ');
+            }
+            pending_space = false;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outline(src: &str) -> Outline {
+        Document::parse(src.as_bytes().to_vec()).unwrap().outline()
+    }
+
+    #[test]
+    fn includes_carry_their_execute_branch() {
+        let o = outline(
+            "#include <cassert>\n#ifdef EXECUTE\n#include \"a.h\"\n#else\n#include \"b.h\"\n#endif\n#include \"c.h\"\n",
+        );
+        let got: Vec<(&str, Branch)> = o
+            .includes
+            .iter()
+            .map(|i| (i.path.as_str(), i.branch))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("cassert", Branch::Both),
+                ("a.h", Branch::Execute),
+                ("b.h", Branch::NotExecute),
+                ("c.h", Branch::Both)
+            ]
+        );
+    }
+
+    #[test]
+    fn functions_in_namespaces_with_statements() {
+        let o = outline(
+            "namespace metalib { namespace relations { namespace add {\n\
+             T f(C ctx, T a) { T b = g(a); a = h(b, 1); return placeholder(ctx, a); }\n} } }\n",
+        );
+        let f = &o.functions[0];
+        assert_eq!(f.name, "f");
+        assert_eq!(f.namespaces, vec!["metalib", "relations", "add"]);
+        assert_eq!(f.params.len(), 2);
+        assert_eq!(f.body.len(), 3);
+        let d = f.body[0].decl.as_ref().unwrap();
+        assert_eq!((d.name.as_str(), d.type_text.as_str()), ("b", "T"));
+        assert_eq!(f.body[1].assigns.as_ref().unwrap().0, "a");
+        let callees: Vec<&str> = f.calls.iter().map(|c| c.callee.as_str()).collect();
+        assert_eq!(callees, vec!["g", "h", "placeholder"]);
+    }
+
+    #[test]
+    fn squeeze_normalises_layout() {
+        assert_eq!(squeeze("class  z3::expr"), "class z3::expr");
+        assert_eq!(squeeze("std::vector< int >"), "std::vector<int>");
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow() {
+        let mut src = String::from("int main() { int x = ");
+        src.push_str(&"(".repeat(20000));
+        src.push('1');
+        src.push_str(&")".repeat(20000));
+        src.push_str("; }");
+        let o = outline(&src);
+        assert_eq!(o.functions.len(), 1);
+    }
+}
