@@ -112,7 +112,11 @@ pub fn report<'a>(file: &str, model: &'a TestModel, catalogue: &Catalogue) -> Re
             .map(|s| s.instances.len())
             .sum(),
         fuzz_regions: model.regions.len(),
-        fuzz_regions_in_main: model.regions.iter().filter(|r| r.function == "main").count(),
+        fuzz_regions_in_main: model
+            .regions
+            .iter()
+            .filter(|r| r.function == "main")
+            .count(),
         input_blocks: model.input_blocks.len(),
     };
     let catalogue_report = CatalogueReport {

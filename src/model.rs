@@ -449,7 +449,11 @@ impl TestModel {
 
     /// Number of step positions (all variants share them).
     pub fn step_count(&self) -> usize {
-        self.variants.iter().map(|v| v.steps.len()).max().unwrap_or(0)
+        self.variants
+            .iter()
+            .map(|v| v.steps.len())
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -490,7 +494,10 @@ fn meta_test_index(stmt: &Stmt, text: &[u8]) -> Option<usize> {
         return None;
     }
     let c = std::str::from_utf8(&text[stmt.span.clone()]).ok()?;
-    let rest = c.strip_prefix("//")?.trim_start().strip_prefix("Meta test")?;
+    let rest = c
+        .strip_prefix("//")?
+        .trim_start()
+        .strip_prefix("Meta test")?;
     rest.trim().parse().ok()
 }
 
@@ -534,9 +541,7 @@ fn read_variants(
     defs: &HashMap<&str, &Function>,
 ) -> Result<Vec<Variant>> {
     let body = &main.body;
-    let first_comment = body
-        .iter()
-        .position(|s| meta_test_index(s, text).is_some());
+    let first_comment = body.iter().position(|s| meta_test_index(s, text).is_some());
     let start = first_comment.unwrap_or(0);
     let mut variants: Vec<Variant> = Vec::new();
     let mut current: Option<Variant> = None;
@@ -550,7 +555,10 @@ fn read_variants(
         match stmt.kind {
             StmtKind::Empty | StmtKind::Comment => continue,
             StmtKind::Decl => {
-                let d = stmt.decl.as_ref().expect("declaration statements carry a decl");
+                let d = stmt
+                    .decl
+                    .as_ref()
+                    .expect("declaration statements carry a decl");
                 if let Some(index) = variant_index(&d.name) {
                     variants.extend(current.take());
                     let head = stmt.span.start..d.name_span.end;
@@ -651,9 +659,10 @@ fn read_regions(f: &Function, function: &str, catalogue: &Catalogue) -> Vec<Fuzz
         let marker = stmt.calls.first().and_then(|c| {
             let name = c.callee.rsplit("::").next().unwrap_or("");
             match name {
-                "mfr_fuzz_start" | "mfr_fuzz_end" => {
-                    Some((name == "mfr_fuzz_start", c.string_arg.clone().unwrap_or_default()))
-                }
+                "mfr_fuzz_start" | "mfr_fuzz_end" => Some((
+                    name == "mfr_fuzz_start",
+                    c.string_arg.clone().unwrap_or_default(),
+                )),
                 _ => None,
             }
         });
@@ -722,8 +731,14 @@ mod tests {
 
     #[test]
     fn instance_names_split_from_the_right() {
-        assert_eq!(split_instance_name("add_zero_2_3"), Some(("add_zero", 2, 3)));
-        assert_eq!(split_instance_name("get_expr_by_fuzz_0_6"), Some(("get_expr_by_fuzz", 0, 6)));
+        assert_eq!(
+            split_instance_name("add_zero_2_3"),
+            Some(("add_zero", 2, 3))
+        );
+        assert_eq!(
+            split_instance_name("get_expr_by_fuzz_0_6"),
+            Some(("get_expr_by_fuzz", 0, 6))
+        );
         assert_eq!(split_instance_name("main"), None);
         assert_eq!(split_instance_name("a_b_3"), None);
         assert_eq!(split_instance_name("_1_2"), None);

@@ -348,7 +348,7 @@ impl Document {
         for child in body.named_children(&mut cursor) {
             stmts.push(self.statement(child));
         }
-        let calls = self.calls_in(body);
+        let calls = stmts.iter().flat_map(|s| s.calls.iter().cloned()).collect();
         Some(Function {
             name,
             namespaces,
@@ -427,8 +427,7 @@ impl Document {
         let (calls, idents) = if kind == StmtKind::Comment {
             (Vec::new(), Vec::new())
         } else {
-            let skip = decl.as_ref().map(|d| d.name_span.clone());
-            (self.calls_in(node), self.idents_in(node, skip))
+            self.scan(node, decl.as_ref().map(|d| &d.name_span))
         };
         Stmt {
             span,
@@ -456,9 +455,7 @@ impl Document {
                     .child_by_field_name("declarator")
                     .and_then(innermost_identifier)?;
                 let value = first.child_by_field_name("value");
-                let direct = value
-                    .map(|v| v.kind() == "argument_list")
-                    .unwrap_or(false);
+                let direct = value.map(|v| v.kind() == "argument_list").unwrap_or(false);
                 (name, value.map(|v| v.byte_range()), direct)
             }
             _ => (innermost_identifier(first)?, None, false),
@@ -473,60 +470,64 @@ impl Document {
         })
     }
 
-    /// Every call expression under `node`, in source order.
-    fn calls_in(&self, node: Node) -> Vec<Call> {
-        let mut out = Vec::new();
-        preorder(node, |n| {
-            if n.kind() == "call_expression" {
-                if let (Some(f), Some(args)) = (
-                    n.child_by_field_name("function"),
-                    n.child_by_field_name("arguments"),
-                ) {
-                    let mut c = args.walk();
-                    let arg_nodes: Vec<Node> = args.named_children(&mut c).collect();
-                    let string_arg = arg_nodes
-                        .iter()
-                        .find(|a| a.kind() == "string_literal")
-                        .map(|a| {
-                            self.slice(a.byte_range())
-                                .trim_matches('"')
-                                .to_string()
-                        });
-                    out.push(Call {
-                        callee: self.squeezed(f.byte_range()),
-                        callee_span: f.byte_range(),
-                        span: n.byte_range(),
-                        args: arg_nodes
-                            .iter()
-                            .filter(|a| a.kind() != "comment")
-                            .map(|a| a.byte_range())
-                            .collect(),
-                        string_arg,
-                    });
+    /// Every call expression and every plain identifier use under `node`, in source order, in
+    /// one walk. Identifiers exclude field names, qualified-name parts and the `skip` span.
+    fn scan(&self, node: Node, skip: Option<&Span>) -> (Vec<Call>, Vec<(String, Span)>) {
+        let mut calls = Vec::new();
+        let mut idents = Vec::new();
+        // Parent kinds along the current path (tree-sitter's `parent()` walks from the root).
+        let mut cursor = node.walk();
+        let mut path: Vec<&str> = Vec::new();
+        loop {
+            let n = cursor.node();
+            match n.kind() {
+                "identifier" if path.last() != Some(&"qualified_identifier") => {
+                    let r = n.byte_range();
+                    if skip != Some(&r) {
+                        idents.push((self.slice(r.clone()).to_string(), r));
+                    }
                 }
+                "call_expression" => calls.extend(self.call(n)),
+                _ => {}
             }
-        });
-        out
+            if cursor.goto_first_child() {
+                path.push(n.kind());
+                continue;
+            }
+            loop {
+                if cursor.node() == node {
+                    return (calls, idents);
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return (calls, idents);
+                }
+                path.pop();
+            }
+        }
     }
 
-    /// Every plain identifier under `node` (not field names, not qualified-name parts).
-    fn idents_in(&self, node: Node, skip: Option<Span>) -> Vec<(String, Span)> {
-        let mut out = Vec::new();
-        preorder(node, |n| {
-            if n.kind() == "identifier" {
-                let r = n.byte_range();
-                if skip.as_ref() == Some(&r) {
-                    return;
-                }
-                // `a.b`: `b` is a field_identifier, not an identifier; `ns::x` parts are kept only
-                // when unqualified.
-                if n.parent().map(|p| p.kind() == "qualified_identifier") == Some(true) {
-                    return;
-                }
-                out.push((self.slice(r.clone()).to_string(), r));
-            }
-        });
-        out
+    fn call(&self, n: Node) -> Option<Call> {
+        let f = n.child_by_field_name("function")?;
+        let args = n.child_by_field_name("arguments")?;
+        let mut c = args.walk();
+        let arg_nodes: Vec<Node> = args
+            .named_children(&mut c)
+            .filter(|a| a.kind() != "comment")
+            .collect();
+        let string_arg = arg_nodes
+            .iter()
+            .find(|a| a.kind() == "string_literal")
+            .map(|a| self.slice(a.byte_range()).trim_matches('"').to_string());
+        Some(Call {
+            callee: self.squeezed(f.byte_range()),
+            callee_span: f.byte_range(),
+            span: n.byte_range(),
+            args: arg_nodes.iter().map(|a| a.byte_range()).collect(),
+            string_arg,
+        })
     }
 }
 
