@@ -82,7 +82,12 @@ pub struct Report<'a> {
 }
 
 /// Build the report for `model`.
-pub fn report<'a>(file: &str, model: &'a TestModel, catalogue: &Catalogue) -> Report<'a> {
+pub fn report<'a>(
+    file: &str,
+    text: &[u8],
+    model: &'a TestModel,
+    catalogue: &Catalogue,
+) -> Report<'a> {
     let mut checks_per_variant = BTreeMap::new();
     let mut instances_per_variant = BTreeMap::new();
     let mut steps: Vec<usize> = Vec::new();
@@ -155,7 +160,7 @@ pub fn report<'a>(file: &str, model: &'a TestModel, catalogue: &Catalogue) -> Re
         instances: &model.instances,
         fuzz_regions: &model.regions,
         input_blocks: &model.input_blocks,
-        opportunities: passes::count_opportunities(model, catalogue)
+        opportunities: passes::count_opportunities(text, model, catalogue)
             .into_iter()
             .map(|(k, n)| (k.name(), n))
             .collect(),

@@ -141,6 +141,9 @@ pub struct Instance {
     /// Parameter types.
     #[serde(skip)]
     pub param_types: Vec<String>,
+    /// The body's direct statements.
+    #[serde(skip)]
+    pub body: Vec<Stmt>,
 }
 
 /// One instruction of a fuzz region.
@@ -269,6 +272,16 @@ fn line_of(text: &[u8], offset: usize) -> usize {
 impl TestModel {
     /// Read `doc` as an MF++ test.
     pub fn build(doc: &Document, catalogue: &Catalogue) -> Result<TestModel> {
+        TestModel::build_with(doc, catalogue, None)
+    }
+
+    /// Like [`TestModel::build`]; functions named in `known_instances` count as instances even
+    /// when nothing calls them and the catalogue does not know their MR (orphans left by edits).
+    pub fn build_with(
+        doc: &Document,
+        catalogue: &Catalogue,
+        known_instances: Option<&HashSet<String>>,
+    ) -> Result<TestModel> {
         let text = doc.text();
         if text.iter().all(|b| b.is_ascii_whitespace()) {
             bail!("the file is empty: not an MF++ test");
@@ -314,7 +327,12 @@ impl TestModel {
             main_stmts: main.body.clone(),
             notes: Vec::new(),
         };
-        model.read_instances(&outline.functions[..main_idx], &defs, catalogue);
+        model.read_instances(
+            &outline.functions[..main_idx],
+            &defs,
+            catalogue,
+            known_instances,
+        );
         model.regions = read_regions(main, "main", catalogue);
         let mut instance_regions = Vec::new();
         for inst in &model.instances {
@@ -332,6 +350,7 @@ impl TestModel {
         before_main: &[Function],
         defs: &HashMap<&str, &Function>,
         catalogue: &Catalogue,
+        known_instances: Option<&HashSet<String>>,
     ) {
         let mut callers: HashMap<String, Caller> = HashMap::new();
         let mut queue: Vec<String> = Vec::new();
@@ -374,7 +393,10 @@ impl TestModel {
                 continue;
             }
             let caller = callers.get(&f.name).cloned();
-            if caller.is_none() && !catalogue.has_mr_named(mr) {
+            if caller.is_none()
+                && !catalogue.has_mr_named(mr)
+                && !known_instances.is_some_and(|k| k.contains(&f.name))
+            {
                 // Not reached and not a known MR: an ordinary function of the preamble.
                 continue;
             }
@@ -410,6 +432,7 @@ impl TestModel {
                 span: f.span.clone(),
                 return_type: f.return_type.clone(),
                 param_types,
+                body: f.body.clone(),
             });
         }
         let unknown = self.instances.iter().filter(|i| i.family.is_none()).count();
@@ -440,6 +463,31 @@ impl TestModel {
             }
         }
         out
+    }
+
+    /// Every identifier use in the body of `function` (`"main"` or an instance name), with the
+    /// span of the statement it is in.
+    pub fn function_idents<'s>(
+        &'s self,
+        function: &str,
+    ) -> impl Iterator<Item = (&'s str, Span)> + 's {
+        let stmts: &[Stmt] = if function == "main" {
+            &self.main_stmts
+        } else {
+            self.instance(function)
+                .map(|i| i.body.as_slice())
+                .unwrap_or(&[])
+        };
+        stmts.iter().flat_map(|s| {
+            s.idents
+                .iter()
+                .map(move |(name, _)| (name.as_str(), s.span.clone()))
+        })
+    }
+
+    /// The direct statements of every instance body.
+    pub fn instance_stmts(&self) -> impl Iterator<Item = &Stmt> {
+        self.instances.iter().flat_map(|i| i.body.iter())
     }
 
     /// The instance named `name`.

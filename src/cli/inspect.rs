@@ -37,7 +37,7 @@ impl InspectArgs {
             .with_context(|| name.clone())?;
         let doc = Document::parse(text)?;
         let model = TestModel::build(&doc, &catalogue).with_context(|| name.clone())?;
-        let report = inspect::report(&name, &model, &catalogue);
+        let report = inspect::report(&name, doc.text(), &model, &catalogue);
         if self.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {

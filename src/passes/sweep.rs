@@ -1,0 +1,182 @@
+//! The sweep (design §4.5), applied to every candidate after its own edits: instances no longer
+//! reachable from `main`, region instructions nothing reads, input blocks whose `output_var_<k>`
+//! is unused, lone `;` statements and whitespace-only lines.
+
+use std::collections::HashSet;
+
+use crate::catalogue::Catalogue;
+use crate::document::{Document, Span, StmtKind};
+use crate::edit::{self, Edit};
+use crate::model::TestModel;
+
+/// Extend `span` to whole lines when the rest of its first and last lines is blank (trailing `;`
+/// of MF++'s `;;` count as blank), so deletions leave no empty line behind.
+pub(crate) fn whole_lines(text: &[u8], span: Span) -> Span {
+    let mut start = span.start;
+    while start > 0 && matches!(text[start - 1], b' ' | b'\t') {
+        start -= 1;
+    }
+    let at_line_start = start == 0 || text[start - 1] == b'\n';
+    let mut end = span.end;
+    while end < text.len() && matches!(text[end], b' ' | b'\t' | b';' | b'\r') {
+        end += 1;
+    }
+    let at_line_end = end >= text.len() || text[end] == b'\n';
+    match (at_line_start, at_line_end) {
+        (true, true) => start..(end + 1).min(text.len()),
+        (_, true) => span.start..end,
+        _ => span,
+    }
+}
+
+/// Everything the sweep needs besides the text.
+#[derive(Debug)]
+pub(crate) struct SweepContext<'a> {
+    /// The spec catalogue.
+    pub(crate) catalogue: &'a Catalogue,
+    /// Names of the instances of the text the candidate was made from: an unreached function
+    /// with one of these names is an orphan to delete.
+    pub(crate) known_instances: &'a HashSet<String>,
+}
+
+/// Sweep `text` to a fixpoint. `None` when the text is no longer a readable MF++ test.
+pub(crate) fn sweep(text: Vec<u8>, ctx: &SweepContext) -> Option<Vec<u8>> {
+    let mut text = text;
+    for _ in 0..6 {
+        let doc = Document::parse(text).ok()?;
+        let model = TestModel::build_with(&doc, ctx.catalogue, Some(ctx.known_instances)).ok()?;
+        let edits = sweep_edits(doc.text(), &model);
+        if edits.is_empty() {
+            return Some(doc.text().to_vec());
+        }
+        text = edit::apply(doc.text(), &edits);
+    }
+    Some(text)
+}
+
+fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
+    let mut edits = Vec::new();
+    // Unreached instances.
+    for inst in model.instances.iter().filter(|i| i.caller.is_none()) {
+        edits.push(Edit::delete(whole_lines(text, inst.span.clone())));
+    }
+    // Dead region instructions, by backward liveness over each region.
+    for region in &model.regions {
+        if model
+            .instances
+            .iter()
+            .any(|i| i.caller.is_none() && i.name == region.function)
+        {
+            continue;
+        }
+        let inside: HashSet<Span> = region.instructions.iter().map(|i| i.span.clone()).collect();
+        let mut live: HashSet<&str> = model
+            .function_idents(&region.function)
+            .filter(|(_, stmt_span)| !inside.contains(stmt_span))
+            .map(|(name, _)| name)
+            .collect();
+        live.insert(region.output.as_str());
+        for ins in region.instructions.iter().rev() {
+            match (&ins.defines, &ins.type_text) {
+                (Some(d), Some(_)) if !live.contains(d.as_str()) => {
+                    edits.push(Edit::delete(whole_lines(text, ins.span.clone())));
+                    continue;
+                }
+                _ => {}
+            }
+            for u in &ins.uses {
+                live.insert(u.as_str());
+            }
+        }
+    }
+    // Unused input blocks.
+    for block in &model.input_blocks {
+        let declared: HashSet<&str> = model
+            .main_stmts
+            .iter()
+            .filter(|s| s.span.start >= block.span.start && s.span.end <= block.span.end)
+            .filter_map(|s| s.decl.as_ref().map(|d| d.name.as_str()))
+            .collect();
+        let used = model
+            .main_stmts
+            .iter()
+            .filter(|s| s.span.start >= block.span.end || s.span.end <= block.span.start)
+            .flat_map(|s| s.idents.iter())
+            .any(|(name, _)| declared.contains(name.as_str()));
+        if !used {
+            edits.push(Edit::delete(whole_lines(text, block.span.clone())));
+        }
+    }
+    // Lone `;` statements in main and in instances.
+    for stmt in model
+        .main_stmts
+        .iter()
+        .chain(model.instance_stmts())
+        .filter(|s| s.kind == StmtKind::Empty)
+    {
+        edits.push(Edit::delete(whole_lines(text, stmt.span.clone())));
+    }
+    // Whitespace-only lines from the first instance (or main) to the end of main, except those
+    // that separate variants (`// Meta test` comments) for readability.
+    let from = model
+        .instances
+        .iter()
+        .map(|i| i.span.start)
+        .chain(std::iter::once(model.main_span.start))
+        .min()
+        .unwrap_or(0);
+    let from = text[..from]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map(|p| p + 1)
+        .unwrap_or(0);
+    let to = model.main_span.end.min(text.len());
+    let mut line_start = from;
+    let mut prev_blank = false;
+    while line_start < to {
+        let line_end = text[line_start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|p| line_start + p)
+            .unwrap_or(text.len());
+        let blank = text[line_start..line_end]
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+        if blank && line_end < text.len() {
+            let next = &text[(line_end + 1).min(text.len())..];
+            let next_trim = next
+                .iter()
+                .position(|b| !matches!(b, b' ' | b'\t'))
+                .map(|p| &next[p..])
+                .unwrap_or(&[]);
+            let keep = next_trim.starts_with(b"// Meta test") && !prev_blank;
+            if !keep {
+                edits.push(Edit::delete(line_start..line_end + 1));
+            }
+        }
+        prev_blank = blank;
+        line_start = line_end + 1;
+    }
+    edits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_lines_takes_indentation_newline_and_trailing_semicolons() {
+        let t = b"a\n    int x = 1;;\nb\n";
+        let span = 6..16;
+        assert_eq!(&t[span.clone()], b"int x = 1;");
+        let w = whole_lines(t, span);
+        assert_eq!(&t[w], b"    int x = 1;;\n");
+    }
+
+    #[test]
+    fn whole_lines_keeps_other_content_on_the_line() {
+        let t = b"f(); g();\n";
+        assert_eq!(whole_lines(t, 5..9), 5..9);
+        assert_eq!(whole_lines(t, 0..4), 0..4);
+    }
+}
