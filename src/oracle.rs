@@ -211,7 +211,7 @@ impl ScriptOracle {
         match (end, self.expected) {
             (RunEnd::TimedOut, _) => Verdict::Timeout,
             (RunEnd::Cancelled, _) => Verdict::Uninteresting,
-            (RunEnd::Exited { status, .. }, Expected::Zero) if status == 0 => Verdict::Interesting,
+            (RunEnd::Exited { status: 0, .. }, Expected::Zero) => Verdict::Interesting,
             (RunEnd::Exited { status, .. }, Expected::Status(s)) if status == s => {
                 Verdict::Interesting
             }
