@@ -69,7 +69,7 @@ impl Gathered for LineGathered {
         if drop.iter().any(|&i| {
             let l = &self.lines[i];
             l.starts_with("vx")
-                || (l.starts_with('s') && l[1..].parse::<u32>().is_ok_and(|n| n % 7 == 0))
+                || (l.starts_with('s') && l[1..].parse::<u32>().is_ok_and(|n| n.is_multiple_of(7)))
         }) {
             return None;
         }
@@ -123,9 +123,9 @@ impl FakeOracle {
         let keeps = |set: &BTreeSet<String>| set.iter().all(|l| lines.contains(l));
         match &self.rule {
             Rule::Keeps(set) => bool_verdict(keeps(set)),
-            Rule::KeepsAndHash(set, modulus) => {
-                bool_verdict(keeps(set) && blake3::hash(text).as_bytes()[0] % modulus != 0)
-            }
+            Rule::KeepsAndHash(set, modulus) => bool_verdict(
+                keeps(set) && !blake3::hash(text).as_bytes()[0].is_multiple_of(*modulus),
+            ),
             Rule::AlwaysTrue => Verdict::Interesting,
             Rule::AlwaysFalse => Verdict::Uninteresting,
             Rule::AlwaysTimeout => Verdict::Timeout,
