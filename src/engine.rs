@@ -250,7 +250,13 @@ impl<'a> Engine<'a> {
             pool,
             cache: HashMap::new(),
             history: HashSet::new(),
-            stats: Stats::default(),
+            stats: Stats {
+                kinds: Kind::ALL
+                    .iter()
+                    .map(|&k| (k, KindStats::default()))
+                    .collect(),
+                ..Stats::default()
+            },
             round: 0,
             tried: 0,
             last_progress: Instant::now(),

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde::Serialize;
@@ -99,7 +99,8 @@ pub struct ReduceOutcome {
     pub bytes_after: u64,
     /// The per-run timeout that was used.
     pub timeout: Duration,
-    /// The search counters.
+    /// The search counters; `oracle_calls` and `wall_secs` include the checks made before the
+    /// search (the original, the trivial test, the output when resuming).
     pub stats: Stats,
 }
 
@@ -146,6 +147,9 @@ pub fn default_output(input: &Path) -> PathBuf {
 /// Reduce `opts.input` with the check script `opts.check` (design §5–§7).
 pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     crate::interrupt::install()?;
+    let began = Instant::now();
+    // Runs before the search: the original, the trivial test, and the output when resuming.
+    let mut setup_calls = 2;
     let input = &opts.input;
     let text = std::fs::read(input).map_err(|e| {
         coded(
@@ -199,6 +203,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
 
     let mut start = text.clone();
     if opts.resume {
+        setup_calls += 1;
         start = resume_from(opts, &oracle, &output, &no_cancel)?.unwrap_or(start);
     }
     write_atomic(&output, &start)
@@ -241,6 +246,8 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     });
     let mut stats = engine.stats().clone();
     stats.bytes_before = text.len() as u64;
+    stats.oracle_calls += setup_calls;
+    stats.wall_secs = began.elapsed().as_secs_f64();
     match result {
         Ok(result) => {
             stats.bytes_after = result.len() as u64;
