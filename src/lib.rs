@@ -4,6 +4,7 @@
 //! [`model::TestModel`] (plain data with byte spans) → opportunities ([`passes`]) →
 //! [`edit::Edit`]s → candidate bytes → oracle → verdict → accept.
 
+pub mod atomic;
 pub mod catalogue;
 pub mod cli;
 pub mod coverage;
@@ -12,6 +13,7 @@ pub mod edit;
 pub mod engine;
 pub mod error;
 pub mod inspect;
+pub mod interrupt;
 pub mod model;
 pub mod oracle;
 pub mod passes;

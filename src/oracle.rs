@@ -1,1 +1,514 @@
-//! (being built)
+//! The oracle: judges a candidate text ([`Verdict`]). [`ScriptOracle`] runs the user's
+//! interestingness script under the contract of design §6; coverage mode brings its own oracle.
+//!
+//! A script run owns a fresh temporary directory: the candidate under the original file name, the
+//! script's `TMPDIR`, and its stdout/stderr as files (never pipes, which can fill up and block the
+//! script). The script runs in its own process group so that a timeout, a cancellation or Ctrl-C
+//! kills everything it started.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::error::{coded, ExitKind};
+
+/// What the oracle says about a candidate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// The candidate keeps the property being reduced for: accept it.
+    Interesting,
+    /// The candidate lost it (or the run was cancelled).
+    Uninteresting,
+    /// The run took longer than the timeout; counts as uninteresting.
+    Timeout,
+}
+
+/// Judges candidates. `Err` means "cannot continue" (script missing, temp dir failure), not "no".
+pub trait Oracle: Sync {
+    /// Judge `candidate`. When `cancel` becomes true the run should stop as soon as possible and
+    /// report [`Verdict::Uninteresting`]; the engine discards that verdict.
+    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict>;
+}
+
+/// How a script run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The script exited by itself: `status` is the exit code, or 128 + signal when `signal` is set.
+    Exited {
+        /// Exit code, or 128 + signal number.
+        status: i32,
+        /// The signal that killed the script, if any.
+        signal: Option<i32>,
+    },
+    /// Killed after the timeout.
+    TimedOut,
+    /// Killed because the engine or the user (Ctrl-C) cancelled it.
+    Cancelled,
+}
+
+impl fmt::Display for RunEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunEnd::Exited {
+                status,
+                signal: None,
+            } => write!(f, "exit status {status}"),
+            RunEnd::Exited {
+                status,
+                signal: Some(sig),
+            } => write!(f, "killed by signal {sig} (status {status})"),
+            RunEnd::TimedOut => f.write_str("timed out"),
+            RunEnd::Cancelled => f.write_str("cancelled"),
+        }
+    }
+}
+
+/// One script run: how it ended, how long it took, and the end of its stderr.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// How the run ended.
+    pub end: RunEnd,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+    /// The last lines of the script's stderr, joined into one line.
+    pub stderr_tail: String,
+}
+
+/// Which exit statuses count as interesting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expected {
+    /// Exit 0 is interesting (the C-Vise / C-Reduce contract).
+    Zero,
+    /// The same status as the original (MF++R's contract, `--interesting-exit auto`); a signal
+    /// counts as 128 + signal.
+    Status(i32),
+}
+
+/// Interval between two `try_wait` polls of a running script.
+const POLL: Duration = Duration::from_millis(5);
+/// Bytes of stderr kept for error messages.
+const TAIL_BYTES: u64 = 2048;
+/// Lines of stderr kept for error messages.
+const TAIL_LINES: usize = 6;
+
+/// The user's interestingness script (`--check SCRIPT`), run once per candidate (design §6).
+#[derive(Debug)]
+pub struct ScriptOracle {
+    script: PathBuf,
+    python: bool,
+    original: PathBuf,
+    original_dir: PathBuf,
+    file_name: OsString,
+    extra_env: Vec<(String, String)>,
+    timeout: Option<Duration>,
+    expected: Expected,
+    interrupt: &'static AtomicBool,
+    last_failure: Mutex<Option<Run>>,
+}
+
+impl ScriptOracle {
+    /// An oracle running `script` on candidates of the test `original`.
+    ///
+    /// Fails with [`ExitKind::Oracle`] when the script does not exist or is not executable (a
+    /// `.py` script is run with `python3` and need not be executable).
+    pub fn new(
+        script: &Path,
+        original: &Path,
+        extra_env: Vec<(String, String)>,
+    ) -> anyhow::Result<ScriptOracle> {
+        let meta = std::fs::metadata(script).map_err(|e| {
+            coded(
+                ExitKind::Oracle,
+                format!(
+                    "cannot use check script {}: {e}; give the path of an executable script or a .py file",
+                    script.display()
+                ),
+            )
+        })?;
+        if meta.is_dir() {
+            return Err(coded(
+                ExitKind::Oracle,
+                format!(
+                    "check script {} is a directory; give the path of an executable script or a .py file",
+                    script.display()
+                ),
+            ));
+        }
+        let python = script.extension().is_some_and(|e| e == "py");
+        if !python && meta.permissions().mode() & 0o111 == 0 {
+            return Err(coded(
+                ExitKind::Oracle,
+                format!(
+                    "check script {} is not executable; run `chmod +x {}`",
+                    script.display(),
+                    script.display()
+                ),
+            ));
+        }
+        let script = std::fs::canonicalize(script)
+            .with_context(|| format!("cannot resolve the path of {}", script.display()))?;
+        let original = std::path::absolute(original)
+            .with_context(|| format!("cannot resolve the path of {}", original.display()))?;
+        let original_dir = original
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let file_name = original
+            .file_name()
+            .map(OsString::from)
+            .unwrap_or_else(|| OsString::from("test.cpp"));
+        Ok(ScriptOracle {
+            script,
+            python,
+            original,
+            original_dir,
+            file_name,
+            extra_env,
+            timeout: None,
+            expected: Expected::Zero,
+            interrupt: crate::interrupt::flag(),
+            last_failure: Mutex::new(None),
+        })
+    }
+
+    /// Kill runs that take longer than `timeout` (`None`: no limit).
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.timeout = timeout;
+    }
+
+    /// The current timeout.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Which exit statuses are interesting.
+    pub fn set_expected(&mut self, expected: Expected) {
+        self.expected = expected;
+    }
+
+    /// Use `flag` instead of the process-wide Ctrl-C flag (for tests).
+    pub fn set_interrupt_flag(&mut self, flag: &'static AtomicBool) {
+        self.interrupt = flag;
+    }
+
+    /// The absolute path of the script.
+    pub fn script(&self) -> &Path {
+        &self.script
+    }
+
+    /// Whether `end` is interesting under the current [`Expected`].
+    pub fn verdict_of(&self, end: RunEnd) -> Verdict {
+        match (end, self.expected) {
+            (RunEnd::TimedOut, _) => Verdict::Timeout,
+            (RunEnd::Cancelled, _) => Verdict::Uninteresting,
+            (RunEnd::Exited { status: 0, .. }, Expected::Zero) => Verdict::Interesting,
+            (RunEnd::Exited { status, .. }, Expected::Status(s)) if status == s => {
+                Verdict::Interesting
+            }
+            (RunEnd::Exited { .. }, _) => Verdict::Uninteresting,
+        }
+    }
+
+    /// The last run that was not interesting (its end and stderr tail), for error messages.
+    pub fn last_failure(&self) -> Option<Run> {
+        self.last_failure.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// A copy-pasteable shell command that reproduces one check of the original input, the way
+    /// mfppr runs it, and prints the exit status.
+    pub fn reproduction_command(&self) -> String {
+        let name = self.file_name.to_string_lossy();
+        let cand = format!("\"$d\"/{}", shell_quote(&name));
+        let mut cmd = format!(
+            "d=$(mktemp -d) && cp {} {cand} && mkdir \"$d/.mfppr-tmp\" && cd \"$d\" && \
+             TMPDIR=\"$d/.mfppr-tmp\" MFPPR_CANDIDATE={cand} MFPPR_ORIGINAL={} MFPPR_ORIGINAL_DIR={}",
+            shell_quote(&self.original.to_string_lossy()),
+            shell_quote(&self.original.to_string_lossy()),
+            shell_quote(&self.original_dir.to_string_lossy()),
+        );
+        for (k, v) in &self.extra_env {
+            cmd.push_str(&format!(" {k}={}", shell_quote(v)));
+        }
+        if self.python {
+            cmd.push_str(" python3");
+        }
+        cmd.push_str(&format!(
+            " {} {cand}; echo \"exit status $?\"",
+            shell_quote(&self.script.to_string_lossy())
+        ));
+        cmd
+    }
+
+    /// Run the script once on `candidate` and report how it ended.
+    pub fn run(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Run> {
+        let dir = tempfile::Builder::new()
+            .prefix("mfppr-check-")
+            .tempdir()
+            .context(
+                "cannot create a temporary directory for the check; check TMPDIR and free space",
+            )?;
+        let root = dir.path();
+        let cand = root.join(&self.file_name);
+        std::fs::write(&cand, candidate)
+            .with_context(|| format!("cannot write the candidate {}", cand.display()))?;
+        let tmp = root.join(".mfppr-tmp");
+        std::fs::create_dir(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        let out_path = root.join(".mfppr-stdout");
+        let err_path = root.join(".mfppr-stderr");
+        let stdout = File::create(&out_path)
+            .with_context(|| format!("cannot create {}", out_path.display()))?;
+        let stderr = File::create(&err_path)
+            .with_context(|| format!("cannot create {}", err_path.display()))?;
+
+        let mut command = if self.python {
+            let mut c = Command::new("python3");
+            c.arg(&self.script);
+            c
+        } else {
+            Command::new(&self.script)
+        };
+        command
+            .arg(&cand)
+            .current_dir(root)
+            .env("MFPPR_CANDIDATE", &cand)
+            .env("MFPPR_ORIGINAL", &self.original)
+            .env("MFPPR_ORIGINAL_DIR", &self.original_dir)
+            .env("TMPDIR", &tmp)
+            .envs(self.extra_env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            .process_group(0);
+
+        let start = Instant::now();
+        let mut child = command.spawn().map_err(|e| self.spawn_error(e))?;
+        let pgid = child.id() as libc::pid_t;
+        let end = loop {
+            if let Some(status) = child
+                .try_wait()
+                .context("cannot wait for the check script")?
+            {
+                let end = match (status.code(), status.signal()) {
+                    (Some(code), _) => RunEnd::Exited {
+                        status: code,
+                        signal: None,
+                    },
+                    (None, Some(sig)) => RunEnd::Exited {
+                        status: 128 + sig,
+                        signal: Some(sig),
+                    },
+                    (None, None) => RunEnd::Exited {
+                        status: 255,
+                        signal: None,
+                    },
+                };
+                // Anything the script left running in its group goes too.
+                kill_group(pgid);
+                break end;
+            }
+            let stop = if self.timeout.is_some_and(|t| start.elapsed() >= t) {
+                Some(RunEnd::TimedOut)
+            } else if cancel.load(Ordering::SeqCst) || self.interrupt.load(Ordering::SeqCst) {
+                Some(RunEnd::Cancelled)
+            } else {
+                None
+            };
+            if let Some(end) = stop {
+                kill_group(pgid);
+                let _ = child.wait();
+                break end;
+            }
+            std::thread::sleep(POLL);
+        };
+        let elapsed = start.elapsed();
+        let run = Run {
+            end,
+            elapsed,
+            stderr_tail: tail(&err_path),
+        };
+        if self.verdict_of(end) != Verdict::Interesting && end != RunEnd::Cancelled {
+            if let Ok(mut last) = self.last_failure.lock() {
+                *last = Some(run.clone());
+            }
+        }
+        Ok(run)
+    }
+
+    fn spawn_error(&self, e: std::io::Error) -> anyhow::Error {
+        let script = self.script.display();
+        let message = if self.python && e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "cannot run python3 for check script {script}: {e}; install python3 or make the \
+                 script executable with a #! line and another extension"
+            )
+        } else if e.raw_os_error() == Some(libc::ENOEXEC) {
+            format!(
+                "cannot run check script {script}: {e}; start it with a #! line such as #!/bin/sh"
+            )
+        } else {
+            format!(
+                "cannot run check script {script}: {e}; check that it exists, is executable and \
+                 that its #! interpreter is installed"
+            )
+        };
+        coded(ExitKind::Oracle, message)
+    }
+}
+
+impl Oracle for ScriptOracle {
+    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+        let run = self.run(candidate, cancel)?;
+        Ok(self.verdict_of(run.end))
+    }
+}
+
+/// SIGKILL the process group `pgid` (the script and everything it started).
+fn kill_group(pgid: libc::pid_t) {
+    // SAFETY: plain syscall; the group was created for the child by `process_group(0)`.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
+
+/// The last lines of the file at `path`, joined with " | " into one line.
+fn tail(path: &Path) -> String {
+    let mut buf = Vec::new();
+    if let Ok(mut f) = File::open(path) {
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)));
+        let _ = f.read_to_end(&mut buf);
+    }
+    let text = String::from_utf8_lossy(&buf);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(TAIL_LINES);
+    lines[start..].join(" | ")
+}
+
+/// Quote `s` for a POSIX shell (single quotes unless it is plainly safe).
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    static NO_INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+    fn oracle(dir: &Path, body: &str) -> ScriptOracle {
+        let s = script(dir, "check.sh", body);
+        let input = dir.join("t.cpp");
+        std::fs::write(&input, "int main() {}\n").unwrap();
+        let mut o = ScriptOracle::new(&s, &input, vec![("MARKER_ID".into(), "7".into())]).unwrap();
+        o.set_interrupt_flag(&NO_INTERRUPT);
+        o
+    }
+
+    #[test]
+    fn the_script_sees_the_documented_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = oracle(
+            dir.path(),
+            "#!/bin/sh\n\
+             [ \"$1\" = \"$MFPPR_CANDIDATE\" ] || exit 11\n\
+             [ \"$(basename \"$1\")\" = t.cpp ] || exit 12\n\
+             [ \"$(pwd -P)\" = \"$(cd \"$(dirname \"$1\")\" && pwd -P)\" ] || exit 13\n\
+             [ -f t.cpp ] || exit 14\n\
+             [ -d \"$TMPDIR\" ] || exit 15\n\
+             [ \"$MARKER_ID\" = 7 ] || exit 16\n\
+             [ -f \"$MFPPR_ORIGINAL\" ] || exit 17\n\
+             [ -d \"$MFPPR_ORIGINAL_DIR\" ] || exit 18\n\
+             grep -q hello t.cpp || exit 19\n\
+             exit 0\n",
+        );
+        let run = o.run(b"hello", &AtomicBool::new(false)).unwrap();
+        assert_eq!(
+            run.end,
+            RunEnd::Exited {
+                status: 0,
+                signal: None
+            }
+        );
+    }
+
+    #[test]
+    fn signals_timeouts_and_cancellation() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = oracle(dir.path(), "#!/bin/sh\nkill -SEGV $$\n");
+        let run = o.run(b"", &AtomicBool::new(false)).unwrap();
+        assert_eq!(
+            run.end,
+            RunEnd::Exited {
+                status: 139,
+                signal: Some(11)
+            }
+        );
+        o.set_expected(Expected::Status(139));
+        assert_eq!(
+            o.judge(b"", &AtomicBool::new(false)).unwrap(),
+            Verdict::Interesting
+        );
+
+        let mut o = oracle(dir.path(), "#!/bin/sh\necho waiting >&2\nsleep 30\n");
+        o.set_timeout(Some(Duration::from_millis(200)));
+        let start = Instant::now();
+        assert_eq!(
+            o.judge(b"", &AtomicBool::new(false)).unwrap(),
+            Verdict::Timeout
+        );
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(o.last_failure().unwrap().stderr_tail, "waiting");
+
+        o.set_timeout(None);
+        let cancel = AtomicBool::new(true);
+        assert_eq!(o.judge(b"", &cancel).unwrap(), Verdict::Uninteresting);
+    }
+
+    #[test]
+    fn missing_and_non_executable_scripts_are_oracle_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("t.cpp");
+        let err = ScriptOracle::new(&dir.path().join("nope.sh"), &input, vec![]).unwrap_err();
+        assert_eq!(crate::error::exit_kind(&err), ExitKind::Oracle);
+        let path = dir.path().join("plain.sh");
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = ScriptOracle::new(&path, &input, vec![]).unwrap_err();
+        assert!(err.to_string().contains("chmod +x"), "{err}");
+    }
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(shell_quote("/a/b.cpp"), "/a/b.cpp");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+    }
+}

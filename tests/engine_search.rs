@@ -1,0 +1,508 @@
+//! The search engine against in-process fake reductions and fake oracles: determinism across
+//! `jobs`, the cache, termination with degenerate oracles, cancellation and interruption.
+
+use std::collections::{BTreeSet, HashSet};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use mfppr::engine::{Engine, EngineOptions, Stats};
+use mfppr::error::{exit_kind, ExitKind};
+use mfppr::oracle::{Oracle, Verdict};
+use mfppr::reduction::{Gathered, Kind, Reduction};
+
+/// A text is lines. A line starting with `v`, `s`, `r`, `f` is an opportunity of that kind;
+/// deleting it is the edit. `vN` only becomes an opportunity once `sN` is gone, so later kinds
+/// create work for earlier ones (rounds). A window containing a line that starts with `vx` (or
+/// `s` with a number divisible by 7) yields `None`.
+#[derive(Debug)]
+struct LineReduction;
+
+struct LineGathered {
+    lines: Vec<String>,
+    opportunities: Vec<usize>,
+}
+
+fn prefix(kind: Kind) -> char {
+    match kind {
+        Kind::Variant => 'v',
+        Kind::Sequence => 's',
+        Kind::Recursion => 'r',
+        Kind::Fuzz => 'f',
+    }
+}
+
+fn lines_of(text: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(text)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+impl Reduction for LineReduction {
+    fn gather<'a>(&'a self, text: &'a [u8], kind: Kind) -> anyhow::Result<Box<dyn Gathered + 'a>> {
+        let lines = lines_of(text);
+        let present: HashSet<&str> = lines.iter().map(String::as_str).collect();
+        let p = prefix(kind);
+        let opportunities = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with(p))
+            .filter(|(_, l)| !(p == 'v' && present.contains(format!("s{}", &l[1..]).as_str())))
+            .map(|(i, _)| i)
+            .collect();
+        Ok(Box::new(LineGathered {
+            lines,
+            opportunities,
+        }))
+    }
+}
+
+impl Gathered for LineGathered {
+    fn len(&self) -> usize {
+        self.opportunities.len()
+    }
+
+    fn candidate(&self, window: Range<usize>) -> Option<Vec<u8>> {
+        let drop: HashSet<usize> = self.opportunities[window].iter().copied().collect();
+        if drop.iter().any(|&i| {
+            let l = &self.lines[i];
+            l.starts_with("vx")
+                || (l.starts_with('s') && l[1..].parse::<u32>().is_ok_and(|n| n.is_multiple_of(7)))
+        }) {
+            return None;
+        }
+        let mut out = String::new();
+        for (i, l) in self.lines.iter().enumerate() {
+            if !drop.contains(&i) {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        Some(out.into_bytes())
+    }
+
+    fn describe(&self, i: usize) -> String {
+        format!("delete `{}`", self.lines[self.opportunities[i]])
+    }
+}
+
+/// What a fake oracle finds interesting.
+#[derive(Clone, Debug)]
+enum Rule {
+    /// Every line in the set is still there.
+    Keeps(BTreeSet<String>),
+    /// `Keeps`, and a hash bit: interesting is not monotone.
+    KeepsAndHash(BTreeSet<String>, u8),
+    AlwaysTrue,
+    AlwaysFalse,
+    AlwaysTimeout,
+}
+
+/// A deterministic fake oracle with a verdict-independent, hash-derived delay that shuffles the
+/// completion order of parallel runs. Records every text it is asked about.
+#[derive(Debug)]
+struct FakeOracle {
+    rule: Rule,
+    max_delay_ms: u64,
+    calls: Mutex<Vec<Vec<u8>>>,
+}
+
+impl FakeOracle {
+    fn new(rule: Rule, max_delay_ms: u64) -> FakeOracle {
+        FakeOracle {
+            rule,
+            max_delay_ms,
+            calls: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn verdict(&self, text: &[u8]) -> Verdict {
+        let lines: HashSet<String> = lines_of(text).into_iter().collect();
+        let keeps = |set: &BTreeSet<String>| set.iter().all(|l| lines.contains(l));
+        match &self.rule {
+            Rule::Keeps(set) => bool_verdict(keeps(set)),
+            Rule::KeepsAndHash(set, modulus) => bool_verdict(
+                keeps(set) && !blake3::hash(text).as_bytes()[0].is_multiple_of(*modulus),
+            ),
+            Rule::AlwaysTrue => Verdict::Interesting,
+            Rule::AlwaysFalse => Verdict::Uninteresting,
+            Rule::AlwaysTimeout => Verdict::Timeout,
+        }
+    }
+}
+
+fn bool_verdict(b: bool) -> Verdict {
+    if b {
+        Verdict::Interesting
+    } else {
+        Verdict::Uninteresting
+    }
+}
+
+impl Oracle for FakeOracle {
+    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+        self.calls.lock().unwrap().push(candidate.to_vec());
+        if self.max_delay_ms > 0 {
+            let ms = u64::from(blake3::hash(candidate).as_bytes()[1]) % (self.max_delay_ms + 1);
+            let until = Instant::now() + Duration::from_millis(ms);
+            while Instant::now() < until {
+                if cancel.load(Ordering::SeqCst) {
+                    return Ok(Verdict::Uninteresting);
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+        Ok(self.verdict(candidate))
+    }
+}
+
+/// A small deterministic PRNG (no dependency needed for a test).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+struct Scenario {
+    text: Vec<u8>,
+    rule: Rule,
+}
+
+fn scenario(seed: u64) -> Scenario {
+    let mut rng = Lcg(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xdead_beef);
+    let mut lines = vec!["int main() {".to_string()];
+    let count = 5 + rng.below(40);
+    for i in 0..count {
+        let kind = ['v', 's', 'r', 'f', 'c'][rng.below(5) as usize];
+        let id = if rng.below(10) == 0 && kind == 'v' {
+            "x".to_string()
+        } else {
+            rng.below(12).to_string()
+        };
+        lines.push(format!("{kind}{id}_{i}"));
+    }
+    // Make `sN`/`vN` pairs share their number so the dependency rule applies.
+    for l in &mut lines {
+        if let Some(rest) = l.strip_prefix(['v', 's']) {
+            let head = l.chars().next().unwrap();
+            let num = rest.split('_').next().unwrap().to_string();
+            *l = format!("{head}{num}");
+        }
+    }
+    lines.push("}".into());
+    let mut required = BTreeSet::new();
+    for l in &lines {
+        if rng.below(4) == 0 {
+            required.insert(l.clone());
+        }
+    }
+    let rule = match seed % 6 {
+        0 => Rule::AlwaysTrue,
+        1 | 2 => Rule::Keeps(required),
+        _ => {
+            let modulus = 2 + rng.below(3) as u8;
+            // The original itself must be interesting.
+            let rule = Rule::KeepsAndHash(required.clone(), modulus);
+            let text = join(&lines);
+            if FakeOracle::new(rule.clone(), 0).verdict(&text) == Verdict::Interesting {
+                rule
+            } else {
+                Rule::Keeps(required)
+            }
+        }
+    };
+    Scenario {
+        text: join(&lines),
+        rule,
+    }
+}
+
+fn join(lines: &[String]) -> Vec<u8> {
+    let mut s = lines.join("\n");
+    s.push('\n');
+    s.into_bytes()
+}
+
+struct Outcome {
+    result: Vec<u8>,
+    accepted: Vec<Vec<u8>>,
+    stats: Stats,
+    calls: Vec<Vec<u8>>,
+}
+
+fn reduce(text: &[u8], rule: Rule, jobs: usize, cache: bool, max_delay_ms: u64) -> Outcome {
+    let oracle = FakeOracle::new(rule, max_delay_ms);
+    let interrupt = AtomicBool::new(false);
+    let mut engine = Engine::new(
+        &LineReduction,
+        &oracle,
+        EngineOptions {
+            jobs,
+            cache,
+            quiet: true,
+            ..EngineOptions::default()
+        },
+        &interrupt,
+    )
+    .unwrap();
+    let mut accepted = Vec::new();
+    let result = engine
+        .run(text.to_vec(), &mut |t: &[u8]| {
+            accepted.push(t.to_vec());
+            Ok(())
+        })
+        .unwrap();
+    let stats = engine.stats().clone();
+    Outcome {
+        result,
+        accepted,
+        stats,
+        calls: oracle.calls.into_inner().unwrap(),
+    }
+}
+
+#[test]
+fn output_is_identical_for_every_job_count_and_cache_setting() {
+    let mut total_hits = 0;
+    let mut multi_round = 0;
+    for seed in 0..24 {
+        let s = scenario(seed);
+        let delay = if seed % 3 == 0 { 2 } else { 0 };
+        let reference = reduce(&s.text, s.rule.clone(), 1, true, delay);
+        let judge = FakeOracle::new(s.rule.clone(), 0);
+        assert_eq!(
+            judge.verdict(&reference.result),
+            Verdict::Interesting,
+            "seed {seed}: the result must stay interesting"
+        );
+        assert!(reference.result.len() <= s.text.len());
+        total_hits += reference.stats.cache_hits;
+        if reference.stats.rounds > 2 && !reference.accepted.is_empty() {
+            multi_round += 1;
+        }
+        for (jobs, cache) in [(2, true), (4, true), (1, false), (4, false)] {
+            let other = reduce(&s.text, s.rule.clone(), jobs, cache, delay);
+            assert_eq!(
+                String::from_utf8_lossy(&other.result),
+                String::from_utf8_lossy(&reference.result),
+                "seed {seed}: jobs {jobs}, cache {cache}"
+            );
+            assert_eq!(
+                other.accepted, reference.accepted,
+                "seed {seed}: same accepted sequence with jobs {jobs}, cache {cache}"
+            );
+            assert_eq!(other.stats.rounds, reference.stats.rounds);
+        }
+    }
+    assert!(total_hits > 0, "the scenarios should exercise the cache");
+    assert!(multi_round > 0, "the scenarios should need several rounds");
+}
+
+#[test]
+fn with_one_job_and_the_cache_no_text_is_judged_twice() {
+    for seed in 0..12 {
+        let s = scenario(seed);
+        let out = reduce(&s.text, s.rule, 1, true, 0);
+        let mut seen = HashSet::new();
+        for c in &out.calls {
+            assert!(seen.insert(c.clone()), "seed {seed}: judged twice");
+            assert_ne!(
+                c, &s.text,
+                "seed {seed}: the current text is never a candidate"
+            );
+        }
+        assert_eq!(out.stats.oracle_calls as usize, out.calls.len());
+    }
+}
+
+#[test]
+fn degenerate_oracles_terminate_with_four_jobs() {
+    let s = scenario(7);
+    let start = Instant::now();
+    let t = reduce(&s.text, Rule::AlwaysTrue, 4, true, 0);
+    // Everything deletable is gone: only `c…` lines, braces and blocked ones remain.
+    for l in lines_of(&t.result) {
+        assert!(
+            !l.starts_with('r') && !l.starts_with('f'),
+            "left `{l}` in an always-true reduction"
+        );
+    }
+    let f = reduce(&s.text, Rule::AlwaysFalse, 4, true, 0);
+    assert_eq!(f.result, s.text);
+    assert_eq!(f.stats.rounds, 1);
+    let o = reduce(&s.text, Rule::AlwaysTimeout, 4, false, 0);
+    assert_eq!(o.result, s.text);
+    let timeouts: u64 = o.stats.kinds.values().map(|k| k.timeouts).sum();
+    let tried: u64 = o.stats.kinds.values().map(|k| k.candidates).sum();
+    assert!(timeouts > 0 && timeouts == tried);
+    assert!(start.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn stats_add_up() {
+    let s = scenario(1);
+    let out = reduce(&s.text, s.rule.clone(), 3, true, 1);
+    let st = &out.stats;
+    let accepted: u64 = st.kinds.values().map(|k| k.accepted).sum();
+    assert_eq!(accepted, st.accepted);
+    assert_eq!(accepted as usize, out.accepted.len());
+    let removed: i64 = st.kinds.values().map(|k| k.bytes_removed).sum();
+    assert_eq!(removed, s.text.len() as i64 - out.result.len() as i64);
+    assert_eq!(st.bytes_before as usize, s.text.len());
+    assert_eq!(st.bytes_after as usize, out.result.len());
+    let hits: u64 = st.kinds.values().map(|k| k.cache_hits).sum();
+    assert_eq!(hits, st.cache_hits);
+    let json = serde_json::to_value(st).unwrap();
+    assert!(json["kinds"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .all(|k| { Kind::ALL.iter().any(|kind| kind.name() == k) }));
+}
+
+/// Keeps `f0` = interesting, answered at once. Runs that are not interesting take 5 s unless
+/// cancelled when the candidate still has `f9` (i.e. in the first batch), else answer at once.
+#[derive(Debug)]
+struct SlowAtFirst {
+    started: AtomicUsize,
+}
+
+impl Oracle for SlowAtFirst {
+    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let text = String::from_utf8_lossy(candidate);
+        if text.contains("f0") {
+            return Ok(Verdict::Interesting);
+        }
+        if text.contains("f9") {
+            let until = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < until {
+                if cancel.load(Ordering::SeqCst) {
+                    return Ok(Verdict::Uninteresting);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        Ok(Verdict::Uninteresting)
+    }
+}
+
+#[test]
+fn later_speculative_runs_are_cancelled_and_counted_as_wasted() {
+    // Four fuzz opportunities. First batch (4 jobs): [0,2) deletes f9,f8 and keeps f0, so it wins
+    // at once; [2,4) deletes f0 and would take 5 s: it must be cancelled, not waited for.
+    let text = b"f9\nf8\nf0\nf6\n".to_vec();
+    let oracle = SlowAtFirst {
+        started: AtomicUsize::new(0),
+    };
+    let interrupt = AtomicBool::new(false);
+    let mut engine = Engine::new(
+        &LineReduction,
+        &oracle,
+        EngineOptions {
+            jobs: 4,
+            cache: true,
+            quiet: true,
+            ..EngineOptions::default()
+        },
+        &interrupt,
+    )
+    .unwrap();
+    let start = Instant::now();
+    let result = engine.run(text, &mut |_t: &[u8]| Ok(())).unwrap();
+    assert_eq!(result, b"f0\n");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "waited for a cancelled run: {:?}",
+        start.elapsed()
+    );
+    let st = engine.stats();
+    let wasted: u64 = st.kinds.values().map(|k| k.wasted).sum();
+    let tried: u64 = st.kinds.values().map(|k| k.candidates).sum();
+    assert_eq!(st.oracle_calls, tried - st.cache_hits + wasted);
+}
+
+/// Sets the interrupt flag on its third call.
+#[derive(Debug)]
+struct InterruptingOracle<'a> {
+    flag: &'a AtomicBool,
+    calls: AtomicUsize,
+}
+
+impl Oracle for InterruptingOracle<'_> {
+    fn judge(&self, _candidate: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+        if self.calls.fetch_add(1, Ordering::SeqCst) == 2 {
+            self.flag.store(true, Ordering::SeqCst);
+            return Ok(Verdict::Uninteresting);
+        }
+        Ok(Verdict::Interesting)
+    }
+}
+
+#[test]
+fn an_interrupt_stops_the_search_with_the_interrupted_code() {
+    let s = scenario(0);
+    let flag = AtomicBool::new(false);
+    let oracle = InterruptingOracle {
+        flag: &flag,
+        calls: AtomicUsize::new(0),
+    };
+    let mut engine = Engine::new(
+        &LineReduction,
+        &oracle,
+        EngineOptions {
+            jobs: 1,
+            cache: true,
+            quiet: true,
+            ..EngineOptions::default()
+        },
+        &flag,
+    )
+    .unwrap();
+    let mut accepted = 0;
+    let err = engine
+        .run(s.text.clone(), &mut |_t: &[u8]| {
+            accepted += 1;
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(exit_kind(&err), ExitKind::Interrupted);
+    assert_eq!(accepted, 2);
+}
+
+#[test]
+fn an_oracle_error_stops_the_search() {
+    #[derive(Debug)]
+    struct Broken;
+    impl Oracle for Broken {
+        fn judge(&self, _c: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+            anyhow::bail!("script vanished")
+        }
+    }
+    let s = scenario(1);
+    let flag = AtomicBool::new(false);
+    let mut engine = Engine::new(
+        &LineReduction,
+        &Broken,
+        EngineOptions {
+            jobs: 2,
+            quiet: true,
+            ..EngineOptions::default()
+        },
+        &flag,
+    )
+    .unwrap();
+    let err = engine.run(s.text, &mut |_t: &[u8]| Ok(())).unwrap_err();
+    assert!(format!("{err:#}").contains("script vanished"));
+}

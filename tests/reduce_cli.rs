@@ -1,0 +1,386 @@
+//! End-to-end tests of `mfppr reduce`: the built binary with real check scripts in a temp dir.
+//!
+//! Every test checks that the input is never modified, and every failure that the error is one
+//! line starting with `error:` and says what to do next.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const TEST: &str = include_str!("data/t_bigint_452.cpp");
+
+struct Setup {
+    dir: tempfile::TempDir,
+    input: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("t_bigint_452.cpp");
+        std::fs::write(&input, TEST).unwrap();
+        Setup { dir, input }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Write a script; `executable` sets the x bits.
+    fn script(&self, name: &str, body: &str, executable: bool) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, body).unwrap();
+        let mode = if executable { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+        path
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let out = mfppr()
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .unwrap();
+        self.assert_input_unchanged();
+        out
+    }
+
+    fn assert_input_unchanged(&self) {
+        assert_eq!(
+            std::fs::read_to_string(&self.input).unwrap(),
+            TEST,
+            "the input was modified"
+        );
+    }
+
+    fn default_output(&self) -> PathBuf {
+        self.path("t_bigint_452.reduced.cpp")
+    }
+}
+
+/// `mfppr reduce`.
+fn mfppr() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mfppr"));
+    c.arg("reduce");
+    c
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The exit code, and the single `error:` line, which must be the last line of stderr.
+fn failure(out: &Output) -> (i32, String) {
+    let err = stderr(out);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "expected one error line in:\n{err}");
+    assert_eq!(
+        err.lines().last(),
+        Some(errors[0]),
+        "the error must be the last line:\n{err}"
+    );
+    (out.status.code().unwrap_or(-1), errors[0].to_string())
+}
+
+#[test]
+fn missing_script_is_an_oracle_error() {
+    let t = Setup::new();
+    let out = t.run(&[s(&t.input), "--check", "no-such-script.sh"]);
+    let (code, line) = failure(&out);
+    assert_eq!(code, 4, "{line}");
+    assert!(line.contains("no-such-script.sh"), "{line}");
+    assert!(line.contains("give the path"), "{line}");
+    assert!(!t.default_output().exists());
+}
+
+#[test]
+fn non_executable_script_is_an_oracle_error() {
+    let t = Setup::new();
+    let script = t.script("check.sh", "#!/bin/sh\nexit 0\n", false);
+    let out = t.run(&[s(&t.input), "--check", s(&script)]);
+    let (code, line) = failure(&out);
+    assert_eq!(code, 4, "{line}");
+    assert!(line.contains("chmod +x"), "{line}");
+}
+
+#[test]
+fn a_crashing_script_is_not_interesting_by_default_but_is_with_auto() {
+    let t = Setup::new();
+    let script = t.script(
+        "crash.sh",
+        "#!/bin/sh\nif grep -q r_0 \"$1\"; then kill -SEGV $$; fi\nexit 0\n",
+        true,
+    );
+    let out = t.run(&[s(&t.input), "--check", s(&script), "-q"]);
+    let (code, line) = failure(&out);
+    assert_eq!(code, 3, "{line}");
+    assert!(line.contains("signal 11"), "{line}");
+    assert!(line.contains("--interesting-exit auto"), "{line}");
+
+    let out = t.run(&[
+        s(&t.input),
+        "--check",
+        s(&script),
+        "--interesting-exit",
+        "auto",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // `int main() {}` has no r_0: the check does not accept it, so no warning.
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    let result = std::fs::read_to_string(t.default_output()).unwrap();
+    assert!(result.contains("r_0") && result.len() <= TEST.len());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("bytes") && summary.contains("oracle calls"));
+}
+
+#[test]
+fn a_hanging_script_times_out_and_the_original_is_not_interesting() {
+    let t = Setup::new();
+    let script = t.script("hang.sh", "#!/bin/sh\nsleep 60\nexit 0\n", true);
+    let start = Instant::now();
+    let out = t.run(&[s(&t.input), "--check", s(&script), "--timeout", "1"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        start.elapsed()
+    );
+    let (code, line) = failure(&out);
+    assert_eq!(code, 3, "{line}");
+    assert!(line.contains("timed out"), "{line}");
+    assert!(line.contains("raise --timeout"), "{line}");
+}
+
+#[test]
+fn an_always_false_script_prints_a_working_reproduction_command() {
+    let t = Setup::new();
+    let script = t.script(
+        "false.sh",
+        "#!/bin/sh\necho \"checked $(basename \"$1\")\" >&2\necho boom >&2\nexit 1\n",
+        true,
+    );
+    let out = t.run(&[s(&t.input), "--check", s(&script)]);
+    let (code, line) = failure(&out);
+    assert_eq!(code, 3, "{line}");
+    assert!(line.contains("exit status 1"), "{line}");
+    assert!(line.contains("boom"), "{line}");
+    assert!(
+        !t.default_output().exists(),
+        "nothing is written before the check passes"
+    );
+    let command = line
+        .split_once("reproduce with `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(cmd, _)| cmd.to_string())
+        .unwrap_or_else(|| panic!("no reproduction command in {line}"));
+    let repro = Command::new("sh").arg("-c").arg(&command).output().unwrap();
+    let repro_out = String::from_utf8_lossy(&repro.stdout);
+    let repro_err = String::from_utf8_lossy(&repro.stderr);
+    assert!(
+        repro_out.contains("exit status 1"),
+        "{command}\n{repro_out}"
+    );
+    assert!(
+        repro_err.contains("checked t_bigint_452.cpp"),
+        "{command}\n{repro_err}"
+    );
+    t.assert_input_unchanged();
+}
+
+#[test]
+fn an_always_true_script_warns_about_the_trivial_test() {
+    let t = Setup::new();
+    let script = t.script("true.sh", "#!/bin/sh\nexit 0\n", true);
+    let stats = t.path("stats.json");
+    let out = t.run(&[
+        s(&t.input),
+        "--check",
+        s(&script),
+        "--stats",
+        s(&stats),
+        "-j",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: the check accepts a trivially empty test"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(t.default_output().exists());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    for key in [
+        "kinds",
+        "oracle_calls",
+        "cache_hits",
+        "wall_secs",
+        "bytes_before",
+        "bytes_after",
+        "rounds",
+    ] {
+        assert!(json.get(key).is_some(), "stats lack {key}: {json}");
+    }
+    assert_eq!(json["bytes_before"], TEST.len());
+}
+
+#[test]
+fn a_file_that_is_not_an_mfpp_test_is_an_input_error() {
+    let t = Setup::new();
+    let script = t.script("true.sh", "#!/bin/sh\nexit 0\n", true);
+    let other = t.path("other.cpp");
+    std::fs::write(&other, "int f() { return 1; }\n").unwrap();
+    let out = t.run(&[s(&other), "--check", s(&script)]);
+    let (code, line) = failure(&out);
+    assert_eq!(code, 1, "{line}");
+    assert!(line.contains("not an MF++ test"), "{line}");
+    assert!(line.contains("give a test generated by MF++"), "{line}");
+}
+
+#[test]
+fn an_unreadable_input_is_an_input_error() {
+    let t = Setup::new();
+    let script = t.script("true.sh", "#!/bin/sh\nexit 0\n", true);
+    let out = t.run(&["missing.cpp", "--check", s(&script)]);
+    let (code, line) = failure(&out);
+    assert_eq!(code, 1, "{line}");
+    assert!(
+        line.contains("missing.cpp") && line.contains("check the path"),
+        "{line}"
+    );
+}
+
+#[test]
+fn an_output_in_a_missing_directory_fails_before_running_the_script() {
+    let t = Setup::new();
+    let marker = t.path("ran");
+    let script = t.script(
+        "mark.sh",
+        &format!("#!/bin/sh\ntouch '{}'\nexit 0\n", marker.display()),
+        true,
+    );
+    let out = t.run(&[
+        s(&t.input),
+        "--check",
+        s(&script),
+        "-o",
+        s(&t.path("no/such/dir/out.cpp")),
+    ]);
+    let (code, line) = failure(&out);
+    assert_eq!(code, 1, "{line}");
+    assert!(line.contains("does not exist"), "{line}");
+    assert!(!marker.exists(), "the script ran");
+
+    // The output may never be the input.
+    let out = t.run(&[s(&t.input), "--check", s(&script), "-o", s(&t.input)]);
+    let (code, line) = failure(&out);
+    assert_eq!(code, 1, "{line}");
+    assert!(line.contains("never modifies its input"), "{line}");
+    assert!(!marker.exists(), "the script ran");
+}
+
+#[test]
+fn bad_flag_values_are_usage_errors() {
+    let t = Setup::new();
+    let script = t.script("true.sh", "#!/bin/sh\nexit 0\n", true);
+    for args in [
+        ["-j", "0"],
+        ["--timeout", "0"],
+        ["--interesting-exit", "maybe"],
+    ] {
+        let out = t.run(&[s(&t.input), "--check", s(&script), args[0], args[1]]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_python_script_gets_the_documented_environment() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let t = Setup::new();
+    let script = t.script(
+        "check.py",
+        "import os, sys\n\
+         cand = sys.argv[1]\n\
+         ok = (cand == os.environ['MFPPR_CANDIDATE']\n\
+               and os.path.isabs(cand)\n\
+               and os.path.basename(cand) == 't_bigint_452.cpp'\n\
+               and os.path.samefile(os.getcwd(), os.path.dirname(cand))\n\
+               and os.path.isdir(os.environ['TMPDIR'])\n\
+               and os.environ['MFPPR_ORIGINAL'].endswith('t_bigint_452.cpp')\n\
+               and os.path.isdir(os.environ['MFPPR_ORIGINAL_DIR'])\n\
+               and 'r_0' in open(os.path.basename(cand)).read())\n\
+         sys.exit(0 if ok else 1)\n",
+        false,
+    );
+    let out = t.run(&[s(&t.input), "--check", s(&script), "-o", "result.cpp"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(t.path("result.cpp").exists());
+}
+
+#[test]
+fn resume_continues_from_an_interesting_output() {
+    let t = Setup::new();
+    let script = t.script("keep.sh", "#!/bin/sh\ngrep -q r_0 \"$1\"\n", true);
+    let previous = TEST.replacen("#include <cassert>\n", "", 1);
+    std::fs::write(t.default_output(), &previous).unwrap();
+    let out = t.run(&[s(&t.input), "--check", s(&script), "--resume"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("resuming from"), "{}", stderr(&out));
+    let result = std::fs::read_to_string(t.default_output()).unwrap();
+    assert!(result.len() <= previous.len());
+}
+
+#[test]
+fn ctrl_c_keeps_the_best_result_and_exits_130() {
+    let t = Setup::new();
+    let calls = t.path("calls");
+    let script = t.script(
+        "slow.sh",
+        &format!(
+            "#!/bin/sh\necho x >> '{}'\nsleep 1\ngrep -q r_0 \"$1\"\n",
+            calls.display()
+        ),
+        true,
+    );
+    let child = mfppr()
+        .args([s(&t.input), "--check", s(&script), "-j", "1"])
+        .current_dir(t.dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the initial check is over (the second script run has started).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n = std::fs::read_to_string(&calls)
+            .map(|s| s.lines().count())
+            .unwrap_or(0);
+        if n >= 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the reduction did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let start = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5), "slow to stop");
+    let (code, line) = failure(&out);
+    assert_eq!(code, 130, "{line}");
+    assert!(line.contains("interrupted"), "{line}");
+    assert!(line.contains("t_bigint_452.reduced.cpp"), "{line}");
+    assert!(line.contains("--resume"), "{line}");
+    t.assert_input_unchanged();
+    let best = std::fs::read_to_string(t.default_output()).unwrap();
+    assert!(best.contains("r_0") && best.len() <= TEST.len());
+}
