@@ -32,10 +32,17 @@ fn parse_regex(s: &str) -> Result<Regex, String> {
     Regex::new(s).map_err(|e| e.to_string())
 }
 
-/// Arguments of `mfppr cover`.
+/// Arguments of `mfppr cover` (boxed: they are much larger than the other subcommands').
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLE)]
 pub struct CoverArgs {
+    #[command(flatten)]
+    opts: Box<CoverOptions>,
+}
+
+/// The options of `mfppr cover`.
+#[derive(Debug, clap::Args)]
+struct CoverOptions {
     /// Coverage of the existing test suite (file or directory; repeatable).
     #[arg(
         long,
@@ -107,6 +114,12 @@ pub struct CoverArgs {
 impl CoverArgs {
     /// Run the command.
     pub fn run(self) -> Result<ExitCode> {
+        self.opts.run()
+    }
+}
+
+impl CoverOptions {
+    fn run(self) -> Result<ExitCode> {
         if let Some(manifest) = &self.restore {
             let r = coverage::restore(manifest)?;
             eprintln!(

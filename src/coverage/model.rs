@@ -116,24 +116,26 @@ mod tests {
 
     #[test]
     fn function_at_prefers_narrowest_then_shortest_name() {
-        let mut fc = FileCoverage::default();
-        fc.functions = vec![
-            Function {
-                name: "outer".into(),
-                start_line: 1,
-                end_line: 20,
-            },
-            Function {
-                name: "f<double>".into(),
-                start_line: 5,
-                end_line: 9,
-            },
-            Function {
-                name: "f<int>".into(),
-                start_line: 5,
-                end_line: 9,
-            },
-        ];
+        let fc = FileCoverage {
+            functions: vec![
+                Function {
+                    name: "outer".into(),
+                    start_line: 1,
+                    end_line: 20,
+                },
+                Function {
+                    name: "f<double>".into(),
+                    start_line: 5,
+                    end_line: 9,
+                },
+                Function {
+                    name: "f<int>".into(),
+                    start_line: 5,
+                    end_line: 9,
+                },
+            ],
+            ..FileCoverage::default()
+        };
         assert_eq!(fc.function_at(6).unwrap().name, "f<int>");
         assert_eq!(fc.function_at(12).unwrap().name, "outer");
         assert!(fc.function_at(30).is_none());

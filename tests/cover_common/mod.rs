@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 /// Whether `tool` runs (`tool --version`).
-pub fn have(tool: &str) -> bool {
+pub(crate) fn have(tool: &str) -> bool {
     Command::new(tool)
         .arg("--version")
         .output()
@@ -13,7 +13,7 @@ pub fn have(tool: &str) -> bool {
 }
 
 /// Run `cmd` in `dir`, panicking with its output on failure.
-pub fn run_ok(dir: &Path, cmd: &str, args: &[&str]) -> Output {
+pub(crate) fn run_ok(dir: &Path, cmd: &str, args: &[&str]) -> Output {
     let out = Command::new(cmd)
         .args(args)
         .current_dir(dir)
@@ -30,7 +30,7 @@ pub fn run_ok(dir: &Path, cmd: &str, args: &[&str]) -> Output {
 }
 
 /// Run the built `mfppr` with `args` in `dir`.
-pub fn mfppr(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn mfppr(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mfppr"))
         .args(args)
         .current_dir(dir)
@@ -38,8 +38,8 @@ pub fn mfppr(dir: &Path, args: &[&str]) -> Output {
         .expect("run mfppr")
 }
 
-/// Copy `from` into `to` (created).
-pub fn write(path: &Path, text: &str) {
+/// Write `text` to `path`, creating its directory.
+pub(crate) fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
