@@ -77,7 +77,8 @@ struct CoverOptions {
     #[arg(long, value_name = "OUT.info", help_heading = "Output")]
     lcov: Option<PathBuf>,
 
-    /// Insert a marker statement before each new line's statement.
+    /// Insert a marker statement before each new line's statement. Edited files get
+    /// `#include <stdio.h>`, `#include <stdlib.h>` and `#line 1` prepended, so line numbers hold.
     #[arg(long, help_heading = "Injection")]
     inject: bool,
     /// Inject into a copy of everything under --source-root, written to DIR.
@@ -134,6 +135,12 @@ impl CoverOptions {
             return Err(coded(
                 ExitKind::Usage,
                 "--inject needs a target: --inject-into DIR (a marked copy) or --in-place",
+            ));
+        }
+        if self.inject_into.is_some() && self.source_root.is_none() {
+            return Err(coded(
+                ExitKind::Usage,
+                "--inject-into needs --source-root (the tree to copy)",
             ));
         }
         let source_root = match &self.source_root {
