@@ -1,0 +1,182 @@
+//! Reader for `gcov --json-format` documents (GCC ≥ 9).
+//!
+//! `format_version` "1" is written by GCC 9–13 and "2" by GCC ≥ 14; both carry the fields mfppr
+//! needs (`files[].file`, `lines[].line_number/count/function_name`,
+//! `functions[].name/demangled_name/start_line/end_line`), so one reader serves both. Relative file
+//! names are resolved against the document's `current_working_directory`.
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::model::{Coverage, Function};
+use super::paths::join_lexically;
+use crate::error::{coded, ExitKind};
+
+/// `format_version`s this reader understands.
+pub const SUPPORTED_VERSIONS: &[&str] = &["1", "2"];
+
+#[derive(Deserialize)]
+struct Doc {
+    #[serde(default)]
+    current_working_directory: Option<String>,
+    #[serde(default)]
+    files: Vec<File>,
+}
+
+#[derive(Deserialize)]
+struct File {
+    file: String,
+    #[serde(default)]
+    lines: Vec<Line>,
+    #[serde(default)]
+    functions: Vec<Func>,
+}
+
+#[derive(Deserialize)]
+struct Line {
+    line_number: i64,
+    count: i64,
+}
+
+#[derive(Deserialize)]
+struct Func {
+    name: String,
+    #[serde(default)]
+    demangled_name: Option<String>,
+    start_line: i64,
+    end_line: i64,
+}
+
+/// Is `doc` a gcov JSON document (as opposed to gcovr's)?
+pub fn is_gcov_json(doc: &Value) -> bool {
+    doc.get("format_version").is_some() && doc.get("gcovr/format_version").is_none()
+}
+
+/// Parse one gcov JSON document read from `origin` (named in errors). Keys of the result are
+/// absolute when the document has a `current_working_directory`.
+pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
+    let version = match doc.get("format_version") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => {
+            return Err(coded(
+                ExitKind::Input,
+                format!("{}: gcov JSON without format_version", origin.display()),
+            ))
+        }
+    };
+    if !SUPPORTED_VERSIONS.contains(&version.as_str()) {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{}: unsupported gcov JSON format_version {version:?} (mfppr reads \"1\" from GCC 9-13 and \"2\" from GCC 14+)",
+                origin.display()
+            ),
+        ));
+    }
+    let doc: Doc = serde_json::from_value(doc).map_err(|e| {
+        coded(
+            ExitKind::Input,
+            format!("{}: not a gcov JSON document: {e}", origin.display()),
+        )
+    })?;
+    let cwd = doc.current_working_directory.as_deref().map(Path::new);
+    let mut cov = Coverage::default();
+    for f in doc.files {
+        let key = match cwd {
+            Some(cwd) => join_lexically(cwd, Path::new(&f.file)),
+            None => join_lexically(Path::new(""), Path::new(&f.file)),
+        };
+        let key = key.to_string_lossy().into_owned();
+        // Make the file known even when it has no executable line.
+        cov.files.entry(key.clone()).or_default();
+        for l in &f.lines {
+            let line = checked_line(l.line_number, &f.file, origin)?;
+            let count = checked_count(l.count, line, &f.file, origin)?;
+            cov.add_line(&key, line, count);
+        }
+        for func in f.functions {
+            let start = checked_line(func.start_line, &f.file, origin)?;
+            let end = checked_line(func.end_line, &f.file, origin)?.max(start);
+            cov.add_function(
+                &key,
+                Function {
+                    name: func.demangled_name.unwrap_or(func.name),
+                    start_line: start,
+                    end_line: end,
+                },
+            );
+        }
+    }
+    Ok(cov)
+}
+
+pub(super) fn checked_line(n: i64, file: &str, origin: &Path) -> Result<u32> {
+    u32::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| {
+        coded(
+            ExitKind::Input,
+            format!("{}: invalid line number {n} for {file}", origin.display()),
+        )
+    })
+}
+
+pub(super) fn checked_count(count: i64, line: u32, file: &str, origin: &Path) -> Result<u64> {
+    u64::try_from(count).map_err(|_| {
+        coded(
+            ExitKind::Input,
+            format!(
+                "{}: negative execution count {count} for {file}:{line} (corrupt or mismatched .gcda?)",
+                origin.display()
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(version: &str, count: i64) -> Value {
+        serde_json::from_str(&format!(
+            r#"{{"format_version": "{version}", "gcc_version": "12.2.0",
+               "current_working_directory": "/build", "data_file": "a.gcda",
+               "files": [{{"file": "src/../x.hpp",
+                 "functions": [{{"name": "_Z1fv", "demangled_name": "f()", "start_line": 2,
+                   "end_line": 6, "start_column": 1, "end_column": 1, "blocks": 3,
+                   "blocks_executed": 3, "execution_count": 1}}],
+                 "lines": [
+                   {{"line_number": 3, "count": {count}, "unexecuted_block": false, "branches": [],
+                     "function_name": "_Z1fv"}},
+                   {{"line_number": 3, "count": 2, "unexecuted_block": false, "branches": []}},
+                   {{"line_number": 4, "count": 0, "unexecuted_block": true, "branches": []}}]}}]}}"#
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn reads_v1_and_v2_and_sums_repeated_lines() {
+        for v in ["1", "2"] {
+            let c = parse(doc(v, 5), Path::new("a.json")).unwrap();
+            let f = &c.files["/build/x.hpp"];
+            assert_eq!(f.lines[&3], 7);
+            assert_eq!(f.lines[&4], 0);
+            assert_eq!(f.functions[0].name, "f()");
+            assert_eq!((f.functions[0].start_line, f.functions[0].end_line), (2, 6));
+        }
+    }
+
+    #[test]
+    fn unknown_version_and_negative_counts_are_rejected() {
+        let e = parse(doc("3", 1), Path::new("a.json")).unwrap_err();
+        assert!(format!("{e:#}").contains("unsupported gcov JSON format_version \"3\""));
+        let e = parse(doc("1", -4), Path::new("a.json")).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("a.json") && msg.contains("negative execution count -4"),
+            "{msg}"
+        );
+    }
+}

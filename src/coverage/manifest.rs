@@ -1,0 +1,226 @@
+//! In-place injection safety: the manifest of original files, atomic writes, and `--restore`.
+//!
+//! Before any source file is touched, every original is copied to a backup directory next to the
+//! manifest (`<manifest>.backup/`) and the manifest (each file's absolute path, BLAKE3 hash and
+//! length of the original, and its backup path) is written atomically. Each edited file is then
+//! written atomically (temp file + rename). [`restore`] puts back every file whose content differs
+//! from its original hash, so it also works after a partial injection.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{coded, ExitKind};
+
+/// The manifest file written before an in-place injection.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Manifest {
+    /// Always `"mfppr-cover-manifest"`.
+    pub kind: String,
+    /// Manifest format version (1).
+    pub version: u32,
+    /// The files that the injection may edit.
+    pub files: Vec<ManifestEntry>,
+}
+
+/// One file of the manifest.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ManifestEntry {
+    /// Absolute path of the source file.
+    pub path: PathBuf,
+    /// BLAKE3 hash (hex) of the original bytes.
+    pub original_blake3: String,
+    /// Length of the original.
+    pub original_len: u64,
+    /// Absolute path of the byte-for-byte backup of the original.
+    pub backup: PathBuf,
+}
+
+const KIND: &str = "mfppr-cover-manifest";
+
+/// Hex BLAKE3 of `bytes`.
+pub fn hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// Write `bytes` to `path` atomically: a temporary file in the same directory, flushed, given the
+/// permissions of the file it replaces, then renamed over it.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mfppr-tmp-")
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write a temporary file for {}", path.display()))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+    }
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot replace {}", path.display()))?;
+    Ok(())
+}
+
+/// Back up `files` (absolute paths with their original bytes) and write the manifest at
+/// `manifest_path`, refusing to overwrite an existing manifest (an earlier injection that was not
+/// restored). Nothing else is written.
+pub fn prepare(manifest_path: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<Manifest> {
+    if manifest_path.exists() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "manifest {} already exists: run `mfppr cover --restore {}` first, or pass another --manifest",
+                manifest_path.display(),
+                manifest_path.display()
+            ),
+        ));
+    }
+    let manifest_path = super::paths::absolute(manifest_path);
+    let backup_dir = PathBuf::from(format!("{}.backup", manifest_path.display()));
+    std::fs::create_dir_all(&backup_dir)
+        .with_context(|| format!("cannot create backup directory {}", backup_dir.display()))?;
+    let mut entries = Vec::new();
+    for (i, (path, original)) in files.iter().enumerate() {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let backup = backup_dir.join(format!("{:04}-{name}.orig", i + 1));
+        write_atomically(&backup, original)?;
+        entries.push(ManifestEntry {
+            path: path.clone(),
+            original_blake3: hash(original),
+            original_len: original.len() as u64,
+            backup,
+        });
+    }
+    let manifest = Manifest {
+        kind: KIND.to_string(),
+        version: 1,
+        files: entries,
+    };
+    let mut json = serde_json::to_vec_pretty(&manifest).context("cannot serialise the manifest")?;
+    json.push(b'\n');
+    write_atomically(&manifest_path, &json)?;
+    Ok(manifest)
+}
+
+/// Read a manifest.
+pub fn read(manifest_path: &Path) -> Result<Manifest> {
+    let bytes = std::fs::read(manifest_path)
+        .with_context(|| format!("cannot read manifest {}", manifest_path.display()))?;
+    let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
+        coded(
+            ExitKind::Input,
+            format!("{}: not an mfppr manifest: {e}", manifest_path.display()),
+        )
+    })?;
+    if m.kind != KIND || m.version != 1 {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{}: not an mfppr cover manifest (kind {:?}, version {})",
+                manifest_path.display(),
+                m.kind,
+                m.version
+            ),
+        ));
+    }
+    Ok(m)
+}
+
+/// What [`restore`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RestoreReport {
+    /// Files written back from their backup.
+    pub restored: Vec<PathBuf>,
+    /// Files that already had their original content.
+    pub unchanged: Vec<PathBuf>,
+}
+
+/// Restore every file of the manifest byte for byte. Backups are checked against the recorded
+/// hash before anything is written.
+pub fn restore(manifest_path: &Path) -> Result<RestoreReport> {
+    let m = read(manifest_path)?;
+    let mut originals = Vec::new();
+    for e in &m.files {
+        let bytes = std::fs::read(&e.backup).with_context(|| {
+            format!(
+                "cannot read backup {} of {}",
+                e.backup.display(),
+                e.path.display()
+            )
+        })?;
+        if hash(&bytes) != e.original_blake3 {
+            return Err(coded(
+                ExitKind::Input,
+                format!(
+                    "backup {} does not match the hash recorded for {}; nothing restored",
+                    e.backup.display(),
+                    e.path.display()
+                ),
+            ));
+        }
+        originals.push(bytes);
+    }
+    let mut report = RestoreReport::default();
+    for (e, original) in m.files.iter().zip(originals) {
+        let current = std::fs::read(&e.path).ok();
+        if current.as_deref().map(hash).as_deref() == Some(e.original_blake3.as_str()) {
+            report.unchanged.push(e.path.clone());
+            continue;
+        }
+        write_atomically(&e.path, &original)?;
+        report.restored.push(e.path.clone());
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prepare_then_restore_after_partial_edit() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.cpp");
+        let b = dir.path().join("b.cpp");
+        std::fs::write(&a, b"int a;\n").unwrap();
+        std::fs::write(&b, b"int b;\n").unwrap();
+        let man = dir.path().join("m.json");
+        let files = vec![
+            (a.clone(), b"int a;\n".to_vec()),
+            (b.clone(), b"int b;\n".to_vec()),
+        ];
+        prepare(&man, &files).unwrap();
+        assert!(
+            prepare(&man, &files).is_err(),
+            "an existing manifest is never overwritten"
+        );
+        write_atomically(&a, b"changed\n").unwrap();
+        let r = restore(&man).unwrap();
+        assert_eq!(r.restored, vec![a.clone()]);
+        assert_eq!(r.unchanged, vec![b.clone()]);
+        assert_eq!(std::fs::read(&a).unwrap(), b"int a;\n");
+    }
+
+    #[test]
+    fn corrupt_backup_restores_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.cpp");
+        std::fs::write(&a, b"x").unwrap();
+        let man = dir.path().join("m.json");
+        let m = prepare(&man, &[(a.clone(), b"x".to_vec())]).unwrap();
+        std::fs::write(&m.files[0].backup, b"y").unwrap();
+        std::fs::write(&a, b"z").unwrap();
+        assert!(format!("{:#}", restore(&man).unwrap_err()).contains("does not match"));
+        assert_eq!(std::fs::read(&a).unwrap(), b"z");
+    }
+}
