@@ -670,25 +670,50 @@ fn input_comment_index(comment: &[u8]) -> Option<usize> {
         .ok()
 }
 
+/// Input blocks: from the `/* Template initialisation for output var <k> */` comment through the
+/// `output_var_<k>` declaration and every later statement, before the next block or the meta
+/// tests, that reads a name the block declares (templates may use the input after declaring it).
 fn read_input_blocks(text: &[u8], main: &Function) -> Vec<InputBlock> {
+    let body = &main.body;
+    let is_boundary = |s: &Stmt| {
+        meta_test_index(s, text).is_some()
+            || (s.kind == StmtKind::Comment && input_comment_index(&text[s.span.clone()]).is_some())
+            || s
+                .decl
+                .as_ref()
+                .is_some_and(|d| variant_index(&d.name).is_some())
+    };
     let mut out = Vec::new();
-    let mut open: Option<(usize, usize)> = None;
-    for stmt in &main.body {
-        if stmt.kind == StmtKind::Comment {
-            if let Some(k) = input_comment_index(&text[stmt.span.clone()]) {
-                open = Some((k, stmt.span.start));
-            }
+    for (i, stmt) in body.iter().enumerate() {
+        if stmt.kind != StmtKind::Comment {
             continue;
         }
-        if let (Some((k, start)), Some(d)) = (open, stmt.decl.as_ref()) {
-            if d.name == format!("output_var_{k}") {
-                out.push(InputBlock {
-                    index: k,
-                    output_var: d.name.clone(),
-                    span: start..stmt.span.end,
-                });
-                open = None;
+        let Some(k) = input_comment_index(&text[stmt.span.clone()]) else {
+            continue;
+        };
+        let output_var = format!("output_var_{k}");
+        let mut declared: HashSet<&str> = HashSet::new();
+        let mut end = None;
+        for s in body[i + 1..].iter().take_while(|s| !is_boundary(s)) {
+            let declares = s.decl.as_ref().map(|d| d.name.as_str());
+            let reads_block = s.idents.iter().any(|(n, _)| declared.contains(n.as_str()));
+            if let Some(d) = declares {
+                declared.insert(d);
             }
+            if end.is_none() {
+                if declares == Some(output_var.as_str()) {
+                    end = Some(s.span.end);
+                }
+            } else if reads_block {
+                end = Some(s.span.end);
+            }
+        }
+        if let Some(end) = end {
+            out.push(InputBlock {
+                index: k,
+                output_var,
+                span: stmt.span.start..end,
+            });
         }
     }
     out
