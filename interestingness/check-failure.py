@@ -32,8 +32,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import _mfppr_check as mc  # noqa: E402
 
-CHECK_RE = re.compile(r"Assertion .*failed|metalib::checks::")
-
 
 def main():
     mc.setup_tmp()
