@@ -29,6 +29,7 @@ import re
 import signal
 import sys
 
+sys.dont_write_bytecode = True  # never write __pycache__ beside the scripts (only cwd/TMPDIR)
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import _mfppr_check as mc  # noqa: E402
 

@@ -4,7 +4,7 @@
 What it checks: the candidate (argv[1]) compiles with CXXFLAGS and -DEXECUTE=1,
 and its exit status (a signal counts as 128+signal) equals EXPECTED_EXIT, or,
 when EXPECTED_EXIT is unset, the status of MFPPR_ORIGINAL compiled and run the
-same way (the original is built in a subdirectory of cwd).  A compile failure
+same way (the original is built in cwd as mfppr_original).  A compile failure
 is never interesting; a timeout is never interesting.
 
 Environment (defaults in brackets):
@@ -23,6 +23,7 @@ Example:
 import os
 import sys
 
+sys.dont_write_bytecode = True  # never write __pycache__ beside the scripts (only cwd/TMPDIR)
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import _mfppr_check as mc  # noqa: E402
 
