@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const TEST: &str = include_str!("data/t_bigint_452.cpp");
+const TEST: &str = include_str!("../fixtures/tests/iset_pass_tiny.cpp");
 
 struct Setup {
     dir: tempfile::TempDir,
@@ -18,7 +18,7 @@ struct Setup {
 impl Setup {
     fn new() -> Setup {
         let dir = tempfile::tempdir().unwrap();
-        let input = dir.path().join("t_bigint_452.cpp");
+        let input = dir.path().join("iset_pass_tiny.cpp");
         std::fs::write(&input, TEST).unwrap();
         Setup { dir, input }
     }
@@ -55,7 +55,7 @@ impl Setup {
     }
 
     fn default_output(&self) -> PathBuf {
-        self.path("t_bigint_452.reduced.cpp")
+        self.path("iset_pass_tiny.reduced.cpp")
     }
 }
 
@@ -186,7 +186,7 @@ fn an_always_false_script_prints_a_working_reproduction_command() {
         "{command}\n{repro_out}"
     );
     assert!(
-        repro_err.contains("checked t_bigint_452.cpp"),
+        repro_err.contains("checked iset_pass_tiny.cpp"),
         "{command}\n{repro_err}"
     );
     t.assert_input_unchanged();
@@ -311,10 +311,10 @@ fn a_python_script_gets_the_documented_environment() {
          cand = sys.argv[1]\n\
          ok = (cand == os.environ['MFPPR_CANDIDATE']\n\
                and os.path.isabs(cand)\n\
-               and os.path.basename(cand) == 't_bigint_452.cpp'\n\
+               and os.path.basename(cand) == 'iset_pass_tiny.cpp'\n\
                and os.path.samefile(os.getcwd(), os.path.dirname(cand))\n\
                and os.path.isdir(os.environ['TMPDIR'])\n\
-               and os.environ['MFPPR_ORIGINAL'].endswith('t_bigint_452.cpp')\n\
+               and os.environ['MFPPR_ORIGINAL'].endswith('iset_pass_tiny.cpp')\n\
                and os.path.isdir(os.environ['MFPPR_ORIGINAL_DIR'])\n\
                and 'r_0' in open(os.path.basename(cand)).read())\n\
          sys.exit(0 if ok else 1)\n",
@@ -378,7 +378,7 @@ fn ctrl_c_keeps_the_best_result_and_exits_130() {
     let (code, line) = failure(&out);
     assert_eq!(code, 130, "{line}");
     assert!(line.contains("interrupted"), "{line}");
-    assert!(line.contains("t_bigint_452.reduced.cpp"), "{line}");
+    assert!(line.contains("iset_pass_tiny.reduced.cpp"), "{line}");
     assert!(line.contains("--resume"), "{line}");
     t.assert_input_unchanged();
     let best = std::fs::read_to_string(t.default_output()).unwrap();
