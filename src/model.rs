@@ -471,18 +471,22 @@ impl TestModel {
         &'s self,
         function: &str,
     ) -> impl Iterator<Item = (&'s str, Span)> + 's {
-        let stmts: &[Stmt] = if function == "main" {
+        self.function_stmts(function).iter().flat_map(|s| {
+            s.idents
+                .iter()
+                .map(move |(name, _)| (name.as_str(), s.span.clone()))
+        })
+    }
+
+    /// The direct statements of `function` (`"main"` or an instance name).
+    pub fn function_stmts(&self, function: &str) -> &[Stmt] {
+        if function == "main" {
             &self.main_stmts
         } else {
             self.instance(function)
                 .map(|i| i.body.as_slice())
                 .unwrap_or(&[])
-        };
-        stmts.iter().flat_map(|s| {
-            s.idents
-                .iter()
-                .map(move |(name, _)| (name.as_str(), s.span.clone()))
-        })
+        }
     }
 
     /// The direct statements of every instance body.
@@ -678,8 +682,7 @@ fn read_input_blocks(text: &[u8], main: &Function) -> Vec<InputBlock> {
     let is_boundary = |s: &Stmt| {
         meta_test_index(s, text).is_some()
             || (s.kind == StmtKind::Comment && input_comment_index(&text[s.span.clone()]).is_some())
-            || s
-                .decl
+            || s.decl
                 .as_ref()
                 .is_some_and(|d| variant_index(&d.name).is_some())
     };

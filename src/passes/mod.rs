@@ -377,8 +377,12 @@ fn fuzz_ops(text: &[u8], model: &TestModel, catalogue: &Catalogue) -> Vec<Opport
     let mut reduce = Vec::new();
     let mut hoist = Vec::new();
     let mut delete = Vec::new();
+    let mut alias = Vec::new();
     for region in &model.regions {
         for (k, ins) in region.instructions.iter().enumerate() {
+            if let Some(op) = alias_op(text, model, region, ins) {
+                alias.push(op);
+            }
             let (Some(name), Some(ty), Some(init)) = (&ins.defines, &ins.type_text, &ins.init)
             else {
                 if ins.defines.is_none() {
@@ -449,8 +453,48 @@ fn fuzz_ops(text: &[u8], model: &TestModel, catalogue: &Catalogue) -> Vec<Opport
         }
     }
     reduce.extend(hoist);
+    reduce.extend(alias);
     reduce.extend(delete);
     reduce
+}
+
+/// Copy propagation: `T x = y;` goes, and every use of `x` in the function reads `y` instead.
+/// The region output keeps its name (the markers and the consumer name it).
+fn alias_op(
+    text: &[u8],
+    model: &TestModel,
+    region: &crate::model::FuzzRegion,
+    ins: &crate::model::Instruction,
+) -> Option<Opportunity> {
+    let (name, init) = (ins.defines.as_ref()?, ins.init.as_ref()?);
+    if ins.type_text.is_none() || ins.direct_init || *name == region.output {
+        return None;
+    }
+    let source = slice(text, init).trim();
+    let is_ident = !source.is_empty()
+        && source
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !source.as_bytes()[0].is_ascii_digit();
+    if !is_ident {
+        return None;
+    }
+    let mut edits = vec![Edit::delete(lines(text, &ins.span))];
+    for stmt in model.function_stmts(&region.function) {
+        if stmt.span == ins.span {
+            continue;
+        }
+        for (ident, span) in &stmt.idents {
+            if ident == name {
+                edits.push(Edit::replace(span.clone(), source));
+            }
+        }
+    }
+    Some(Opportunity {
+        description: format!("replace {name} by {source}"),
+        edits,
+        effect: Effect::Rewrite,
+    })
 }
 
 fn same_type(a: &str, b: &str) -> bool {

@@ -149,10 +149,16 @@ fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
                 .position(|b| !matches!(b, b' ' | b'\t'))
                 .map(|p| &next[p..])
                 .unwrap_or(&[]);
-            let keep = next_trim.starts_with(b"// Meta test") && !prev_blank;
+            let keep = next_trim.starts_with(b"// Meta test");
             if !keep {
                 edits.push(Edit::delete(line_start..line_end + 1));
+            } else if line_end > line_start {
+                // The separator line keeps no indentation.
+                edits.push(Edit::delete(line_start..line_end));
             }
+        } else if !blank && !prev_blank && text[line_start..line_end].starts_with(b"// Meta test") {
+            // One empty line before each variant, for the reader.
+            edits.push(Edit::replace(line_start..line_start, "\n"));
         }
         prev_blank = blank;
         line_start = line_end + 1;

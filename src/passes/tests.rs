@@ -1,1 +1,263 @@
+//! Pass tests on a real MF++-format fixture (`fixtures/tests/iset_pass_tiny.cpp` with its spec):
+//! golden pairs per kind (`tests/golden/<kind>.cpp`, `MFPPR_BLESS=1` rewrites them), the
+//! invariants every candidate keeps, and whole reductions driven by in-process fake oracles.
 
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+use super::*;
+use crate::engine::{Engine, EngineOptions};
+use crate::oracle::{Oracle, Verdict};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture() -> (Vec<u8>, Catalogue) {
+    let path = root().join("fixtures/tests/iset_pass_tiny.cpp");
+    let text = std::fs::read(&path).unwrap();
+    let cat = Catalogue::load(&path, &text, &[root().join("fixtures/iset/spec")], &[]).unwrap();
+    (text, cat)
+}
+
+fn reduction(options: PassOptions) -> (Vec<u8>, MfppReduction) {
+    let (text, cat) = fixture();
+    (text, MfppReduction::new(cat, options))
+}
+
+fn model_of(text: &[u8], cat: &Catalogue) -> TestModel {
+    let doc = Document::parse(text.to_vec()).unwrap();
+    TestModel::build(&doc, cat).unwrap()
+}
+
+fn golden(name: &str, got: &[u8]) {
+    let path = root().join("tests/golden").join(format!("{name}.cpp"));
+    if std::env::var_os("MFPPR_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, got).unwrap();
+    }
+    let want = std::fs::read(&path).unwrap_or_default();
+    assert!(
+        want == got,
+        "{} differs (MFPPR_BLESS=1 to accept):\n{}",
+        path.display(),
+        String::from_utf8_lossy(got)
+    );
+}
+
+#[test]
+fn golden_first_candidate_of_each_kind() {
+    let (text, red) = reduction(PassOptions::default());
+    for kind in Kind::ALL {
+        let g = red.gather(&text, kind).unwrap();
+        assert!(!g.is_empty(), "{} has opportunities", kind.name());
+        let candidate = (0..g.len())
+            .find_map(|i| g.candidate(i..i + 1))
+            .expect("an opportunity makes a candidate");
+        golden(kind.name(), &candidate);
+    }
+}
+
+#[test]
+fn golden_step_zero_removal_redeclares_the_next_step() {
+    let (text, red) = reduction(PassOptions::default());
+    let g = red.gather(&text, Kind::Sequence).unwrap();
+    assert_eq!(g.describe(0), "remove step 0 from every variant");
+    let c = String::from_utf8(g.candidate(0..1).unwrap()).unwrap();
+    assert!(c.contains(
+        "class iset::Set r_0 = subtract_by_unite_0_4(fctx, output_var_0, output_var_0);"
+    ));
+    assert!(c.contains(
+        "class iset::Set r_1 = subtract_by_intersect_1_4(fctx, output_var_0, output_var_0);"
+    ));
+    // The instances only step 0 reached are swept.
+    assert!(!c.contains("iden_by_fuzz_split_0_0"));
+    assert!(!c.contains("unite_by_parts_1_2"));
+}
+
+#[test]
+fn every_single_candidate_is_a_valid_smaller_or_changed_test() {
+    let (text, red) = reduction(PassOptions::default());
+    for kind in Kind::ALL {
+        let g = red.gather(&text, kind).unwrap();
+        for i in 0..g.len() {
+            if let Some(c) = g.candidate(i..i + 1) {
+                assert_ne!(c, text, "{}: no-op candidate", g.describe(i));
+                let m = model_of(&c, red.catalogue());
+                assert!(m.variants.iter().any(|v| v.index == 0), "r_0 kept");
+                assert!(
+                    m.variants
+                        .iter()
+                        .any(|v| v.index != 0 && !v.checks.is_empty()),
+                    "{}: an oracle is kept",
+                    g.describe(i)
+                );
+                assert!(
+                    m.instances.iter().all(|i| i.caller.is_some()),
+                    "no orphan left"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_last_variant_and_the_last_step_cannot_go() {
+    let (text, red) = reduction(PassOptions::default());
+    let g = red.gather(&text, Kind::Variant).unwrap();
+    // r_1 is the only non-reference variant: removing it alone, or with its checks, is refused.
+    assert_eq!(g.describe(0), "remove variant r_1");
+    assert!(g.candidate(0..1).is_none());
+    assert!(g.candidate(0..g.len()).is_none());
+    // One of the two checks may go.
+    assert!(g.candidate(1..2).is_some());
+    let s = red.gather(&text, Kind::Sequence).unwrap();
+    assert!(s.candidate(0..s.len()).is_none(), "at least one step stays");
+}
+
+#[test]
+fn drop_oracle_allows_removing_every_variant_but_r_0() {
+    let (text, red) = reduction(PassOptions {
+        keep_checks: false,
+        drop_oracle: true,
+    });
+    let g = red.gather(&text, Kind::Variant).unwrap();
+    let c = g.candidate(0..1).expect("allowed with --drop-oracle");
+    let m = model_of(&c, red.catalogue());
+    assert_eq!(m.variants.len(), 1);
+    assert_eq!(m.variants[0].index, 0);
+}
+
+#[test]
+fn keep_checks_offers_no_check_removal() {
+    let (text, red) = reduction(PassOptions {
+        keep_checks: true,
+        drop_oracle: false,
+    });
+    let g = red.gather(&text, Kind::Variant).unwrap();
+    assert_eq!(g.len(), 1, "only the variant itself");
+}
+
+#[test]
+fn folding_uses_the_family_base_and_sweeps_the_chain() {
+    let (text, red) = reduction(PassOptions::default());
+    let g = red.gather(&text, Kind::Recursion).unwrap();
+    let i = (0..g.len())
+        .find(|&i| {
+            g.describe(i) == "fold subtract_by_unite_0_4 to metalib::relations::subtract::base"
+        })
+        .expect("fold of a step-level instance");
+    let c = String::from_utf8(g.candidate(i..i + 1).unwrap()).unwrap();
+    assert!(c.contains("r_0 = metalib::relations::subtract::base(fctx, r_0, output_var_0);"));
+    assert!(!c.contains("subtract_by_unite_0_4"));
+    assert!(
+        !c.contains("subtract_by_unite_0_6"),
+        "its callee is swept too"
+    );
+    let h = (0..g.len())
+        .find(|&i| {
+            g.describe(i) == "hoist subtract_by_unite_0_6 into the call of subtract_by_unite_0_4"
+        })
+        .expect("same-family hoist");
+    let c = String::from_utf8(g.candidate(h..h + 1).unwrap()).unwrap();
+    assert!(c.contains("r_0 = subtract_by_unite_0_6(fctx, r_0, output_var_0);"));
+    assert!(!c.contains("subtract_by_unite_0_4("));
+}
+
+#[test]
+fn fuzz_reduction_uses_the_reduction_function_and_sweeps_dead_instructions() {
+    let (text, red) = reduction(PassOptions::default());
+    let g = red.gather(&text, Kind::Fuzz).unwrap();
+    let i = (0..g.len())
+        .find(|&i| g.describe(i) == "reduce set_term_14 to mfr_set_term")
+        .expect("reduction of a region output");
+    let c = String::from_utf8(g.candidate(i..i + 1).unwrap()).unwrap();
+    assert!(c.contains("fuzz::set_term set_term_14 = mfr_set_term(fctx);"));
+    for dead in [
+        "set_term_8",
+        "int_term_9",
+        "int_term_10",
+        "int_term_11",
+        "int_term_12",
+    ] {
+        assert!(!c.contains(dead), "{dead} is swept");
+    }
+    // Inside an instance the context variable is the MR's parameter.
+    let j = (0..g.len())
+        .find(|&i| g.describe(i) == "reduce set_term_22 to mfr_set_term")
+        .unwrap();
+    let c = String::from_utf8(g.candidate(j..j + 1).unwrap()).unwrap();
+    assert!(c.contains("fuzz::set_term set_term_22 = mfr_set_term(ctx);"));
+}
+
+/// An in-process oracle: interesting iff the predicate holds on the text.
+struct Fake<F: Fn(&str) -> bool + Sync>(F);
+
+impl<F: Fn(&str) -> bool + Sync> Oracle for Fake<F> {
+    fn judge(&self, candidate: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+        Ok(if (self.0)(&String::from_utf8_lossy(candidate)) {
+            Verdict::Interesting
+        } else {
+            Verdict::Uninteresting
+        })
+    }
+}
+
+fn reduce_with(pred: impl Fn(&str) -> bool + Sync, jobs: usize) -> Vec<u8> {
+    let (text, red) = reduction(PassOptions::default());
+    let oracle = Fake(pred);
+    let stop = AtomicBool::new(false);
+    let options = EngineOptions {
+        jobs,
+        quiet: true,
+        ..EngineOptions::default()
+    };
+    let mut engine = Engine::new(&red, &oracle, options, &stop).unwrap();
+    engine.run(text, &mut |_: &[u8]| Ok(())).unwrap()
+}
+
+#[test]
+fn fake_oracles_drive_whole_reductions_to_small_valid_tests() {
+    let cat = fixture().1;
+    let predicates: Vec<(&str, Box<dyn Fn(&str) -> bool + Sync>)> = vec![
+        (
+            "check_equal kept",
+            Box::new(|t: &str| t.contains("check_equal")),
+        ),
+        ("hull kept", Box::new(|t: &str| t.contains("iset::hull"))),
+        ("anything", Box::new(|_: &str| true)),
+    ];
+    let original = fixture().0;
+    for (name, pred) in predicates {
+        let out = reduce_with(|t| pred(t), 2);
+        let text = String::from_utf8(out.clone()).unwrap();
+        assert!(pred(&text), "{name}: result is interesting");
+        assert!(out.len() < original.len(), "{name}: smaller");
+        let m = model_of(&out, &cat);
+        assert!(m.variants.len() >= 2, "{name}: r_0 and another variant");
+        assert!(
+            m.variants.iter().any(|v| !v.checks.is_empty()),
+            "{name}: a check"
+        );
+    }
+}
+
+#[test]
+fn the_same_fake_reduction_for_every_job_count() {
+    let pred = |t: &str| t.contains("iset::subtract(a, b)") && t.contains("check_card");
+    let one = reduce_with(pred, 1);
+    for jobs in [2, 4] {
+        assert_eq!(reduce_with(pred, jobs), one, "jobs = {jobs}");
+    }
+}
+
+#[test]
+fn counts_match_what_gather_lists() {
+    let (text, cat) = fixture();
+    let m = model_of(&text, &cat);
+    let counts = count_opportunities(&text, &m, &cat);
+    let red = MfppReduction::new(cat, PassOptions::default());
+    for kind in Kind::ALL {
+        assert_eq!(counts[&kind], red.gather(&text, kind).unwrap().len());
+    }
+}
