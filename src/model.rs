@@ -607,11 +607,11 @@ fn read_variants(
         match stmt.kind {
             StmtKind::Empty | StmtKind::Comment => continue,
             StmtKind::Decl => {
-                let d = stmt
+                if let Some((d, index)) = stmt
                     .decl
                     .as_ref()
-                    .expect("declaration statements carry a decl");
-                if let Some(index) = variant_index(&d.name) {
+                    .and_then(|d| variant_index(&d.name).map(|i| (d, i)))
+                {
                     variants.extend(current.take());
                     let head = stmt.span.start..d.name_span.end;
                     current = Some(Variant {
