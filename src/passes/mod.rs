@@ -467,7 +467,7 @@ fn alias_op(
     ins: &crate::model::Instruction,
 ) -> Option<Opportunity> {
     let (name, init) = (ins.defines.as_ref()?, ins.init.as_ref()?);
-    if ins.type_text.is_none() || ins.direct_init || *name == region.output {
+    if ins.type_text.is_none() || ins.direct_init {
         return None;
     }
     let source = slice(text, init).trim();
@@ -478,6 +478,27 @@ fn alias_op(
         && !source.as_bytes()[0].is_ascii_digit();
     if !is_ident {
         return None;
+    }
+    if *name == region.output {
+        // The output keeps its name: take over the value of a source read nowhere else.
+        let def = region.instructions.iter().find(|d| {
+            d.defines.as_deref() == Some(source) && d.type_text == ins.type_text && !d.direct_init
+        })?;
+        let readers = model
+            .function_idents(&region.function)
+            .filter(|(n, _)| *n == source)
+            .count();
+        if readers != 1 {
+            return None;
+        }
+        return Some(Opportunity {
+            description: format!("move the value of {source} into {name}"),
+            edits: vec![
+                Edit::delete(lines(text, &def.span)),
+                Edit::replace(init.clone(), slice(text, def.init.as_ref()?)),
+            ],
+            effect: Effect::Rewrite,
+        });
     }
     let mut edits = vec![Edit::delete(lines(text, &ins.span))];
     for stmt in model.function_stmts(&region.function) {

@@ -219,7 +219,8 @@ fn reduce_with(pred: impl Fn(&str) -> bool + Sync, jobs: usize) -> Vec<u8> {
 #[test]
 fn fake_oracles_drive_whole_reductions_to_small_valid_tests() {
     let cat = fixture().1;
-    let predicates: Vec<(&str, Box<dyn Fn(&str) -> bool + Sync>)> = vec![
+    type Predicate = Box<dyn Fn(&str) -> bool + Sync>;
+    let predicates: Vec<(&str, Predicate)> = vec![
         (
             "check_equal kept",
             Box::new(|t: &str| t.contains("check_equal")),
