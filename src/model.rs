@@ -216,6 +216,8 @@ pub struct TestModel {
     pub variants: Vec<Variant>,
     /// Transplanted instances in source order.
     pub instances: Vec<Instance>,
+    /// Index of each instance in `instances`, by name.
+    instance_index: HashMap<String, usize>,
     /// Fuzz regions in source order.
     pub regions: Vec<FuzzRegion>,
     /// Input blocks in source order.
@@ -322,6 +324,7 @@ impl TestModel {
             main_span: main.span.clone(),
             variants,
             instances: Vec::new(),
+            instance_index: HashMap::new(),
             regions: Vec::new(),
             input_blocks: read_input_blocks(text, main),
             main_stmts: main.body.clone(),
@@ -435,6 +438,12 @@ impl TestModel {
                 body: f.body.clone(),
             });
         }
+        self.instance_index = self
+            .instances
+            .iter()
+            .enumerate()
+            .map(|(i, inst)| (inst.name.clone(), i))
+            .collect();
         let unknown = self.instances.iter().filter(|i| i.family.is_none()).count();
         if unknown > 0 {
             self.notes.push(format!(
@@ -496,7 +505,7 @@ impl TestModel {
 
     /// The instance named `name`.
     pub fn instance(&self, name: &str) -> Option<&Instance> {
-        self.instances.iter().find(|i| i.name == name)
+        self.instance_index.get(name).map(|&i| &self.instances[i])
     }
 
     /// Number of step positions (all variants share them).

@@ -295,6 +295,11 @@ fn sequence_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
         .collect()
 }
 
+/// Hoisting candidates offered per call site, nearest callees first.
+const MAX_HOISTS_PER_CALL: usize = 4;
+/// Callees looked at per call site when searching for hoisting candidates.
+const MAX_HOIST_SEARCH: usize = 64;
+
 /// Recursion folding to the family's base MR, then chain hoisting within a family.
 fn recursion_ops(model: &TestModel, catalogue: &Catalogue) -> Vec<Opportunity> {
     // Every call site of an instance: (callee, callee span), in source order.
@@ -344,9 +349,15 @@ fn recursion_ops(model: &TestModel, catalogue: &Catalogue) -> Vec<Opportunity> {
         let Some(family) = &inst.family else {
             continue;
         };
-        let mut stack: Vec<&str> = inst.callees.iter().map(String::as_str).collect();
+        // Nearest first, a few per call site: deep chains must not make this quadratic.
+        let mut queue: std::collections::VecDeque<&str> =
+            inst.callees.iter().map(String::as_str).collect();
         let mut seen: HashSet<&str> = HashSet::new();
-        while let Some(name) = stack.pop() {
+        let mut offered = 0;
+        while let Some(name) = queue.pop_front() {
+            if offered == MAX_HOISTS_PER_CALL || seen.len() == MAX_HOIST_SEARCH {
+                break;
+            }
             if !seen.insert(name) {
                 continue;
             }
@@ -363,8 +374,9 @@ fn recursion_ops(model: &TestModel, catalogue: &Catalogue) -> Vec<Opportunity> {
                     edits: vec![Edit::replace(span.clone(), name)],
                     effect: Effect::Rewrite,
                 });
+                offered += 1;
             }
-            stack.extend(inner.callees.iter().map(String::as_str));
+            queue.extend(inner.callees.iter().map(String::as_str));
         }
     }
     fold.extend(hoist);
