@@ -378,7 +378,7 @@ impl CoverOptions {
                     InjectTarget::InPlace { .. } => root.clone(),
                 };
                 let summary = self.find_and_reduce(out, root, injected, inj.markers, new_count)?;
-                write!(stdout, "{}\n{}\n", summary.table(), summary.last_line())
+                write!(stdout, "\n{}\n{}\n", summary.table(), summary.last_line())
                     .context("cannot write the summary")?;
             }
         }
