@@ -28,8 +28,8 @@ Examples:
   mfppr cover --restore mfppr-cover-manifest.json
   # Find the smallest generated test per marker, reduce it toward the marker (checks kept) and
   # confirm with gcov that the reduced test covers the line in the original library:
-  mfppr cover --suite s/ --fuzz f/ --source-root lib --find --corpus tests/ \
-      --run 'g++ -std=c++17 -DEXECUTE=1 -I \"$MFPPR_INJECTED\" {test} -o t && ./t' \
+  mfppr cover --suite s/ --fuzz f/ --source-root lib --find --corpus tests/ \\
+      --run 'g++ -std=c++17 -DEXECUTE=1 -I \"$MFPPR_INJECTED\" {test} -o t && ./t' \\
       --reduce --verify-gcov --out found/ -j 4
   # Tests from a generator instead (seeds 1..50):
   mfppr cover ... --find --generate 'gen-mfpp --seed {seed} -o {out}' --budget 50 --run '...'

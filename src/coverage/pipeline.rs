@@ -358,10 +358,19 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
                 point.bytes_after = Some(bytes);
             }
             Err(e) if exit_kind(&e) == ExitKind::Interrupted => {
-                point.note = format!("{e:#}");
+                point.note = "interrupted".to_string();
                 summary.recount();
                 summary.write(&opts.out)?;
-                return Err(e);
+                return Err(crate::error::coded(
+                    ExitKind::Interrupted,
+                    format!(
+                        "interrupted while reducing {}; its best result so far is in {}, and {} \
+                         lists what was done; run again with a new --out to finish",
+                        marker.id,
+                        opts.out.join(format!("{}.cpp", marker.id)).display(),
+                        opts.out.join("summary.json").display()
+                    ),
+                ));
             }
             Err(e) => {
                 eprintln!("reduce {}: not reduced: {e:#}", marker.id);

@@ -142,7 +142,7 @@ pub fn run(
             let _ = child.wait();
             return Err(coded(
                 ExitKind::Interrupted,
-                format!("interrupted while running `{command}`"),
+                format!("interrupted while running `{command}`; nothing was reduced"),
             ));
         }
         if start.elapsed() >= timeout {
