@@ -198,7 +198,8 @@ pub fn find(
     })
 }
 
-fn run_test(
+/// Run `template` on one test (see [`find`]).
+pub fn run_test(
     t: &TestFile,
     template: &str,
     injected: &Path,

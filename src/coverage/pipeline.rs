@@ -3,7 +3,10 @@
 //! 1. collect the tests (corpus or generator), run each against the marked library and choose
 //!    the smallest passing test per marker ([`super::find`]), written to `OUT/find.json`;
 //! 2. reduce each chosen test toward its marker with the coverage-marker oracle, checks kept,
-//!    into `OUT/<id>.cpp` (one marker at a time; each reduction uses `-j N` candidates at once);
+//!    into `OUT/<id>.cpp` (one marker at a time; each reduction uses `-j N` candidates at once).
+//!    Each reduced test is run once more with `--run` to learn which markers it reaches; a later
+//!    marker with the same source test that it reaches starts from it (`reduce`'s resume) instead
+//!    of from the whole source test, which saves most of the work when markers share a test;
 //! 3. verify each reduced test with gcov against the original sources ([`super::verify`]).
 //!
 //! `OUT/summary.json` is rewritten after every point, so an interrupted run keeps what it did.
@@ -94,6 +97,9 @@ pub struct Point {
     pub source_test: Option<TestFile>,
     /// The reduced test, when the reduction succeeded.
     pub reduced: Option<PathBuf>,
+    /// The marker whose reduced test this reduction started from (same source test).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_from: Option<String>,
     /// Its size.
     pub bytes_after: Option<u64>,
     /// gcov's verdict, when asked for.
@@ -323,6 +329,7 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
                 reached_by: found.reached_by.get(&m.id).copied().unwrap_or(0),
                 source_test: found.chosen.get(&m.id).cloned(),
                 reduced: None,
+                started_from: None,
                 bytes_after: None,
                 verified: None,
                 note: String::new(),
@@ -340,6 +347,8 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
     };
     let total = summary.reached;
     let mut done = 0;
+    // Reduced tests so far: (source test name, marker id, markers it reaches when it passes).
+    let mut starts: Vec<(String, String, BTreeSet<String>)> = Vec::new();
     for i in 0..summary.points.len() {
         let Some(test) = summary.points[i].source_test.clone() else {
             continue;
@@ -350,10 +359,33 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
             "reduce {} ({done}/{total}, {}:{}): {} ({} bytes)",
             marker.id, marker.file, marker.line, test.name, test.bytes
         );
-        let result = reduce_one(opts, step, marker, &test);
+        let start = starts
+            .iter()
+            .find(|(source, _, reached)| *source == test.name && reached.contains(&marker.id))
+            .map(|(_, id, _)| id.clone());
+        let result = reduce_one(opts, step, marker, &test, start.as_deref());
         let point = &mut summary.points[i];
+        point.started_from = start;
         match result {
             Ok((path, bytes)) => {
+                let reduced = find::run_test(
+                    &TestFile {
+                        name: test.name.clone(),
+                        path: path.clone(),
+                        bytes,
+                    },
+                    &opts.run,
+                    &opts.injected,
+                    &known,
+                    opts.run_timeout,
+                )?;
+                if reduced.passed() {
+                    starts.push((
+                        test.name.clone(),
+                        marker.id.clone(),
+                        reduced.markers.into_iter().collect(),
+                    ));
+                }
                 point.reduced = Some(path);
                 point.bytes_after = Some(bytes);
             }
@@ -406,14 +438,22 @@ fn write_found(out: &Path, found: &Found) -> Result<()> {
     write_atomically(&path, &json).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Reduce `test` toward `marker` into `OUT/<id>.cpp`; the output path and its size.
+/// Reduce `test` toward `marker` into `OUT/<id>.cpp`, starting from `OUT/<start>.cpp` when
+/// given (a reduction of the same test that reaches the marker); the output path and its size.
 fn reduce_one(
     opts: &PipelineOptions,
     step: &ReduceStep,
     marker: &Marker,
     test: &TestFile,
+    start: Option<&str>,
 ) -> Result<(PathBuf, u64)> {
     let output = opts.out.join(format!("{}.cpp", marker.id));
+    if let Some(start) = start {
+        let from = opts.out.join(format!("{start}.cpp"));
+        std::fs::copy(&from, &output)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), output.display()))?;
+        eprintln!("reduce {}: starting from {start}'s reduced test", marker.id);
+    }
     let mut includes = vec![opts.injected.to_string_lossy().into_owned()];
     includes.extend(
         step.include_dirs
@@ -436,7 +476,17 @@ fn reduce_one(
     ro.jobs = opts.jobs.max(1);
     ro.extra_env = extra_env;
     ro.quiet = true;
-    let outcome = reduce::reduce(&ro)?;
+    ro.resume = start.is_some();
+    let outcome = match reduce::reduce(&ro) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            if start.is_some() && exit_kind(&e) != ExitKind::Interrupted {
+                // Not a result of this marker: do not leave the copied start behind.
+                let _ = std::fs::remove_file(opts.out.join(format!("{}.cpp", marker.id)));
+            }
+            return Err(e);
+        }
+    };
     eprintln!("reduce {}: {}", marker.id, outcome.summary());
     Ok((outcome.output, outcome.bytes_after))
 }
@@ -459,6 +509,7 @@ mod tests {
                 bytes: 3945,
             }),
             reduced: after.map(|_| PathBuf::from("/o/P1.cpp")),
+            started_from: None,
             bytes_after: after,
             verified,
             note: String::new(),

@@ -3,8 +3,8 @@
 //! [`StatementIndex`] parses a file once (tree-sitter) and answers, for a 1-based line, where a
 //! marker statement can go so that it runs exactly when the statement on that line runs:
 //!
-//! * a statement inside a compound statement (function body, block) or after a `case …:` label:
-//!   insert right before it;
+//! * a statement inside a compound statement (function body, block) or after a `case …:` label,
+//!   also inside an `#if`/`#ifdef`/`#else` group within a function body: insert right before it;
 //! * a `case`/`default` label line: insert right after the colon;
 //! * the unbraced body of `if`/`else`/`for`/`while`/`do`: wrap it, `{ MARKER stmt }`, so the
 //!   marker stays inside the branch;
@@ -60,6 +60,31 @@ const STOP_KINDS: &[&str] = &[
     "translation_unit",
 ];
 
+/// Preprocessor groups whose statements count as the enclosing block's when they sit in a
+/// function body (tree-sitter makes them the group's children, not the block's).
+const PREPROC_GROUPS: &[&str] = &[
+    "preproc_if",
+    "preproc_ifdef",
+    "preproc_else",
+    "preproc_elif",
+    "preproc_elifdef",
+];
+
+/// Whether `node` lies in a function body: a compound statement comes before any definition.
+fn in_function_body(node: &Node<'_>) -> bool {
+    let mut parent = node.parent();
+    while let Some(p) = parent {
+        if p.kind() == "compound_statement" {
+            return true;
+        }
+        if STOP_KINDS.contains(&p.kind()) {
+            return false;
+        }
+        parent = p.parent();
+    }
+    false
+}
+
 impl StatementIndex {
     /// Parse `source`. Returns `None` only if tree-sitter cannot produce a tree at all.
     pub fn new(source: &[u8]) -> Option<StatementIndex> {
@@ -85,6 +110,23 @@ impl StatementIndex {
                         if c.kind() == "case_statement" {
                             continue; // handled below, with its colon
                         }
+                        add(
+                            c,
+                            Insertion {
+                                at: c.start_byte(),
+                                wrap_end: None,
+                            },
+                        );
+                    }
+                }
+                kind if PREPROC_GROUPS.contains(&kind) && in_function_body(&node) => {
+                    // Only the group's body: not its `name`/`condition`, nor its `alternative`.
+                    let body = children.iter().enumerate().filter(|(i, c)| {
+                        is_statement(c)
+                            && c.kind() != "case_statement"
+                            && node.field_name_for_child(*i as u32).is_none()
+                    });
+                    for (_, c) in body {
                         add(
                             c,
                             Insertion {
@@ -297,6 +339,23 @@ T f(T x,
         }
         // A one-line member function: its `return` is a statement on that line.
         assert_eq!(at(6), Some(("return m; }".into(), false)));
+    }
+
+    #[test]
+    fn statements_in_preprocessor_groups_of_a_body_get_their_own_point() {
+        let src = "#ifdef A\nint g();\n#endif\nvoid f(int& x) {\n  if (x) {\n#ifdef BUG\n    x = 1;\n#elif X > 2\n    x = 3;\n#else\n    x = 2;\n#endif\n  }\n}\n";
+        let idx = StatementIndex::new(src.as_bytes()).unwrap();
+        let at = |line| {
+            idx.insertion_for_line(line)
+                .map(|ins| src[ins.at..].lines().next().unwrap().to_string())
+        };
+        assert_eq!(at(7).as_deref(), Some("x = 1;"));
+        assert_eq!(at(9).as_deref(), Some("x = 3;"));
+        assert_eq!(at(11).as_deref(), Some("x = 2;"));
+        // Namespace scope and the directives themselves: nothing.
+        assert_eq!(at(2), None);
+        assert_eq!(at(6), None);
+        assert_eq!(at(10), None);
     }
 
     #[test]
