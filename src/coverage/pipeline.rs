@@ -264,6 +264,16 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
         summary.write(&opts.out)?;
         return Ok(summary);
     }
+    let (mut summary, known) = find_points(opts)?;
+    summary.write(&opts.out)?;
+    if let Some(step) = &opts.reduce {
+        reduce_points(opts, step, &known, &mut summary)?;
+    }
+    Ok(summary)
+}
+
+/// Collect and run the tests; the summary before any reduction, and the known marker ids.
+fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
@@ -341,10 +351,16 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
         "find: {} of {} markers reached",
         summary.reached, summary.markers
     );
-    summary.write(&opts.out)?;
-    let Some(step) = &opts.reduce else {
-        return Ok(summary);
-    };
+    Ok((summary, known))
+}
+
+/// Reduce (and verify) every reached point, rewriting `OUT/summary.json` after each.
+fn reduce_points(
+    opts: &PipelineOptions,
+    step: &ReduceStep,
+    known: &BTreeSet<String>,
+    summary: &mut Summary,
+) -> Result<()> {
     let total = summary.reached;
     let mut done = 0;
     // Reduced tests so far: (source test name, marker id, markers it reaches when it passes).
@@ -376,7 +392,7 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
                     },
                     &opts.run,
                     &opts.injected,
-                    &known,
+                    known,
                     opts.run_timeout,
                 )?;
                 if reduced.passed() {
@@ -428,7 +444,7 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
         summary.recount();
         summary.write(&opts.out)?;
     }
-    Ok(summary)
+    Ok(())
 }
 
 fn write_found(out: &Path, found: &Found) -> Result<()> {
