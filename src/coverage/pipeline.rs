@@ -308,6 +308,24 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
     )?;
     write_found(&opts.out, &found)?;
     let failing = found.runs.iter().filter(|r| !r.passed()).count();
+    if failing == found.runs.len() {
+        let first = &found.runs[0];
+        return Err(crate::error::coded(
+            ExitKind::Input,
+            format!(
+                "no test passed against the marked library (first: {}: {}); try one by hand: \
+                 cd $(mktemp -d) && {}={} sh -c {}",
+                first.test.name,
+                first.note,
+                find::INJECTED_ENV,
+                crate::oracle::shell_quote(&opts.injected.to_string_lossy()),
+                crate::oracle::shell_quote(&super::shell::expand(
+                    &opts.run,
+                    &[("test", &first.test.path.to_string_lossy())]
+                ))
+            ),
+        ));
+    }
     if failing > 0 {
         let first = found
             .runs

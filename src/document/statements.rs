@@ -70,6 +70,16 @@ const PREPROC_GROUPS: &[&str] = &[
     "preproc_elifdef",
 ];
 
+/// Kinds that cannot appear in a function body: a preprocessor group holding one is at namespace
+/// scope, or tree-sitter misparsed it (a group that splits `if (…) {` between its branches
+/// swallows the rest of the file), so its statements get no point of their own.
+const NOT_IN_BODIES: &[&str] = &[
+    "function_definition",
+    "namespace_definition",
+    "template_declaration",
+    "linkage_specification",
+];
+
 /// Whether `node` lies in a function body: a compound statement comes before any definition.
 fn in_function_body(node: &Node<'_>) -> bool {
     let mut parent = node.parent();
@@ -119,7 +129,10 @@ impl StatementIndex {
                         );
                     }
                 }
-                kind if PREPROC_GROUPS.contains(&kind) && in_function_body(&node) => {
+                kind if PREPROC_GROUPS.contains(&kind)
+                    && in_function_body(&node)
+                    && !children.iter().any(|c| NOT_IN_BODIES.contains(&c.kind())) =>
+                {
                     // Only the group's body: not its `name`/`condition`, nor its `alternative`.
                     let body = children.iter().enumerate().filter(|(i, c)| {
                         is_statement(c)
@@ -356,6 +369,23 @@ T f(T x,
         assert_eq!(at(2), None);
         assert_eq!(at(6), None);
         assert_eq!(at(10), None);
+    }
+
+    #[test]
+    fn a_group_splitting_an_if_header_never_puts_points_at_namespace_scope() {
+        // tree-sitter parses the `#ifdef` below as running to the end of the file, holding `g`.
+        let src = "int f(int a) {\n#ifdef BUG\n  if (a < 1) {\n#else\n  if (a < 2) {\n#endif\n    return 1;\n  }\n  return 0;\n}\n\nint g(int b)\n{\n  return b;\n}\n";
+        let idx = StatementIndex::new(src.as_bytes()).unwrap();
+        for line in 1..=15 {
+            if let Some(ins) = idx.insertion_for_line(line) {
+                let rest = src[ins.at..].lines().next().unwrap();
+                assert!(
+                    !rest.starts_with("int g"),
+                    "line {line}: point before `{rest}`"
+                );
+            }
+        }
+        assert_eq!(idx.insertion_for_line(12), None);
     }
 
     #[test]
