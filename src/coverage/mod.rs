@@ -1,11 +1,15 @@
 //! Coverage mode (`mfppr cover`): read gcov/gcovr coverage into one model, diff a suite run
-//! against a fuzz run, report the new lines, and inject markers before them.
+//! against a fuzz run, report the new lines, inject markers before them, then find, reduce and
+//! verify a test per marker.
 //!
-//! Library API (used by `mfppr cover`, and later by `--find` / reduction toward a marker):
+//! Library API (used by `mfppr cover`):
 //! [`load`] paths → [`Coverage`]; [`new_lines`] (suite, fuzz, filters) → [`NewLines`];
-//! [`inject`] (new lines, options) → [`Injection`] with its [`Marker`]s; [`restore`] (manifest).
+//! [`inject`] (new lines, options) → [`Injection`] with its [`Marker`]s; [`restore`] (manifest);
+//! [`pipeline::run`] (find the smallest test per marker, reduce it toward the marker, verify the
+//! result with gcov) on top of [`find`], [`verify`] and [`shell`].
 
 pub mod diff;
+pub mod find;
 pub mod gcov_json;
 pub mod gcov_text;
 pub mod gcovr;
@@ -14,7 +18,10 @@ pub mod load;
 pub mod manifest;
 pub mod model;
 pub mod paths;
+pub mod pipeline;
 pub mod report;
+pub mod shell;
+pub mod verify;
 
 pub use diff::{new_lines, Filters, NewFile, NewLine, NewLines};
 pub use inject::{inject, InjectOptions, InjectTarget, Injection, Marker, MarkerKind, Skipped};

@@ -3,8 +3,8 @@
 //! [`StatementIndex`] parses a file once (tree-sitter) and answers, for a 1-based line, where a
 //! marker statement can go so that it runs exactly when the statement on that line runs:
 //!
-//! * a statement inside a compound statement (function body, block) or after a `case …:` label:
-//!   insert right before it;
+//! * a statement inside a compound statement (function body, block) or after a `case …:` label,
+//!   also inside an `#if`/`#ifdef`/`#else` group within a function body: insert right before it;
 //! * a `case`/`default` label line: insert right after the colon;
 //! * the unbraced body of `if`/`else`/`for`/`while`/`do`: wrap it, `{ MARKER stmt }`, so the
 //!   marker stays inside the branch;
@@ -60,6 +60,41 @@ const STOP_KINDS: &[&str] = &[
     "translation_unit",
 ];
 
+/// Preprocessor groups whose statements count as the enclosing block's when they sit in a
+/// function body (tree-sitter makes them the group's children, not the block's).
+const PREPROC_GROUPS: &[&str] = &[
+    "preproc_if",
+    "preproc_ifdef",
+    "preproc_else",
+    "preproc_elif",
+    "preproc_elifdef",
+];
+
+/// Kinds that cannot appear in a function body: a preprocessor group holding one is at namespace
+/// scope, or tree-sitter misparsed it (a group that splits `if (…) {` between its branches
+/// swallows the rest of the file), so its statements get no point of their own.
+const NOT_IN_BODIES: &[&str] = &[
+    "function_definition",
+    "namespace_definition",
+    "template_declaration",
+    "linkage_specification",
+];
+
+/// Whether `node` lies in a function body: a compound statement comes before any definition.
+fn in_function_body(node: &Node<'_>) -> bool {
+    let mut parent = node.parent();
+    while let Some(p) = parent {
+        if p.kind() == "compound_statement" {
+            return true;
+        }
+        if STOP_KINDS.contains(&p.kind()) {
+            return false;
+        }
+        parent = p.parent();
+    }
+    false
+}
+
 impl StatementIndex {
     /// Parse `source`. Returns `None` only if tree-sitter cannot produce a tree at all.
     pub fn new(source: &[u8]) -> Option<StatementIndex> {
@@ -85,6 +120,26 @@ impl StatementIndex {
                         if c.kind() == "case_statement" {
                             continue; // handled below, with its colon
                         }
+                        add(
+                            c,
+                            Insertion {
+                                at: c.start_byte(),
+                                wrap_end: None,
+                            },
+                        );
+                    }
+                }
+                kind if PREPROC_GROUPS.contains(&kind)
+                    && in_function_body(&node)
+                    && !children.iter().any(|c| NOT_IN_BODIES.contains(&c.kind())) =>
+                {
+                    // Only the group's body: not its `name`/`condition`, nor its `alternative`.
+                    let body = children.iter().enumerate().filter(|(i, c)| {
+                        is_statement(c)
+                            && c.kind() != "case_statement"
+                            && node.field_name_for_child(*i as u32).is_none()
+                    });
+                    for (_, c) in body {
                         add(
                             c,
                             Insertion {
@@ -297,6 +352,40 @@ T f(T x,
         }
         // A one-line member function: its `return` is a statement on that line.
         assert_eq!(at(6), Some(("return m; }".into(), false)));
+    }
+
+    #[test]
+    fn statements_in_preprocessor_groups_of_a_body_get_their_own_point() {
+        let src = "#ifdef A\nint g();\n#endif\nvoid f(int& x) {\n  if (x) {\n#ifdef BUG\n    x = 1;\n#elif X > 2\n    x = 3;\n#else\n    x = 2;\n#endif\n  }\n}\n";
+        let idx = StatementIndex::new(src.as_bytes()).unwrap();
+        let at = |line| {
+            idx.insertion_for_line(line)
+                .map(|ins| src[ins.at..].lines().next().unwrap().to_string())
+        };
+        assert_eq!(at(7).as_deref(), Some("x = 1;"));
+        assert_eq!(at(9).as_deref(), Some("x = 3;"));
+        assert_eq!(at(11).as_deref(), Some("x = 2;"));
+        // Namespace scope and the directives themselves: nothing.
+        assert_eq!(at(2), None);
+        assert_eq!(at(6), None);
+        assert_eq!(at(10), None);
+    }
+
+    #[test]
+    fn a_group_splitting_an_if_header_never_puts_points_at_namespace_scope() {
+        // tree-sitter parses the `#ifdef` below as running to the end of the file, holding `g`.
+        let src = "int f(int a) {\n#ifdef BUG\n  if (a < 1) {\n#else\n  if (a < 2) {\n#endif\n    return 1;\n  }\n  return 0;\n}\n\nint g(int b)\n{\n  return b;\n}\n";
+        let idx = StatementIndex::new(src.as_bytes()).unwrap();
+        for line in 1..=15 {
+            if let Some(ins) = idx.insertion_for_line(line) {
+                let rest = src[ins.at..].lines().next().unwrap();
+                assert!(
+                    !rest.starts_with("int g"),
+                    "line {line}: point before `{rest}`"
+                );
+            }
+        }
+        assert_eq!(idx.insertion_for_line(12), None);
     }
 
     #[test]

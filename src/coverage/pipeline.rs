@@ -1,0 +1,588 @@
+//! The `--find` / `--reduce` / `--verify-gcov` pipeline of `mfppr cover`, after injection.
+//!
+//! 1. collect the tests (corpus or generator), run each against the marked library and choose
+//!    the smallest passing test per marker ([`super::find`]), written to `OUT/find.json`;
+//! 2. reduce each chosen test toward its marker with the coverage-marker oracle, checks kept,
+//!    into `OUT/<id>.cpp` (one marker at a time; each reduction uses `-j N` candidates at once).
+//!    Each reduced test is run once more with `--run` to learn which markers it reaches; a later
+//!    marker with the same source test that it reaches starts from it (`reduce`'s resume) instead
+//!    of from the whole source test, which saves most of the work when markers share a test;
+//! 3. verify each reduced test with gcov against the original sources ([`super::verify`]).
+//!
+//! `OUT/summary.json` is rewritten after every point, so an interrupted run keeps what it did.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::find::{self, Found, TestFile};
+use super::inject::Marker;
+use super::manifest::write_atomically;
+use super::verify::{self, VerifyOptions};
+use crate::error::{exit_kind, ExitKind};
+use crate::reduce::{self, ReduceOptions};
+
+/// Where the tests come from.
+#[derive(Clone, Debug)]
+pub enum TestSource {
+    /// Every C++ file under this directory.
+    Corpus(PathBuf),
+    /// Run this template (`{seed}`, `{out}`) for seeds `1..=budget`.
+    Generate {
+        /// The command template.
+        template: String,
+        /// Number of seeds.
+        budget: u32,
+    },
+}
+
+/// How to reduce toward a marker.
+#[derive(Clone, Debug)]
+pub struct ReduceStep {
+    /// The coverage-marker oracle script.
+    pub check: PathBuf,
+    /// `-I` directories besides the library (searched after the injected tree).
+    pub include_dirs: Vec<PathBuf>,
+    /// The original library (for the MR catalogue).
+    pub source_root: PathBuf,
+    /// `CXXFLAGS` for the oracle, when given.
+    pub cxxflags: Option<String>,
+    /// Per-check timeout (default: derived by `reduce`).
+    pub timeout: Option<Duration>,
+}
+
+/// Everything the pipeline needs.
+#[derive(Clone, Debug)]
+pub struct PipelineOptions {
+    /// Output directory (exists).
+    pub out: PathBuf,
+    /// The marked copy of the library.
+    pub injected: PathBuf,
+    /// The injected markers, in id order.
+    pub markers: Vec<Marker>,
+    /// How many new lines the diff found (for the summary).
+    pub new_lines: usize,
+    /// Where tests come from.
+    pub source: TestSource,
+    /// The `--run` template (`{test}`).
+    pub run: String,
+    /// Timeout of each `--generate` / `--run` command.
+    pub run_timeout: Duration,
+    /// Parallel runs (and candidates per reduction).
+    pub jobs: usize,
+    /// Reduce the chosen tests.
+    pub reduce: Option<ReduceStep>,
+    /// Verify the reduced tests with gcov.
+    pub verify: Option<VerifyOptions>,
+}
+
+/// One coverage point (marker) and what became of it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    /// Marker id.
+    pub id: String,
+    /// Library file key.
+    pub file: String,
+    /// The marker's line.
+    pub line: u32,
+    /// Every new line the marker stands for.
+    pub lines: Vec<u32>,
+    /// How many passing tests reach it.
+    pub reached_by: usize,
+    /// The chosen (smallest) test, when reached.
+    pub source_test: Option<TestFile>,
+    /// The reduced test, when the reduction succeeded.
+    pub reduced: Option<PathBuf>,
+    /// The marker whose reduced test this reduction started from (same source test).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_from: Option<String>,
+    /// Its size.
+    pub bytes_after: Option<u64>,
+    /// gcov's verdict, when asked for.
+    pub verified: Option<bool>,
+    /// What went wrong, if anything.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// The pipeline's result, also written as `OUT/summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// New lines found by the diff.
+    pub new_lines: usize,
+    /// Markers injected.
+    pub markers: usize,
+    /// Tests run.
+    pub tests: usize,
+    /// Markers reached by at least one passing test.
+    pub reached: usize,
+    /// Markers with a reduced test.
+    pub reduced: usize,
+    /// Reduced tests that gcov confirms.
+    pub verified: usize,
+    /// Per marker.
+    pub points: Vec<Point>,
+}
+
+impl Summary {
+    fn recount(&mut self) {
+        self.reached = self
+            .points
+            .iter()
+            .filter(|p| p.source_test.is_some())
+            .count();
+        self.reduced = self.points.iter().filter(|p| p.reduced.is_some()).count();
+        self.verified = self
+            .points
+            .iter()
+            .filter(|p| p.verified == Some(true))
+            .count();
+    }
+
+    /// The one-line result: `cover: P new lines, R reached, D reduced, V verified`.
+    pub fn last_line(&self) -> String {
+        format!(
+            "cover: {} new lines, {} reached, {} reduced, {} verified",
+            self.new_lines, self.reached, self.reduced, self.verified
+        )
+    }
+
+    /// The table: point, file:line, source test, tests reaching it, bytes before → after, verified.
+    pub fn table(&self) -> String {
+        let rows: Vec<[String; 6]> = self
+            .points
+            .iter()
+            .map(|p| {
+                let (test, bytes) = match &p.source_test {
+                    None => ("(not reached)".to_string(), "-".to_string()),
+                    Some(t) => (
+                        t.name.clone(),
+                        match p.bytes_after {
+                            Some(after) => format!("{} -> {after}", t.bytes),
+                            None => t.bytes.to_string(),
+                        },
+                    ),
+                };
+                let verified = match p.verified {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                };
+                [
+                    p.id.clone(),
+                    format!("{}:{}", p.file, p.line),
+                    test,
+                    p.reached_by.to_string(),
+                    bytes,
+                    verified.to_string(),
+                ]
+            })
+            .collect();
+        let header = [
+            "POINT",
+            "FILE:LINE",
+            "SOURCE TEST",
+            "TESTS",
+            "BYTES",
+            "VERIFIED",
+        ]
+        .map(String::from);
+        let mut widths = header.clone().map(|h| h.len());
+        for r in &rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.len());
+            }
+        }
+        let mut out = String::new();
+        for r in std::iter::once(&header).chain(&rows) {
+            let line: Vec<String> = r
+                .iter()
+                .zip(widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
+            let _ = writeln!(out, "{}", line.join("  ").trim_end());
+        }
+        out
+    }
+
+    fn write(&self, out: &Path) -> Result<()> {
+        let path = out.join("summary.json");
+        let mut json = serde_json::to_vec_pretty(self).context("cannot serialise the summary")?;
+        json.push(b'\n');
+        write_atomically(&path, &json).with_context(|| format!("cannot write {}", path.display()))
+    }
+}
+
+/// Where the default oracle lives, relative to mfppr's repository.
+const DEFAULT_CHECK: &str = "interestingness/coverage-marker.py";
+
+/// The default `--check` of `--reduce`: `interestingness/coverage-marker.py` next to the
+/// executable (or up to three directories above it, as in `target/release/`), else in the source
+/// tree mfppr was built from.
+pub fn default_check_script() -> Result<PathBuf> {
+    let mut tried = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        tried.extend(
+            exe.ancestors()
+                .skip(1)
+                .take(4)
+                .map(|d| d.join(DEFAULT_CHECK)),
+        );
+    }
+    tried.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CHECK));
+    if let Some(found) = tried.iter().find(|p| p.is_file()) {
+        return Ok(found.clone());
+    }
+    let looked: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+    Err(crate::error::coded(
+        ExitKind::Oracle,
+        format!(
+            "cannot find {DEFAULT_CHECK} (looked in {}); pass --check SCRIPT",
+            looked.join(", ")
+        ),
+    ))
+}
+
+/// Run find, then (as asked) reduce and verify; see the module docs.
+pub fn run(opts: &PipelineOptions) -> Result<Summary> {
+    crate::interrupt::install()?;
+    if opts.markers.is_empty() {
+        eprintln!("find: no markers to reach");
+        let summary = Summary {
+            new_lines: opts.new_lines,
+            markers: 0,
+            tests: 0,
+            reached: 0,
+            reduced: 0,
+            verified: 0,
+            points: Vec::new(),
+        };
+        summary.write(&opts.out)?;
+        return Ok(summary);
+    }
+    let (mut summary, known) = find_points(opts)?;
+    summary.write(&opts.out)?;
+    if let Some(step) = &opts.reduce {
+        reduce_points(opts, step, &known, &mut summary)?;
+    }
+    Ok(summary)
+}
+
+/// Collect and run the tests; the summary before any reduction, and the known marker ids.
+fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .context("cannot start the worker threads")?;
+    let tests = match &opts.source {
+        TestSource::Corpus(dir) => find::corpus(dir)?,
+        TestSource::Generate { template, budget } => {
+            eprintln!("generate: seeds 1..={budget}");
+            find::generate(
+                template,
+                *budget,
+                &opts.out.join("generated"),
+                opts.run_timeout,
+                &pool,
+            )?
+        }
+    };
+    eprintln!(
+        "find: running {} tests against {} (-j {})",
+        tests.len(),
+        opts.injected.display(),
+        opts.jobs
+    );
+    let known: BTreeSet<String> = opts.markers.iter().map(|m| m.id.clone()).collect();
+    let found = find::find(
+        &tests,
+        &opts.run,
+        &opts.injected,
+        &known,
+        opts.run_timeout,
+        &pool,
+    )?;
+    write_found(&opts.out, &found)?;
+    let failing = found.runs.iter().filter(|r| !r.passed()).count();
+    if failing == found.runs.len() {
+        let first = &found.runs[0];
+        return Err(crate::error::coded(
+            ExitKind::Input,
+            format!(
+                "no test passed against the marked library (first: {}: {}); try one by hand: \
+                 cd $(mktemp -d) && {}={} sh -c {}",
+                first.test.name,
+                first.note,
+                find::INJECTED_ENV,
+                crate::oracle::shell_quote(&opts.injected.to_string_lossy()),
+                crate::oracle::shell_quote(&super::shell::expand(
+                    &opts.run,
+                    &[("test", &first.test.path.to_string_lossy())]
+                ))
+            ),
+        ));
+    }
+    if failing > 0 {
+        let first = found
+            .runs
+            .iter()
+            .find(|r| !r.passed())
+            .map(|r| format!("{}: {}", r.test.name, r.note));
+        eprintln!(
+            "find: {failing} of {} tests did not pass and are not used (first: {}); see find.json",
+            found.runs.len(),
+            first.unwrap_or_default()
+        );
+    }
+
+    let mut summary = Summary {
+        new_lines: opts.new_lines,
+        markers: opts.markers.len(),
+        tests: found.runs.len(),
+        reached: 0,
+        reduced: 0,
+        verified: 0,
+        points: opts
+            .markers
+            .iter()
+            .map(|m| Point {
+                id: m.id.clone(),
+                file: m.file.clone(),
+                line: m.line,
+                lines: m.lines.clone(),
+                reached_by: found.reached_by.get(&m.id).copied().unwrap_or(0),
+                source_test: found.chosen.get(&m.id).cloned(),
+                reduced: None,
+                started_from: None,
+                bytes_after: None,
+                verified: None,
+                note: String::new(),
+            })
+            .collect(),
+    };
+    summary.recount();
+    eprintln!(
+        "find: {} of {} markers reached",
+        summary.reached, summary.markers
+    );
+    Ok((summary, known))
+}
+
+/// Reduce (and verify) every reached point, rewriting `OUT/summary.json` after each.
+fn reduce_points(
+    opts: &PipelineOptions,
+    step: &ReduceStep,
+    known: &BTreeSet<String>,
+    summary: &mut Summary,
+) -> Result<()> {
+    let total = summary.reached;
+    let mut done = 0;
+    // Reduced tests so far: (source test name, marker id, markers it reaches when it passes).
+    let mut starts: Vec<(String, String, BTreeSet<String>)> = Vec::new();
+    for i in 0..summary.points.len() {
+        let Some(test) = summary.points[i].source_test.clone() else {
+            continue;
+        };
+        done += 1;
+        let marker = &opts.markers[i];
+        eprintln!(
+            "reduce {} ({done}/{total}, {}:{}): {} ({} bytes)",
+            marker.id, marker.file, marker.line, test.name, test.bytes
+        );
+        let start = starts
+            .iter()
+            .find(|(source, _, reached)| *source == test.name && reached.contains(&marker.id))
+            .map(|(_, id, _)| id.clone());
+        let result = reduce_one(opts, step, marker, &test, start.as_deref());
+        let point = &mut summary.points[i];
+        point.started_from = start;
+        match result {
+            Ok((path, bytes)) => {
+                let reduced = find::run_test(
+                    &TestFile {
+                        name: test.name.clone(),
+                        path: path.clone(),
+                        bytes,
+                    },
+                    &opts.run,
+                    &opts.injected,
+                    known,
+                    opts.run_timeout,
+                )?;
+                if reduced.passed() {
+                    starts.push((
+                        test.name.clone(),
+                        marker.id.clone(),
+                        reduced.markers.into_iter().collect(),
+                    ));
+                }
+                point.reduced = Some(path);
+                point.bytes_after = Some(bytes);
+            }
+            Err(e) if exit_kind(&e) == ExitKind::Interrupted => {
+                point.note = "interrupted".to_string();
+                summary.recount();
+                summary.write(&opts.out)?;
+                return Err(crate::error::coded(
+                    ExitKind::Interrupted,
+                    format!(
+                        "interrupted while reducing {}; its best result so far is in {}, and {} \
+                         lists what was done; run again with a new --out to finish",
+                        marker.id,
+                        opts.out.join(format!("{}.cpp", marker.id)).display(),
+                        opts.out.join("summary.json").display()
+                    ),
+                ));
+            }
+            Err(e) => {
+                eprintln!("reduce {}: not reduced: {e:#}", marker.id);
+                point.note = format!("not reduced: {e:#}");
+            }
+        }
+        if let (Some(v), Some(path)) = (&opts.verify, &point.reduced) {
+            let outcome = verify::verify(path, marker, v)?;
+            eprintln!(
+                "verify {}: {}",
+                marker.id,
+                if outcome.verified {
+                    format!("yes (count {})", outcome.count)
+                } else {
+                    format!("no: {}", outcome.note)
+                }
+            );
+            point.verified = Some(outcome.verified);
+            if !outcome.verified {
+                point.note = outcome.note;
+            }
+        }
+        summary.recount();
+        summary.write(&opts.out)?;
+    }
+    Ok(())
+}
+
+fn write_found(out: &Path, found: &Found) -> Result<()> {
+    let path = out.join("find.json");
+    let mut json = serde_json::to_vec_pretty(found).context("cannot serialise find.json")?;
+    json.push(b'\n');
+    write_atomically(&path, &json).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Reduce `test` toward `marker` into `OUT/<id>.cpp`, starting from `OUT/<start>.cpp` when
+/// given (a reduction of the same test that reaches the marker); the output path and its size.
+fn reduce_one(
+    opts: &PipelineOptions,
+    step: &ReduceStep,
+    marker: &Marker,
+    test: &TestFile,
+    start: Option<&str>,
+) -> Result<(PathBuf, u64)> {
+    let output = opts.out.join(format!("{}.cpp", marker.id));
+    if let Some(start) = start {
+        let from = opts.out.join(format!("{start}.cpp"));
+        std::fs::copy(&from, &output)
+            .with_context(|| format!("cannot copy {} to {}", from.display(), output.display()))?;
+        eprintln!("reduce {}: starting from {start}'s reduced test", marker.id);
+    }
+    let mut includes = vec![opts.injected.to_string_lossy().into_owned()];
+    includes.extend(
+        step.include_dirs
+            .iter()
+            .map(|d| d.to_string_lossy().into_owned()),
+    );
+    let mut extra_env = vec![
+        ("MARKER_ID".to_string(), marker.id.clone()),
+        ("MFPPR_INCLUDES".to_string(), includes.join(":")),
+    ];
+    if let Some(flags) = &step.cxxflags {
+        extra_env.push(("CXXFLAGS".to_string(), flags.clone()));
+    }
+    let mut ro = ReduceOptions::new(&test.path, &step.check);
+    ro.output = Some(output);
+    ro.include_dirs = step.include_dirs.clone();
+    ro.include_dirs.push(step.source_root.clone());
+    ro.keep_checks = true;
+    ro.timeout = step.timeout;
+    ro.jobs = opts.jobs.max(1);
+    ro.extra_env = extra_env;
+    ro.quiet = true;
+    ro.resume = start.is_some();
+    let outcome = match reduce::reduce(&ro) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            if start.is_some() && exit_kind(&e) != ExitKind::Interrupted {
+                // Not a result of this marker: do not leave the copied start behind.
+                let _ = std::fs::remove_file(opts.out.join(format!("{}.cpp", marker.id)));
+            }
+            return Err(e);
+        }
+    };
+    eprintln!("reduce {}: {}", marker.id, outcome.summary());
+    Ok((outcome.output, outcome.bytes_after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_and_last_line() {
+        let point = |id: &str, reached: bool, after: Option<u64>, verified: Option<bool>| Point {
+            id: id.into(),
+            file: "iset.h".into(),
+            line: 12,
+            lines: vec![12],
+            reached_by: usize::from(reached),
+            source_test: reached.then(|| TestFile {
+                name: "seed-2.cpp".into(),
+                path: "/c/seed-2.cpp".into(),
+                bytes: 3945,
+            }),
+            reduced: after.map(|_| PathBuf::from("/o/P1.cpp")),
+            started_from: None,
+            bytes_after: after,
+            verified,
+            note: String::new(),
+        };
+        let mut s = Summary {
+            new_lines: 14,
+            markers: 3,
+            tests: 8,
+            reached: 0,
+            reduced: 0,
+            verified: 0,
+            points: vec![
+                point("P1", true, Some(1004), Some(true)),
+                point("P2", true, None, None),
+                point("P3", false, None, None),
+            ],
+        };
+        s.recount();
+        assert_eq!(
+            s.last_line(),
+            "cover: 14 new lines, 2 reached, 1 reduced, 1 verified"
+        );
+        let table = s.table();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[0],
+            "POINT  FILE:LINE  SOURCE TEST    TESTS  BYTES         VERIFIED"
+        );
+        assert_eq!(
+            lines[1],
+            "P1     iset.h:12  seed-2.cpp     1      3945 -> 1004  yes"
+        );
+        assert_eq!(
+            lines[2],
+            "P2     iset.h:12  seed-2.cpp     1      3945          -"
+        );
+        assert_eq!(
+            lines[3],
+            "P3     iset.h:12  (not reached)  0      -             -"
+        );
+    }
+}
