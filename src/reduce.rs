@@ -148,8 +148,8 @@ pub fn default_output(input: &Path) -> PathBuf {
 pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     crate::interrupt::install()?;
     let began = Instant::now();
-    // Runs before the search: the original, the trivial test, and the output when resuming.
-    let mut setup_calls = 2;
+    // Runs before the search: the original, the trivial tests, and the output when resuming.
+    let mut setup_calls = 1;
     let input = &opts.input;
     let text = std::fs::read(input).map_err(|e| {
         coded(
@@ -209,13 +209,21 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     write_atomic(&output, &start)
         .with_context(|| format!("cannot write the output {}", output.display()))?;
 
-    if oracle.judge(TRIVIAL_TEST, &no_cancel)? == Verdict::Interesting
-        && !crate::interrupt::requested()
-    {
-        eprintln!(
-            "warning: the check accepts a trivially empty test (`int main() {{}}`); results may \
-             be meaningless; make the script check for the failure you are reducing"
-        );
+    // A check that accepts the empty file or an empty `main` cannot tell the failure apart.
+    for (trivial, what) in [
+        (&b""[..], "the empty file"),
+        (TRIVIAL_TEST, "`int main() {}`"),
+    ] {
+        setup_calls += 1;
+        if oracle.judge(trivial, &no_cancel)? == Verdict::Interesting
+            && !crate::interrupt::requested()
+        {
+            eprintln!(
+                "warning: the check accepts {what}; results may be meaningless; make the script \
+                 check for the failure you are reducing"
+            );
+            break;
+        }
     }
 
     let reduction = MfppReduction::new(

@@ -208,7 +208,7 @@ fn an_always_true_script_warns_about_the_trivial_test() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("warning: the check accepts a trivially empty test"),
+        stderr(&out).contains("warning: the check accepts the empty file"),
         "{}",
         stderr(&out)
     );
