@@ -107,6 +107,25 @@ fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
             edits.push(Edit::delete(whole_lines(text, block.span.clone())));
         }
     }
+    // MF++'s indentation quirk: the return type of a definition after a step that transplanted
+    // nothing starts indented. Top-level definitions start at column 0.
+    for start in model
+        .instances
+        .iter()
+        .filter(|i| i.caller.is_some())
+        .map(|i| i.span.start)
+        .chain(std::iter::once(model.main_span.start))
+    {
+        let indent = text[..start]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let at_line_start = start == indent || text[start - indent - 1] == b'\n';
+        if indent > 0 && at_line_start {
+            edits.push(Edit::delete(start - indent..start));
+        }
+    }
     // Lone `;` statements in main and in instances.
     for stmt in model
         .main_stmts

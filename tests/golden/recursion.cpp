@@ -22,7 +22,7 @@ fuzz::set_term
         fuzz::set_term out = metalib::relations::subtract::base(ctx, a, f);
         return metalib::relations::unite::base(ctx, in, out);
     }
-    fuzz::set_term
+fuzz::set_term
     subtract_by_unite_0_6(fuzz::fuzz_context ctx, fuzz::set_term a, fuzz::set_term b)
     {
         fuzz::set_term u = metalib::relations::unite::base(ctx, a, b);
@@ -34,7 +34,7 @@ fuzz::set_term
         fuzz::set_term u = metalib::relations::unite::base(ctx, a, b);
         return subtract_by_unite_0_6(ctx, u, b);
     }
-    fuzz::set_term
+fuzz::set_term
     unite_by_parts_1_2(fuzz::fuzz_context ctx, fuzz::set_term a, fuzz::set_term b)
     {
         fuzz::set_term only_a = iset::subtract(a, b);
@@ -48,7 +48,7 @@ fuzz::set_term
         fuzz::set_term e = metalib::generators::empty::base(ctx, a);
         return unite_by_parts_1_2(ctx, a, e);
     }
-    fuzz::set_term
+fuzz::set_term
     subtract_by_intersect_1_4(fuzz::fuzz_context ctx, fuzz::set_term a, fuzz::set_term b)
     {
         fuzz::set_term h = iset::hull(a);

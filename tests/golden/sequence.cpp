@@ -11,7 +11,7 @@
 #endif
 #include "reduce_iset.hpp"
 
-    fuzz::set_term
+fuzz::set_term
     subtract_by_unite_0_6(fuzz::fuzz_context ctx, fuzz::set_term a, fuzz::set_term b)
     {
         fuzz::set_term u = metalib::relations::unite::base(ctx, a, b);
@@ -23,7 +23,7 @@ fuzz::set_term
         fuzz::set_term u = metalib::relations::unite::base(ctx, a, b);
         return subtract_by_unite_0_6(ctx, u, b);
     }
-    fuzz::set_term
+fuzz::set_term
     subtract_by_intersect_1_4(fuzz::fuzz_context ctx, fuzz::set_term a, fuzz::set_term b)
     {
         fuzz::set_term h = iset::hull(a);
