@@ -128,6 +128,17 @@ impl Catalogue {
         include_dirs: &[PathBuf],
         specs: &[PathBuf],
     ) -> Result<Catalogue> {
+        let test_doc = Document::parse(test_text.to_vec())?;
+        Catalogue::load_for(test_path, &test_doc, include_dirs, specs)
+    }
+
+    /// Like [`Catalogue::load`], for a test already parsed.
+    pub fn load_for(
+        test_path: &Path,
+        test_doc: &Document,
+        include_dirs: &[PathBuf],
+        specs: &[PathBuf],
+    ) -> Result<Catalogue> {
         for dir in include_dirs {
             if !dir.is_dir() {
                 bail!(
@@ -152,7 +163,6 @@ impl Catalogue {
         // (header, branch) pairs still to read; a header seen from several branches merges them.
         let mut seen: HashMap<PathBuf, HashSet<Branch>> = HashMap::new();
         let mut queue: VecDeque<(PathBuf, Branch)> = VecDeque::new();
-        let test_doc = Document::parse(test_text.to_vec())?;
         let test_outline = test_doc.outline();
         let mut missing = Vec::new();
         for inc in test_outline.includes.iter().filter(|i| !i.system) {
@@ -175,7 +185,7 @@ impl Catalogue {
             if !parsed.contains_key(&path) {
                 let bytes = std::fs::read(&path)
                     .with_context(|| format!("cannot read spec header {}", path.display()))?;
-                let outline = Document::parse(bytes)?.outline();
+                let outline = Document::parse(bytes)?.outline().clone();
                 parsed.insert(path.clone(), outline);
                 order.push(path.clone());
             }

@@ -33,9 +33,9 @@ impl InspectArgs {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         let text = read_test(&self.file)?;
         let name = self.file.display().to_string();
-        let catalogue = Catalogue::load(&self.file, &text, &self.include, &self.spec)
-            .with_context(|| name.clone())?;
         let doc = Document::parse(text)?;
+        let catalogue = Catalogue::load_for(&self.file, &doc, &self.include, &self.spec)
+            .with_context(|| name.clone())?;
         let model = TestModel::build(&doc, &catalogue).with_context(|| name.clone())?;
         let report = inspect::report(&name, doc.text(), &model, &catalogue);
         if self.json {

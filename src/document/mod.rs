@@ -182,6 +182,7 @@ pub struct Outline {
 pub struct Document {
     text: Vec<u8>,
     tree: Tree,
+    outline: std::sync::OnceLock<Outline>,
 }
 
 impl std::fmt::Debug for Document {
@@ -202,7 +203,11 @@ impl Document {
         let tree = parser
             .parse(&text, None)
             .ok_or_else(|| anyhow!("the C++ parser gave up on this input"))?;
-        Ok(Document { text, tree })
+        Ok(Document {
+            text,
+            tree,
+            outline: std::sync::OnceLock::new(),
+        })
     }
 
     /// The bytes.
@@ -210,8 +215,12 @@ impl Document {
         &self.text
     }
 
-    /// Extract the outline (see [`Outline`]).
-    pub fn outline(&self) -> Outline {
+    /// The outline (see [`Outline`]), extracted on first use.
+    pub fn outline(&self) -> &Outline {
+        self.outline.get_or_init(|| self.extract())
+    }
+
+    fn extract(&self) -> Outline {
         let mut out = Outline::default();
         let root = self.tree.root_node();
         if root.has_error() {
@@ -620,7 +629,10 @@ mod tests {
     use super::*;
 
     fn outline(src: &str) -> Outline {
-        Document::parse(src.as_bytes().to_vec()).unwrap().outline()
+        Document::parse(src.as_bytes().to_vec())
+            .unwrap()
+            .outline()
+            .clone()
     }
 
     #[test]
