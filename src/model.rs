@@ -678,8 +678,7 @@ fn read_input_blocks(text: &[u8], main: &Function) -> Vec<InputBlock> {
     let is_boundary = |s: &Stmt| {
         meta_test_index(s, text).is_some()
             || (s.kind == StmtKind::Comment && input_comment_index(&text[s.span.clone()]).is_some())
-            || s
-                .decl
+            || s.decl
                 .as_ref()
                 .is_some_and(|d| variant_index(&d.name).is_some())
     };
