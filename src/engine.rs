@@ -6,16 +6,20 @@
 //! the current text, the same kind is gathered again and restarts at the top chunk size. Rounds over
 //! all kinds repeat until a round accepts nothing (fixpoint).
 //!
-//! With `jobs` = N the next N candidates in enumeration order are judged at once. The enumeration
-//! between two accepted candidates does not depend on verdicts, so it can run ahead; the first
-//! interesting candidate *in enumeration order* wins and later runs are cancelled and discarded.
-//! The result is therefore the same for every N (given a deterministic oracle).
+//! With `jobs` = N the search keeps a sliding window over the enumeration: up to N oracle runs are
+//! in flight, always the earliest candidates not yet judged, and a new run starts as soon as one
+//! ends (one candidate is built ahead while the runs go on). Verdicts are used strictly in
+//! enumeration order: a candidate wins once every earlier one has been found uninteresting, and a
+//! candidate known to be interesting stops the start of later ones and kills those running. The
+//! enumeration between two accepted candidates does not depend on verdicts, so the result is the
+//! same for every N (given a deterministic oracle).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -80,10 +84,14 @@ impl ChunkCursor {
     }
 }
 
+/// The window holds at most this many candidates per job: runs in flight, plus finished runs and
+/// cached verdicts waiting for an earlier run. Bounds memory and speculation behind a slow run.
+const WINDOW_PER_JOB: usize = 4;
+
 /// Search settings.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
-    /// How many candidates are judged at once (≥ 1).
+    /// How many oracle runs are in flight at once (≥ 1).
     pub jobs: usize,
     /// Remember verdicts by candidate hash.
     pub cache: bool,
@@ -119,7 +127,8 @@ pub struct KindStats {
     pub cache_hits: u64,
     /// Candidates whose run timed out.
     pub timeouts: u64,
-    /// Speculative runs started after the winner of their batch, whose verdicts were discarded.
+    /// Speculative runs whose verdicts were not used (they followed the winner, or were in flight
+    /// at an interruption or an oracle error).
     pub wasted: u64,
 }
 
@@ -132,10 +141,22 @@ pub struct Stats {
     pub oracle_calls: u64,
     /// Verdicts taken from the cache.
     pub cache_hits: u64,
+    /// Candidates whose verdict was used (cache hits included).
+    pub candidates: u64,
+    /// Candidates built by the passes (some are never judged: built ahead, or after the winner).
+    pub built: u64,
+    /// Oracle runs whose verdicts were not used.
+    pub wasted: u64,
     /// Accepted candidates.
     pub accepted: u64,
     /// Wall time of the search, in seconds.
     pub wall_secs: f64,
+    /// mfppr's own time in the search, in seconds: the wall time during which the engine was not
+    /// waiting for an oracle run (gathering, building and hashing candidates, bookkeeping, writing
+    /// accepted results). Oracle runs go on meanwhile, so this bounds the overhead from above.
+    pub engine_secs: f64,
+    /// `engine_secs` per built candidate, in milliseconds.
+    pub engine_ms_per_candidate: f64,
     /// Size of the starting text.
     pub bytes_before: u64,
     /// Size of the result.
@@ -157,7 +178,7 @@ pub type OnAccept<'a> = dyn FnMut(&[u8]) -> anyhow::Result<()> + 'a;
 /// One candidate of the enumeration.
 struct Candidate {
     window: Range<usize>,
-    bytes: Vec<u8>,
+    bytes: Arc<Vec<u8>>,
     hash: blake3::Hash,
 }
 
@@ -187,7 +208,7 @@ impl Enumeration<'_> {
             }
             return Some(Candidate {
                 window,
-                bytes,
+                bytes: Arc::new(bytes),
                 hash,
             });
         }
@@ -195,25 +216,84 @@ impl Enumeration<'_> {
     }
 }
 
-/// The result of one oracle run inside a batch.
+/// How a started oracle run ended, as reported by its thread.
 struct RunResult {
     verdict: anyhow::Result<Verdict>,
     elapsed: Duration,
+    /// The run was cancelled (or interrupted) before or while it ran: its verdict means nothing.
     cancelled: bool,
 }
 
-/// The search engine. Owns the verdict cache, the thread pool and the stats.
+/// Where a candidate of the window stands.
+enum SlotState {
+    /// Its verdict came from the cache; no run.
+    Cached(Verdict),
+    /// Its oracle run is in flight; setting the flag kills it.
+    Running(Arc<AtomicBool>),
+    /// Its oracle run has ended.
+    Finished(RunResult),
+}
+
+/// A candidate of the window with its state.
+struct Slot {
+    candidate: Candidate,
+    state: SlotState,
+}
+
+/// The sliding window of one kind's search: the candidates enumerated but not yet resolved, in
+/// enumeration order. Sequence numbers count candidates of the enumeration from 0.
+#[derive(Default)]
+struct Window {
+    slots: VecDeque<Slot>,
+    /// Sequence number of `slots[0]`.
+    first_seq: u64,
+    /// Sequence number of the next candidate pushed.
+    next_seq: u64,
+    /// Oracle runs in flight.
+    running: usize,
+    /// The earliest candidate known to be interesting: nothing after it can win, so nothing after
+    /// it is started and running ones after it are cancelled.
+    limit: Option<u64>,
+    /// The next candidate, built ahead of time while the oracle runs (waiting for a free job).
+    prefetched: Option<Candidate>,
+    /// The enumeration has no more candidates.
+    exhausted: bool,
+}
+
+impl Window {
+    fn slot_mut(&mut self, seq: u64) -> Option<&mut Slot> {
+        let i = usize::try_from(seq.checked_sub(self.first_seq)?).ok()?;
+        self.slots.get_mut(i)
+    }
+
+    /// Cancel every run in flight after sequence number `after` (`None`: all of them).
+    fn cancel_after(&self, after: Option<u64>) {
+        for (seq, slot) in (self.first_seq..).zip(&self.slots) {
+            if let (SlotState::Running(cancel), true) = (&slot.state, after.is_none_or(|a| seq > a))
+            {
+                cancel.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// Starts the oracle run of candidate `seq` on its own thread; the result comes back on the
+/// engine's channel.
+type StartRun<'s> = dyn Fn(u64, Arc<Vec<u8>>, Arc<AtomicBool>) -> anyhow::Result<()> + 's;
+
+/// The search engine. Owns the verdict cache and the stats.
 pub struct Engine<'a> {
     reduction: &'a dyn Reduction,
     oracle: &'a dyn Oracle,
     options: EngineOptions,
     interrupt: &'a AtomicBool,
-    pool: rayon::ThreadPool,
     cache: HashMap<blake3::Hash, Verdict>,
     history: HashSet<blake3::Hash>,
     stats: Stats,
     round: u64,
     tried: u64,
+    /// Time the engine thread spent blocked waiting for oracle runs.
+    waiting: Duration,
     last_progress: Instant,
 }
 
@@ -237,17 +317,11 @@ impl<'a> Engine<'a> {
         interrupt: &'a AtomicBool,
     ) -> anyhow::Result<Engine<'a>> {
         let jobs = options.jobs.max(1);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs)
-            .thread_name(|i| format!("mfppr-oracle-{i}"))
-            .build()
-            .context("cannot start the oracle thread pool")?;
         Ok(Engine {
             reduction,
             oracle,
             options: EngineOptions { jobs, ..options },
             interrupt,
-            pool,
             cache: HashMap::new(),
             history: HashSet::new(),
             stats: Stats {
@@ -259,6 +333,7 @@ impl<'a> Engine<'a> {
             },
             round: 0,
             tried: 0,
+            waiting: Duration::ZERO,
             last_progress: Instant::now(),
         })
     }
@@ -279,6 +354,7 @@ impl<'a> Engine<'a> {
     /// `on_accept` is called with every newly accepted text.
     pub fn run(&mut self, start: Vec<u8>, on_accept: &mut OnAccept<'_>) -> anyhow::Result<Vec<u8>> {
         let began = Instant::now();
+        self.waiting = Duration::ZERO;
         self.stats.bytes_before = start.len() as u64;
         self.stats.bytes_after = start.len() as u64;
         self.history.insert(blake3::hash(&start));
@@ -317,6 +393,12 @@ impl<'a> Engine<'a> {
             }
         })();
         self.stats.wall_secs = began.elapsed().as_secs_f64();
+        self.stats.engine_secs = began.elapsed().saturating_sub(self.waiting).as_secs_f64();
+        self.stats.engine_ms_per_candidate = if self.stats.built == 0 {
+            0.0
+        } else {
+            1000.0 * self.stats.engine_secs / self.stats.built as f64
+        };
         result.map(|()| current)
     }
 
@@ -342,120 +424,217 @@ impl<'a> Engine<'a> {
             current,
             seen: HashSet::new(),
         };
+        let (oracle, interrupt) = (self.oracle, self.interrupt);
+        let (sender, results) = mpsc::channel::<(u64, RunResult)>();
+        let winner = std::thread::scope(|scope| {
+            let start: &StartRun<'_> = &|seq, bytes, cancel| {
+                let sender = sender.clone();
+                std::thread::Builder::new()
+                    .name(format!("mfppr-oracle-{seq}"))
+                    .spawn_scoped(scope, move || {
+                        let started = Instant::now();
+                        let verdict = if cancel.load(Ordering::SeqCst) {
+                            Ok(Verdict::Uninteresting)
+                        } else {
+                            panic::catch_unwind(AssertUnwindSafe(|| oracle.judge(&bytes, &cancel)))
+                                .unwrap_or_else(|_| Err(anyhow::anyhow!("the oracle panicked")))
+                        };
+                        let run = RunResult {
+                            verdict,
+                            elapsed: started.elapsed(),
+                            cancelled: cancel.load(Ordering::SeqCst)
+                                || interrupt.load(Ordering::SeqCst),
+                        };
+                        // The engine only stops listening once every run has reported.
+                        let _ = sender.send((seq, run));
+                    })
+                    .context("cannot start a thread for an oracle run")?;
+                Ok(())
+            };
+            let mut window = Window::default();
+            let result = self.search(
+                kind,
+                current.len(),
+                &mut enumeration,
+                &mut window,
+                start,
+                &results,
+            );
+            // Whatever happened, nothing in flight is needed any more: kill it and wait for it.
+            window.cancel_after(None);
+            self.drain(kind, &mut window, &results);
+            result
+        })?;
+        Ok(winner.map(|c| {
+            let what = describe_window(&*gathered, c.window);
+            let bytes = Arc::try_unwrap(c.bytes).unwrap_or_else(|b| b.to_vec());
+            (bytes, what)
+        }))
+    }
+
+    /// The sliding window: keep up to `jobs` runs in flight, in enumeration order, and resolve
+    /// candidates strictly in that order; the first interesting one wins.
+    fn search(
+        &mut self,
+        kind: Kind,
+        size: usize,
+        enumeration: &mut Enumeration<'_>,
+        window: &mut Window,
+        start: &StartRun<'_>,
+        results: &mpsc::Receiver<(u64, RunResult)>,
+    ) -> anyhow::Result<Option<Candidate>> {
         loop {
-            let mut batch = Vec::with_capacity(self.options.jobs);
-            while batch.len() < self.options.jobs {
-                match enumeration.next(&self.history) {
-                    Some(c) => batch.push(c),
-                    None => break,
+            self.fill(enumeration, window, start)?;
+            let mut resolved = false;
+            while let Some(slot) = window.slots.front() {
+                if matches!(slot.state, SlotState::Running(_)) {
+                    break;
+                }
+                let Some(slot) = window.slots.pop_front() else {
+                    break;
+                };
+                window.first_seq += 1;
+                let verdict = match slot.state {
+                    SlotState::Cached(v) => {
+                        self.stats.kind(kind).cache_hits += 1;
+                        self.stats.cache_hits += 1;
+                        v
+                    }
+                    // Only runs after a known winner are cancelled, and those never reach the
+                    // front: a cancelled run here was stopped by an interrupt.
+                    SlotState::Finished(RunResult {
+                        cancelled: true, ..
+                    }) => {
+                        return Err(coded(ExitKind::Interrupted, "interrupted"));
+                    }
+                    SlotState::Finished(run) => run.verdict.context("the oracle failed")?,
+                    SlotState::Running(_) => unreachable!("checked above"),
+                };
+                resolved = true;
+                self.tried += 1;
+                self.stats.candidates += 1;
+                let ks = self.stats.kind(kind);
+                ks.candidates += 1;
+                match verdict {
+                    Verdict::Interesting => return Ok(Some(slot.candidate)),
+                    Verdict::Timeout => ks.timeouts += 1,
+                    Verdict::Uninteresting => {}
                 }
             }
-            if batch.is_empty() {
+            if window.slots.is_empty() && window.exhausted {
                 return Ok(None);
             }
-            let winner = self.judge_batch(kind, &batch)?;
-            self.progress(kind, current.len());
-            if let Some(i) = winner {
-                let c = batch.swap_remove(i);
-                let what = describe_window(&*gathered, c.window);
-                return Ok(Some((c.bytes, what)));
+            if resolved {
+                // The window moved: fill it again before waiting.
+                continue;
             }
+            let waited = Instant::now();
+            let received = results.recv();
+            self.waiting += waited.elapsed();
+            let (seq, run) = received.context("lost an oracle run")?;
+            self.finished(kind, window, seq, run);
+            self.check_interrupt()?;
+            self.progress(kind, size);
         }
     }
 
-    /// Judge `batch` (in enumeration order) and return the index of its first interesting
-    /// candidate. Candidates after that one are cancelled and their verdicts discarded.
-    fn judge_batch(&mut self, kind: Kind, batch: &[Candidate]) -> anyhow::Result<Option<usize>> {
-        let m = batch.len();
-        let known: Vec<Option<Verdict>> = batch
-            .iter()
-            .map(|c| {
-                if self.options.cache {
-                    self.cache.get(&c.hash).copied()
-                } else {
-                    None
+    /// Start runs (and take cached verdicts) in enumeration order until `jobs` runs are in flight,
+    /// the window is full, or a candidate is known to be interesting. Builds one candidate ahead,
+    /// so that the next run can start as soon as a job is free.
+    fn fill(
+        &mut self,
+        enumeration: &mut Enumeration<'_>,
+        window: &mut Window,
+        start: &StartRun<'_>,
+    ) -> anyhow::Result<()> {
+        let jobs = self.options.jobs;
+        while window.limit.is_none() && window.slots.len() < jobs * WINDOW_PER_JOB {
+            let Some(candidate) = &window.prefetched else {
+                if window.exhausted {
+                    break;
                 }
-            })
-            .collect();
-        // A cached interesting candidate wins unless an earlier one turns out interesting too.
-        let limit = known
-            .iter()
-            .position(|v| *v == Some(Verdict::Interesting))
-            .unwrap_or(m);
-        let to_run: Vec<usize> = (0..limit).filter(|&i| known[i].is_none()).collect();
-        let runs: Vec<Mutex<Option<RunResult>>> = (0..m).map(|_| Mutex::new(None)).collect();
-        if !to_run.is_empty() {
-            let best = AtomicUsize::new(limit);
-            let cancels: Vec<AtomicBool> = (0..m).map(|_| AtomicBool::new(false)).collect();
-            let oracle = self.oracle;
-            let (best, cancels, runs_ref) = (&best, &cancels, &runs);
-            self.pool.scope_fifo(|scope| {
-                for &i in &to_run {
-                    let candidate = &batch[i];
-                    scope.spawn_fifo(move |_| {
-                        if best.load(Ordering::SeqCst) < i {
-                            return; // an earlier candidate already won: do not start
-                        }
-                        let started = Instant::now();
-                        let verdict = oracle.judge(&candidate.bytes, &cancels[i]);
-                        let elapsed = started.elapsed();
-                        if matches!(verdict, Ok(Verdict::Interesting)) {
-                            best.fetch_min(i, Ordering::SeqCst);
-                            for c in &cancels[i + 1..] {
-                                c.store(true, Ordering::SeqCst);
-                            }
-                        }
-                        let cancelled = cancels[i].load(Ordering::SeqCst);
-                        if let Ok(mut slot) = runs_ref[i].lock() {
-                            *slot = Some(RunResult {
-                                verdict,
-                                elapsed,
-                                cancelled,
-                            });
-                        }
-                    });
-                }
-            });
-        }
-        // Verdicts of cancelled runs are meaningless; so are all verdicts once interrupted.
-        self.check_interrupt()?;
-
-        let mut winner = None;
-        for (i, (candidate, slot)) in batch.iter().zip(runs).enumerate() {
-            let run = slot.into_inner().ok().flatten();
-            if let Some(r) = &run {
-                self.stats.oracle_calls += 1;
-                self.stats.kind(kind).oracle_secs += r.elapsed.as_secs_f64();
-                if let (Ok(v), false, true) = (&r.verdict, r.cancelled, self.options.cache) {
-                    self.cache.insert(candidate.hash, *v);
-                }
-            }
-            if winner.is_some() {
-                if run.is_some() {
-                    self.stats.kind(kind).wasted += 1;
+                window.prefetched = enumeration.next(&self.history);
+                match window.prefetched {
+                    Some(_) => self.stats.built += 1,
+                    None => window.exhausted = true,
                 }
                 continue;
-            }
-            let verdict = match (known[i], run) {
-                (Some(v), _) => {
-                    self.stats.kind(kind).cache_hits += 1;
-                    self.stats.cache_hits += 1;
-                    v
-                }
-                (None, Some(r)) => r.verdict.context("the oracle failed")?,
-                // Not started: only happens after an interesting candidate, handled above.
-                (None, None) => continue,
             };
-            self.tried += 1;
-            let ks = self.stats.kind(kind);
-            ks.candidates += 1;
-            match verdict {
-                Verdict::Interesting => winner = Some(i),
-                Verdict::Timeout => ks.timeouts += 1,
-                Verdict::Uninteresting => {}
+            let seq = window.next_seq;
+            let known = if self.options.cache {
+                self.cache.get(&candidate.hash).copied()
+            } else {
+                None
+            };
+            let state = match known {
+                Some(verdict) => {
+                    if verdict == Verdict::Interesting {
+                        window.limit = Some(seq);
+                    }
+                    SlotState::Cached(verdict)
+                }
+                None if window.running < jobs => {
+                    let cancel = Arc::new(AtomicBool::new(false));
+                    start(seq, Arc::clone(&candidate.bytes), Arc::clone(&cancel))?;
+                    window.running += 1;
+                    SlotState::Running(cancel)
+                }
+                None => break,
+            };
+            let Some(candidate) = window.prefetched.take() else {
+                break;
+            };
+            window.slots.push_back(Slot { candidate, state });
+            window.next_seq += 1;
+        }
+        Ok(())
+    }
+
+    /// Record the end of run `seq`: stats, cache, and — when it is interesting — the new limit.
+    fn finished(&mut self, kind: Kind, window: &mut Window, seq: u64, run: RunResult) {
+        self.stats.oracle_calls += 1;
+        self.stats.kind(kind).oracle_secs += run.elapsed.as_secs_f64();
+        window.running = window.running.saturating_sub(1);
+        if let (Ok(verdict), false) = (&run.verdict, run.cancelled) {
+            let hash = window.slot_mut(seq).map(|slot| slot.candidate.hash);
+            if let (Some(hash), true) = (hash, self.options.cache) {
+                self.cache.insert(hash, *verdict);
+            }
+            if *verdict == Verdict::Interesting && window.limit.is_none_or(|l| seq < l) {
+                window.limit = Some(seq);
+                window.cancel_after(Some(seq));
             }
         }
-        Ok(winner)
+        if let Some(slot) = window.slot_mut(seq) {
+            slot.state = SlotState::Finished(run);
+        }
+    }
+
+    /// Wait for every run in flight (they have been cancelled) and count every run whose verdict
+    /// was not used as wasted.
+    fn drain(
+        &mut self,
+        kind: Kind,
+        window: &mut Window,
+        results: &mpsc::Receiver<(u64, RunResult)>,
+    ) {
+        while window.running > 0 {
+            let waited = Instant::now();
+            let received = results.recv();
+            self.waiting += waited.elapsed();
+            match received {
+                Ok((seq, run)) => self.finished(kind, window, seq, run),
+                Err(_) => break,
+            }
+        }
+        let wasted = window
+            .slots
+            .iter()
+            .filter(|s| !matches!(s.state, SlotState::Cached(_)))
+            .count() as u64;
+        self.stats.kind(kind).wasted += wasted;
+        self.stats.wasted += wasted;
+        window.slots.clear();
     }
 
     fn check_interrupt(&self) -> anyhow::Result<()> {

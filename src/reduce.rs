@@ -6,7 +6,7 @@
 //! candidate); Ctrl-C / SIGTERM stop the search with the best result kept.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -16,7 +16,7 @@ use crate::atomic::write_atomic;
 use crate::catalogue::Catalogue;
 use crate::engine::{Engine, EngineOptions, Stats};
 use crate::error::{coded, exit_kind, ExitKind};
-use crate::oracle::{Expected, Oracle, RunEnd, ScriptOracle, Verdict};
+use crate::oracle::{Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
 use crate::passes::{MfppReduction, PassOptions};
 
 /// Timeout for the initial check when `--timeout` is not given.
@@ -27,6 +27,8 @@ const MIN_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_TIMEOUT: Duration = Duration::from_secs(300);
 /// The derived timeout is this many times the initial run.
 const TIMEOUT_FACTOR: u32 = 5;
+/// Interval between two looks at the trivial check running alongside the original.
+const TRIVIAL_POLL: Duration = Duration::from_millis(5);
 /// A test that keeps nothing of the original; a check that accepts it checks nothing.
 const TRIVIAL_TEST: &[u8] = b"int main() {}\n";
 
@@ -105,21 +107,31 @@ pub struct ReduceOutcome {
 }
 
 impl ReduceOutcome {
-    /// One summary line: sizes, oracle calls, cache hits, wall time.
+    /// One summary line: sizes, oracle calls, cache hits, wall time, mfppr's own time.
     pub fn summary(&self) -> String {
         let pct = if self.bytes_before == 0 {
             0.0
         } else {
             100.0 * (self.bytes_before as f64 - self.bytes_after as f64) / self.bytes_before as f64
         };
+        let st = &self.stats;
+        let engine_pct = if st.wall_secs > 0.0 {
+            100.0 * st.engine_secs / st.wall_secs
+        } else {
+            0.0
+        };
         format!(
-            "mfppr: {} -> {} bytes (-{pct:.1}%) in {}; {} oracle calls, {} cache hits, {:.1} s",
+            "mfppr: {} -> {} bytes (-{pct:.1}%) in {}; {} oracle calls ({} wasted), {} cache hits, \
+             {:.1} s; mfppr's own time {:.2} s ({engine_pct:.1}%, {:.1} ms per candidate)",
             self.bytes_before,
             self.bytes_after,
             self.output.display(),
-            self.stats.oracle_calls,
-            self.stats.cache_hits,
-            self.stats.wall_secs
+            st.oracle_calls,
+            st.wasted,
+            st.cache_hits,
+            st.wall_secs,
+            st.engine_secs,
+            st.engine_ms_per_candidate
         )
     }
 }
@@ -149,7 +161,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     crate::interrupt::install()?;
     let began = Instant::now();
     // Runs before the search: the original, the trivial tests, and the output when resuming.
-    let mut setup_calls = 1;
+    let mut setup_calls = 2;
     let input = &opts.input;
     let text = std::fs::read(input).map_err(|e| {
         coded(
@@ -172,7 +184,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     // The original must be interesting before anything is written.
     let no_cancel = AtomicBool::new(false);
     oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
-    let initial = oracle.run(&text, &no_cancel)?;
+    let (initial, trivial) = initial_checks(opts, &oracle, &text)?;
     if crate::interrupt::requested() {
         return Err(coded(
             ExitKind::Interrupted,
@@ -188,9 +200,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
         return Err(not_interesting(opts, &oracle, &initial));
     };
     oracle.set_expected(expected);
-    let timeout = opts
-        .timeout
-        .unwrap_or_else(|| (initial.elapsed * TIMEOUT_FACTOR).clamp(MIN_TIMEOUT, MAX_TIMEOUT));
+    let timeout = derived_timeout(opts, &initial);
     oracle.set_timeout(Some(timeout));
     if !opts.quiet {
         eprintln!(
@@ -209,21 +219,22 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     write_atomic(&output, &start)
         .with_context(|| format!("cannot write the output {}", output.display()))?;
 
-    // A check that accepts the empty file or an empty `main` cannot tell the failure apart.
-    for (trivial, what) in [
-        (&b""[..], "the empty file"),
-        (TRIVIAL_TEST, "`int main() {}`"),
-    ] {
+    // A check that accepts an empty `main` or the empty file cannot tell the failure apart.
+    let trivial = match trivial {
+        Some(run) => oracle.verdict_of(run.end),
+        None => oracle.judge(TRIVIAL_TEST, &no_cancel)?,
+    };
+    let accepts = if trivial == Verdict::Interesting {
+        Some("`int main() {}`")
+    } else {
         setup_calls += 1;
-        if oracle.judge(trivial, &no_cancel)? == Verdict::Interesting
-            && !crate::interrupt::requested()
-        {
-            eprintln!(
-                "warning: the check accepts {what}; results may be meaningless; make the script \
-                 check for the failure you are reducing"
-            );
-            break;
-        }
+        (oracle.judge(b"", &no_cancel)? == Verdict::Interesting).then_some("the empty file")
+    };
+    if let Some(what) = accepts.filter(|_| !crate::interrupt::requested()) {
+        eprintln!(
+            "warning: the check accepts {what}; results may be meaningless; make the script \
+             check for the failure you are reducing"
+        );
     }
 
     let reduction = MfppReduction::new(
@@ -288,6 +299,49 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
             )))
         }
     }
+}
+
+/// The per-run timeout: `--timeout`, or derived from the initial run of the original.
+fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
+    opts.timeout
+        .unwrap_or_else(|| (initial.elapsed * TIMEOUT_FACTOR).clamp(MIN_TIMEOUT, MAX_TIMEOUT))
+}
+
+/// Check the original and, with more than one job, the trivial test alongside it (one oracle run
+/// less on the critical path). The trivial run is killed once it takes longer than the timeout
+/// the original's run implies, or at once if the original's run failed.
+fn initial_checks(
+    opts: &ReduceOptions,
+    oracle: &ScriptOracle,
+    text: &[u8],
+) -> anyhow::Result<(Run, Option<Run>)> {
+    let no_cancel = AtomicBool::new(false);
+    if opts.jobs < 2 {
+        return Ok((oracle.run(text, &no_cancel)?, None));
+    }
+    let cancel_trivial = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let started = Instant::now();
+        let trivial = std::thread::Builder::new()
+            .name("mfppr-trivial".into())
+            .spawn_scoped(scope, || oracle.run(TRIVIAL_TEST, &cancel_trivial))
+            .context("cannot start a thread for the trivial check")?;
+        let initial = oracle.run(text, &no_cancel);
+        let limit = match &initial {
+            Ok(run) => derived_timeout(opts, run),
+            Err(_) => Duration::ZERO,
+        };
+        while !trivial.is_finished() {
+            if started.elapsed() >= limit {
+                cancel_trivial.store(true, Ordering::SeqCst);
+            }
+            std::thread::sleep(TRIVIAL_POLL);
+        }
+        let trivial = trivial
+            .join()
+            .map_err(|_| anyhow::anyhow!("the trivial check panicked"))?;
+        Ok((initial?, Some(trivial?)))
+    })
 }
 
 /// The output's directory must exist, the output must not be a directory, and never the input.
@@ -376,11 +430,7 @@ fn resume_from(
 }
 
 /// The error for an original that is not interesting: what happened, how to reproduce, stderr.
-fn not_interesting(
-    opts: &ReduceOptions,
-    oracle: &ScriptOracle,
-    run: &crate::oracle::Run,
-) -> anyhow::Error {
+fn not_interesting(opts: &ReduceOptions, oracle: &ScriptOracle, run: &Run) -> anyhow::Error {
     let what = match (run.end, opts.interesting_exit_auto) {
         (RunEnd::TimedOut, _) => format!(
             "the check timed out after {:.1} s; raise --timeout or make the script faster",

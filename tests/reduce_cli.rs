@@ -193,6 +193,25 @@ fn an_always_false_script_prints_a_working_reproduction_command() {
 }
 
 #[test]
+fn a_script_interesting_for_the_empty_file_warns() {
+    let t = Setup::new();
+    // Interesting for the empty file and for anything that still has r_0, not for an empty main.
+    let script = t.script(
+        "empty.sh",
+        "#!/bin/sh\n[ ! -s \"$1\" ] || grep -q r_0 \"$1\"\n",
+        true,
+    );
+    let out = t.run(&[s(&t.input), "--check", s(&script), "-j", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: the check accepts the empty file"),
+        "{}",
+        stderr(&out)
+    );
+    t.assert_input_unchanged();
+}
+
+#[test]
 fn an_always_true_script_warns_about_the_trivial_test() {
     let t = Setup::new();
     let script = t.script("true.sh", "#!/bin/sh\nexit 0\n", true);
@@ -208,7 +227,7 @@ fn an_always_true_script_warns_about_the_trivial_test() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("warning: the check accepts the empty file"),
+        stderr(&out).contains("warning: the check accepts `int main() {}`"),
         "{}",
         stderr(&out)
     );
@@ -219,6 +238,11 @@ fn an_always_true_script_warns_about_the_trivial_test() {
         "kinds",
         "oracle_calls",
         "cache_hits",
+        "candidates",
+        "built",
+        "wasted",
+        "engine_secs",
+        "engine_ms_per_candidate",
         "wall_secs",
         "bytes_before",
         "bytes_after",
@@ -383,4 +407,111 @@ fn ctrl_c_keeps_the_best_result_and_exits_130() {
     t.assert_input_unchanged();
     let best = std::fs::read_to_string(t.default_output()).unwrap();
     assert!(best.contains("r_0") && best.len() <= TEST.len());
+}
+
+/// The stats JSON of a run.
+fn stats_of(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn degenerate_scripts_at_four_jobs_end_within_their_timeouts() {
+    let t = Setup::new();
+    let start = Instant::now();
+    let never = t.script("false.sh", "#!/bin/sh\nexit 1\n", true);
+    let out = t.run(&[s(&t.input), "--check", s(&never), "-j", "4"]);
+    assert_eq!(failure(&out).0, 3);
+    let hang = t.script("hang.sh", "#!/bin/sh\nexec sleep 60\n", true);
+    let out = t.run(&[
+        s(&t.input),
+        "--check",
+        s(&hang),
+        "-j",
+        "4",
+        "--timeout",
+        "1",
+    ]);
+    assert_eq!(failure(&out).0, 3);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+
+    // Interesting original, every candidate hangs: each run is killed after the timeout and
+    // four run at once, so the whole reduction takes about calls / 4 timeouts.
+    let pids = t.path("pids");
+    let hang_candidates = t.script(
+        "hang_candidates.sh",
+        &format!(
+            "#!/bin/sh\ncmp -s \"$1\" \"$MFPPR_ORIGINAL\" && exit 0\necho $$ >> '{}'\nexec sleep 60\n",
+            pids.display()
+        ),
+        true,
+    );
+    let stats = t.path("timeouts.json");
+    let start = Instant::now();
+    let out = t.run(&[
+        s(&t.input),
+        "--check",
+        s(&hang_candidates),
+        "-j",
+        "4",
+        "--timeout",
+        "1",
+        "-q",
+        "--stats",
+        s(&stats),
+    ]);
+    let elapsed = start.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(t.default_output()).unwrap(), TEST);
+    let json = stats_of(&stats);
+    let calls = json["oracle_calls"].as_u64().unwrap();
+    let timeouts: u64 = json["kinds"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|k| k["timeouts"].as_u64().unwrap())
+        .sum();
+    assert_eq!(timeouts, json["candidates"].as_u64().unwrap());
+    let bound = Duration::from_secs(calls.div_ceil(4) + 5);
+    assert!(elapsed < bound, "{elapsed:?} for {calls} calls");
+    for pid in std::fs::read_to_string(&pids)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse::<libc::pid_t>().ok())
+    {
+        // SAFETY: signal 0 only checks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        assert!(!alive, "script {pid} still running");
+    }
+
+    // Always interesting, with and without the cache: same result, no hits without it.
+    let always = t.script("true.sh", "#!/bin/sh\nexit 0\n", true);
+    let mut results = Vec::new();
+    for (name, extra) in [("cached", None), ("uncached", Some("--no-cache"))] {
+        let output = t.path(&format!("{name}.cpp"));
+        let stats = t.path(&format!("{name}.json"));
+        let mut args = vec![
+            s(&t.input),
+            "--check",
+            s(&always),
+            "-j",
+            "4",
+            "--timeout",
+            "5",
+            "-q",
+            "-o",
+            s(&output),
+            "--stats",
+            s(&stats),
+        ];
+        args.extend(extra);
+        let out = t.run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        results.push((std::fs::read(&output).unwrap(), stats_of(&stats)));
+    }
+    assert_eq!(results[0].0, results[1].0);
+    assert_eq!(results[1].1["cache_hits"], 0);
 }
