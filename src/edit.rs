@@ -39,9 +39,15 @@ impl Edit {
 /// an edit that partially overlaps a previous one is dropped too (the wider one wins), so the result
 /// is always well-defined. Insertions (empty spans) at the same offset keep their given order.
 pub fn apply(source: &[u8], edits: &[Edit]) -> Vec<u8> {
+    splice(source, &effective(source.len(), edits))
+}
+
+/// The edits [`apply`] applies, in order: in range, sorted by start, none inside or overlapping
+/// an earlier one.
+pub fn effective(len: usize, edits: &[Edit]) -> Vec<&Edit> {
     let mut sorted: Vec<&Edit> = edits
         .iter()
-        .filter(|e| e.span.start <= e.span.end && e.span.end <= source.len())
+        .filter(|e| e.span.start <= e.span.end && e.span.end <= len)
         .collect();
     // Wider edits first among equal starts so that nested ones are dropped.
     sorted.sort_by(|a, b| {
@@ -50,13 +56,24 @@ pub fn apply(source: &[u8], edits: &[Edit]) -> Vec<u8> {
             .cmp(&b.span.start)
             .then(b.span.end.cmp(&a.span.end))
     });
-    let mut out = Vec::with_capacity(source.len());
+    let mut out = Vec::with_capacity(sorted.len());
     let mut pos = 0usize;
     for e in sorted {
         if e.span.start < pos {
-            // Inside, or overlapping, an edit already applied.
+            // Inside, or overlapping, an edit already kept.
             continue;
         }
+        pos = e.span.end;
+        out.push(e);
+    }
+    out
+}
+
+/// Splice `edits` (as returned by [`effective`]) into `source` in one pass.
+pub fn splice(source: &[u8], edits: &[&Edit]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(source.len());
+    let mut pos = 0usize;
+    for e in edits {
         out.extend_from_slice(&source[pos..e.span.start]);
         out.extend_from_slice(e.text.as_bytes());
         pos = e.span.end;

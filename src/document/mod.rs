@@ -11,12 +11,17 @@
 use std::ops::Range;
 
 use anyhow::{anyhow, Result};
-use tree_sitter::{Node, Parser, Tree};
+use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
+
+use crate::edit::{self, Edit};
 
 pub mod statements;
 
 /// A byte range in the document.
 pub type Span = Range<usize>;
+
+/// Above this many edits [`Document::edited`] parses afresh instead of incrementally.
+const MAX_INCREMENTAL_EDITS: usize = 64;
 
 /// Which side of `#ifdef EXECUTE` a construct is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -208,6 +213,62 @@ impl Document {
             tree,
             outline: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The document with `edits` applied (as [`edit::apply`] does), re-parsed incrementally from
+    /// this document's tree: only the edited parts are parsed again.
+    pub fn edited(&self, edits: &[Edit]) -> Result<Document> {
+        let kept = edit::effective(self.text.len(), edits);
+        let text = edit::splice(&self.text, &kept);
+        if kept.len() > MAX_INCREMENTAL_EDITS {
+            // Each tree edit walks the tree: past a few, a fresh parse is cheaper.
+            return Document::parse(text);
+        }
+        let mut tree = self.tree.clone();
+        let line_starts: Vec<usize> = std::iter::once(0)
+            .chain(memchr_newlines(&self.text).map(|i| i + 1))
+            .collect();
+        let point = |offset: usize| {
+            let row = line_starts.partition_point(|&s| s <= offset) - 1;
+            Point::new(row, offset - line_starts[row])
+        };
+        // Last edit first: the positions of the earlier ones stay valid.
+        for e in kept.iter().rev() {
+            let start = point(e.span.start);
+            let inserted = e.text.as_bytes();
+            let new_end = match inserted.iter().rposition(|&b| b == b'\n') {
+                Some(last) => Point::new(
+                    start.row + inserted.iter().filter(|&&b| b == b'\n').count(),
+                    inserted.len() - last - 1,
+                ),
+                None => Point::new(start.row, start.column + inserted.len()),
+            };
+            tree.edit(&InputEdit {
+                start_byte: e.span.start,
+                old_end_byte: e.span.end,
+                new_end_byte: e.span.start + inserted.len(),
+                start_position: start,
+                old_end_position: point(e.span.end),
+                new_end_position: new_end,
+            });
+        }
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_cpp::LANGUAGE.into())
+            .map_err(|e| anyhow!("cannot load the C++ grammar: {e}"))?;
+        let tree = parser
+            .parse(&text, Some(&tree))
+            .ok_or_else(|| anyhow!("the C++ parser gave up on this input"))?;
+        Ok(Document {
+            text,
+            tree,
+            outline: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Whether tree-sitter had to recover from syntax errors.
+    pub fn has_syntax_errors(&self) -> bool {
+        self.tree.root_node().has_error()
     }
 
     /// The bytes.
@@ -565,6 +626,13 @@ fn innermost_identifier(node: Node) -> Option<Node> {
     None
 }
 
+fn memchr_newlines(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    text.iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'\n')
+        .map(|(i, _)| i)
+}
+
 /// Pre-order traversal without recursion.
 fn preorder<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>)) {
     let mut cursor = root.walk();
@@ -672,6 +740,26 @@ mod tests {
         assert_eq!(f.body[1].assigns.as_ref().unwrap().0, "a");
         let callees: Vec<&str> = f.calls.iter().map(|c| c.callee.as_str()).collect();
         assert_eq!(callees, vec!["g", "h", "placeholder"]);
+    }
+
+    #[test]
+    fn incremental_reparse_equals_a_fresh_parse() {
+        let src =
+            "int f_0_1(int a) {\n  return a;\n}\nint main() {\n  int x = f_0_1(1);;\n  x = 2;\n}\n";
+        let doc = Document::parse(src.as_bytes().to_vec()).unwrap();
+        let edits = [
+            Edit::delete(0..31),
+            Edit::replace(54..59, "g"),
+            Edit::replace(63..63, "\n  // note\n"),
+        ];
+        let edited = doc.edited(&edits).unwrap();
+        let fresh = Document::parse(edit::apply(doc.text(), &edits)).unwrap();
+        assert_eq!(edited.text(), fresh.text());
+        assert_eq!(
+            edited.tree.root_node().to_sexp(),
+            fresh.tree.root_node().to_sexp()
+        );
+        assert_eq!(edited.outline().functions, fresh.outline().functions);
     }
 
     #[test]

@@ -8,10 +8,11 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
 use crate::catalogue::Catalogue;
 use crate::document::{Document, Span};
-use crate::edit::{self, Edit};
+use crate::edit::Edit;
 use crate::model::{parse_qualified_mr, Caller, TestModel};
 use crate::reduction::{Gathered, Kind, Reduction};
 
@@ -33,12 +34,37 @@ pub struct PassOptions {
 pub struct MfppReduction {
     catalogue: Catalogue,
     options: PassOptions,
+    /// The last text read: the engine gathers every kind from the same text in turn.
+    last: Mutex<Option<Arc<Read>>>,
+}
+
+/// A text read into a document and a model.
+#[derive(Debug)]
+struct Read {
+    doc: Document,
+    model: TestModel,
 }
 
 impl MfppReduction {
     /// A reduction that folds to base MRs of `catalogue`.
     pub fn new(catalogue: Catalogue, options: PassOptions) -> MfppReduction {
-        MfppReduction { catalogue, options }
+        MfppReduction {
+            catalogue,
+            options,
+            last: Mutex::new(None),
+        }
+    }
+
+    fn read(&self, text: &[u8]) -> anyhow::Result<Arc<Read>> {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(read) = last.as_ref().filter(|r| r.doc.text() == text) {
+            return Ok(Arc::clone(read));
+        }
+        let doc = Document::parse(text.to_vec())?;
+        let model = TestModel::build(&doc, &self.catalogue)?;
+        let read = Arc::new(Read { doc, model });
+        *last = Some(Arc::clone(&read));
+        Ok(read)
     }
 
     /// The catalogue in use.
@@ -67,7 +93,7 @@ struct Opportunity {
 /// Opportunities of one kind in one text.
 struct Gathering<'a> {
     text: &'a [u8],
-    model: TestModel,
+    read: Arc<Read>,
     ops: Vec<Opportunity>,
     catalogue: &'a Catalogue,
     options: PassOptions,
@@ -76,13 +102,17 @@ struct Gathering<'a> {
 
 impl Reduction for MfppReduction {
     fn gather<'a>(&'a self, text: &'a [u8], kind: Kind) -> anyhow::Result<Box<dyn Gathered + 'a>> {
-        let doc = Document::parse(text.to_vec())?;
-        let model = TestModel::build(&doc, &self.catalogue)?;
-        let ops = opportunities(text, &model, &self.catalogue, &self.options, kind);
-        let known_instances = model.instances.iter().map(|i| i.name.clone()).collect();
+        let read = self.read(text)?;
+        let ops = opportunities(text, &read.model, &self.catalogue, &self.options, kind);
+        let known_instances = read
+            .model
+            .instances
+            .iter()
+            .map(|i| i.name.clone())
+            .collect();
         Ok(Box::new(Gathering {
             text,
-            model,
+            read,
             ops,
             catalogue: &self.catalogue,
             options: self.options,
@@ -99,7 +129,7 @@ impl Gathered for Gathering<'_> {
     fn candidate(&self, window: Range<usize>) -> Option<Vec<u8>> {
         let chosen = self.ops.get(window)?;
         let edits = self.window_edits(chosen)?;
-        let edited = edit::apply(self.text, &edits);
+        let edited = self.read.doc.edited(&edits).ok()?;
         let ctx = SweepContext {
             catalogue: self.catalogue,
             known_instances: &self.known_instances,
@@ -136,7 +166,7 @@ impl Gathering<'_> {
         if !self.options.drop_oracle && (!removed_variants.is_empty() || !removed_checks.is_empty())
         {
             // At least one non-reference variant with at least one check must remain.
-            let oracle_left = self.model.variants.iter().any(|v| {
+            let oracle_left = self.read.model.variants.iter().any(|v| {
                 v.index != 0
                     && !removed_variants.contains(&v.index)
                     && (0..v.checks.len()).any(|c| !removed_checks.contains(&(v.index, c)))
@@ -162,9 +192,9 @@ impl Gathering<'_> {
     /// When step 0 goes, the first remaining step becomes the declaration: `<T> r_i = CALL;` with
     /// its use of `r_i` replaced by the metamorphic input step 0 used (identical in all variants).
     fn redeclare(&self, removed: &[usize]) -> Option<Vec<Edit>> {
-        let first = (0..self.model.step_count()).find(|j| !removed.contains(j))?;
+        let first = (0..self.read.model.step_count()).find(|j| !removed.contains(j))?;
         let mut edits = Vec::new();
-        for v in &self.model.variants {
+        for v in &self.read.model.variants {
             let step0 = v.steps.first()?;
             let input = step0
                 .args
@@ -176,7 +206,12 @@ impl Gathering<'_> {
             let call = &step.call_span;
             let mut call_text = String::new();
             let mut pos = call.start;
-            let stmt = self.model.main_stmts.iter().find(|s| s.span == step.span)?;
+            let stmt = self
+                .read
+                .model
+                .main_stmts
+                .iter()
+                .find(|s| s.span == step.span)?;
             for (name, span) in &stmt.idents {
                 if name == &v.name && span.start >= call.start && span.end <= call.end {
                     call_text.push_str(slice(self.text, &(pos..span.start)));

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use crate::catalogue::Catalogue;
 use crate::document::{Document, Span, StmtKind};
-use crate::edit::{self, Edit};
+use crate::edit::Edit;
 use crate::model::TestModel;
 
 /// Extend `span` to whole lines when the rest of its first and last lines is blank (trailing `;`
@@ -39,19 +39,19 @@ pub(crate) struct SweepContext<'a> {
     pub(crate) known_instances: &'a HashSet<String>,
 }
 
-/// Sweep `text` to a fixpoint. `None` when the text is no longer a readable MF++ test.
-pub(crate) fn sweep(text: Vec<u8>, ctx: &SweepContext) -> Option<Vec<u8>> {
-    let mut text = text;
-    for _ in 0..6 {
-        let doc = Document::parse(text).ok()?;
-        let model = TestModel::build_with(&doc, ctx.catalogue, Some(ctx.known_instances)).ok()?;
-        let edits = sweep_edits(doc.text(), &model);
-        if edits.is_empty() {
-            return Some(doc.text().to_vec());
-        }
-        text = edit::apply(doc.text(), &edits);
+/// Sweep `doc`. `None` when the text is not, or no longer, a readable MF++ test.
+///
+/// One round finds everything (reachability from `main`, backward liveness per region, unused
+/// inputs), and its deletions keep statements whole, so the result is only checked for syntax
+/// errors rather than read again; anything a round leaves is swept with the next candidate.
+pub(crate) fn sweep(doc: Document, ctx: &SweepContext) -> Option<Vec<u8>> {
+    let model = TestModel::build_with(&doc, ctx.catalogue, Some(ctx.known_instances)).ok()?;
+    let edits = sweep_edits(doc.text(), &model);
+    if edits.is_empty() {
+        return Some(doc.text().to_vec());
     }
-    Some(text)
+    let swept = doc.edited(&edits).ok()?;
+    (!swept.has_syntax_errors()).then(|| swept.text().to_vec())
 }
 
 fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
