@@ -120,6 +120,19 @@ def run_test(exe, timeout=None):
     return (128 - rc if rc < 0 else rc), out, err
 
 
+def compile_and_run(source):
+    """Compile `source` with CXXFLAGS and run it: (status, stdout, stderr), or None (logged)
+    when it does not compile or the run times out."""
+    exe = compile_test(source)
+    if exe is None:
+        return None
+    status, out, err = run_test(exe)
+    if status is None:
+        log("timed out")
+        return None
+    return status, out, err
+
+
 def reference_passes(source):
     """Differential mode: when REFERENCE_CXXFLAGS is set, the candidate must
     compile with those flags instead of CXXFLAGS and run to exit 0."""

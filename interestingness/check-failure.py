@@ -38,13 +38,10 @@ def main():
     mc.setup_tmp()
     src = mc.candidate_path()
     want = os.environ.get("CHECK_NAME", "").strip()
-    exe = mc.compile_test(src)
-    if exe is None:
+    ran = mc.compile_and_run(src)
+    if ran is None:
         return 1
-    status, _, err = mc.run_test(exe)
-    if status is None:
-        mc.log("timed out")
-        return 1
+    status, _, err = ran
     failed = None
     for line in err.splitlines():
         if "Assertion" in line and "failed" in line:

@@ -36,13 +36,10 @@ def main():
         mc.log("MARKER_ID is required")
         return 2
     require_pass = os.environ.get("REQUIRE_PASS", "1").strip() != "0"
-    exe = mc.compile_test(src)
-    if exe is None:
+    ran = mc.compile_and_run(src)
+    if ran is None:
         return 1
-    status, _, err = mc.run_test(exe)
-    if status is None:
-        mc.log("timed out")
-        return 1
+    status, _, err = ran
     prefix = "MFPPR-COV %s " % marker
     if not any(line.startswith(prefix) for line in err.splitlines()):
         mc.log("marker %s not reached (status %s)" % (marker, status))

@@ -57,13 +57,10 @@ def main():
     src = mc.candidate_path()
     sigs = wanted_signals()
     pattern = os.environ.get("CRASH_PATTERN")
-    exe = mc.compile_test(src)
-    if exe is None:
+    ran = mc.compile_and_run(src)
+    if ran is None:
         return 1
-    status, _, err = mc.run_test(exe)
-    if status is None:
-        mc.log("timed out")
-        return 1
+    status, _, err = ran
     if status <= 128 or (status - 128) not in sigs:
         mc.log("no crash by %s (status %s)" % (sorted(sigs), status))
         return 1

@@ -55,13 +55,10 @@ def main():
     mc.setup_tmp()
     src = mc.candidate_path()
     want = expected_status()
-    exe = mc.compile_test(src)
-    if exe is None:
+    ran = mc.compile_and_run(src)
+    if ran is None:
         return 1
-    status, _, _ = mc.run_test(exe)
-    if status is None:
-        mc.log("timed out")
-        return 1
+    status, _, _ = ran
     if status != want:
         mc.log("status %s, expected %s" % (status, want))
         return 1
