@@ -1,5 +1,5 @@
 //! Conformance with real MF++ output: `inspect --json` must agree with the structure manifests of
-//! `../shared/mfpp-corpus/` and of the bundled fixture corpus. Skips (with a message) what is
+//! `../shared/mfpp-corpus/` and of the bundled fixture corpus. It skips (with a message) what is
 //! absent; never copies the shared files into the repository.
 
 use std::path::{Path, PathBuf};
@@ -19,6 +19,18 @@ const FIELDS: [&str; 10] = [
     "fuzz_regions_in_main",
     "input_blocks",
 ];
+
+/// `../shared/<name>` beside the repository, or `None` with a skip message when it is absent.
+fn shared(name: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared")
+        .join(name); // may skip
+    let found = dir.is_dir(); // skip when absent
+    if !found {
+        eprintln!("skip: ../shared/{name} is absent");
+    }
+    found.then_some(dir)
+}
 
 fn inspect(file: &Path, includes: &[PathBuf]) -> Value {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mfppr"));
@@ -66,22 +78,18 @@ fn check_manifest(dir: &Path, includes: &[PathBuf]) -> Vec<String> {
 
 #[test]
 fn agrees_with_the_real_mfpp_corpus_manifest() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/mfpp-corpus");
-    if !dir.join("manifest.json").is_file() {
-        eprintln!("skip: ../shared/mfpp-corpus is absent");
+    let Some(dir) = shared("mfpp-corpus") else {
         return;
-    }
+    };
     let problems = check_manifest(&dir, &[]);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]
 fn reads_the_shared_bigint_examples() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/examples");
-    if !dir.join("t_bigint_452.cpp").is_file() {
-        eprintln!("skip: ../shared/examples is absent");
+    let Some(dir) = shared("examples") else {
         return;
-    }
+    };
     let spec = dir.join("bigint-spec");
     let r = inspect(&dir.join("t_bigint_452.cpp"), std::slice::from_ref(&spec));
     assert_eq!(r["summary"]["variants"], 3);
