@@ -22,9 +22,8 @@ const FIELDS: [&str; 10] = [
 
 /// `../shared/<name>` beside the repository, or `None` with a skip message when it is absent.
 fn shared(name: &str) -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared")
-        .join(name); // may skip
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = root.join(format!("../shared/{name}")); // the test may skip
     let found = dir.is_dir(); // skip when absent
     if !found {
         eprintln!("skip: ../shared/{name} is absent");
