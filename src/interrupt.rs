@@ -1,8 +1,8 @@
-//! Ctrl-C / SIGTERM handling: the handlers only set a flag.
+//! Ctrl-C / SIGTERM handling: the handlers only set a flag (installed with `signal-hook`).
 //!
-//! Oracles poll [`flag`] and kill their process groups; the engine checks it between batches and
-//! stops with [`ExitKind::Interrupted`](crate::error::ExitKind::Interrupted). Nothing else happens
-//! in signal context.
+//! Process runs poll [`flag`] and kill their process groups; the engine checks it between batches
+//! and stops with [`ExitKind::Interrupted`](crate::error::ExitKind::Interrupted). Nothing else
+//! happens in signal context.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
@@ -10,29 +10,14 @@ use std::sync::Once;
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 
-extern "C" fn on_signal(_signal: libc::c_int) {
-    // Only async-signal-safe work here: one atomic store.
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
 /// Install the SIGINT and SIGTERM handlers (once per process; later calls do nothing).
 pub fn install() -> anyhow::Result<()> {
     let mut result = Ok(());
     INSTALL.call_once(|| {
-        for signal in [libc::SIGINT, libc::SIGTERM] {
-            // SAFETY: `sigaction` is given a zeroed, then filled, struct and a handler that only
-            // performs an atomic store, which is async-signal-safe.
-            let rc = unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-                action.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(signal, &action, std::ptr::null_mut())
-            };
-            if rc != 0 {
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            if let Err(e) = signal_hook::flag::register(signal, &INTERRUPTED) {
                 result = Err(anyhow::anyhow!(
-                    "cannot install the signal handler for signal {signal}: {}",
-                    std::io::Error::last_os_error()
+                    "cannot install the handler for signal {signal}: {e}"
                 ));
             }
         }

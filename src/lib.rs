@@ -17,5 +17,6 @@ pub mod interrupt;
 pub mod model;
 pub mod oracle;
 pub mod passes;
+pub mod process;
 pub mod reduce;
 pub mod reduction;

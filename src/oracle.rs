@@ -1,26 +1,25 @@
 //! The oracle: judges a candidate text ([`Verdict`]). [`ScriptOracle`] runs the user's
 //! interestingness script under the contract of design §6; coverage mode brings its own oracle.
 //!
-//! A script run owns a fresh temporary directory: the candidate under the original file name, the
+//! A script run owns a fresh scratch directory: the candidate under the original file name, the
 //! script's `TMPDIR`, and its stdout/stderr as files (never pipes, which can fill up and block the
-//! script). The script runs in its own process group so that a timeout, a cancellation or Ctrl-C
-//! kills everything it started.
+//! script). It runs through the one process runner ([`crate::process`]), so a timeout, a
+//! cancellation or Ctrl-C kills everything it started, and the directory is removed on every path.
+//! After each run the input is hashed again: a script that modifies it stops the reduction.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use anyhow::Context;
 
 use crate::error::{coded, ExitKind};
+use crate::process::{self, Limits, ScratchDir};
 
 /// What the oracle says about a candidate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,38 +39,7 @@ pub trait Oracle: Sync {
     fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict>;
 }
 
-/// How a script run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunEnd {
-    /// The script exited by itself: `status` is the exit code, or 128 + signal when `signal` is set.
-    Exited {
-        /// Exit code, or 128 + signal number.
-        status: i32,
-        /// The signal that killed the script, if any.
-        signal: Option<i32>,
-    },
-    /// Killed after the timeout.
-    TimedOut,
-    /// Killed because the engine or the user (Ctrl-C) cancelled it.
-    Cancelled,
-}
-
-impl fmt::Display for RunEnd {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RunEnd::Exited {
-                status,
-                signal: None,
-            } => write!(f, "exit status {status}"),
-            RunEnd::Exited {
-                status,
-                signal: Some(sig),
-            } => write!(f, "killed by signal {sig} (status {status})"),
-            RunEnd::TimedOut => f.write_str("timed out"),
-            RunEnd::Cancelled => f.write_str("cancelled"),
-        }
-    }
-}
+pub use crate::process::RunEnd;
 
 /// One script run: how it ended, how long it took, and the end of its stderr.
 #[derive(Clone, Debug)]
@@ -94,8 +62,6 @@ pub enum Expected {
     Status(i32),
 }
 
-/// Interval between two `try_wait` polls of a running script.
-const POLL: Duration = Duration::from_millis(5);
 /// Bytes of stderr kept for error messages.
 const TAIL_BYTES: u64 = 2048;
 /// Lines of stderr kept for error messages.
@@ -113,7 +79,8 @@ pub struct ScriptOracle {
     timeout: Option<Duration>,
     expected: Expected,
     interrupt: &'static AtomicBool,
-    last_failure: Mutex<Option<Run>>,
+    /// The input's hash when the oracle was made: a run that changes it is an error.
+    original_hash: blake3::Hash,
 }
 
 impl ScriptOracle {
@@ -159,6 +126,7 @@ impl ScriptOracle {
             .with_context(|| format!("cannot resolve the path of {}", script.display()))?;
         let original = std::path::absolute(original)
             .with_context(|| format!("cannot resolve the path of {}", original.display()))?;
+        let original_hash = hash_file(&original)?;
         let original_dir = original
             .parent()
             .map(Path::to_path_buf)
@@ -177,18 +145,13 @@ impl ScriptOracle {
             timeout: None,
             expected: Expected::Zero,
             interrupt: crate::interrupt::flag(),
-            last_failure: Mutex::new(None),
+            original_hash,
         })
     }
 
     /// Kill runs that take longer than `timeout` (`None`: no limit).
     pub fn set_timeout(&mut self, timeout: Option<Duration>) {
         self.timeout = timeout;
-    }
-
-    /// The current timeout.
-    pub fn timeout(&self) -> Option<Duration> {
-        self.timeout
     }
 
     /// Which exit statuses are interesting.
@@ -199,11 +162,6 @@ impl ScriptOracle {
     /// Use `flag` instead of the process-wide Ctrl-C flag (for tests).
     pub fn set_interrupt_flag(&mut self, flag: &'static AtomicBool) {
         self.interrupt = flag;
-    }
-
-    /// The absolute path of the script.
-    pub fn script(&self) -> &Path {
-        &self.script
     }
 
     /// Whether `end` is interesting under the current [`Expected`].
@@ -217,11 +175,6 @@ impl ScriptOracle {
             }
             (RunEnd::Exited { .. }, _) => Verdict::Uninteresting,
         }
-    }
-
-    /// The last run that was not interesting (its end and stderr tail), for error messages.
-    pub fn last_failure(&self) -> Option<Run> {
-        self.last_failure.lock().ok().and_then(|g| g.clone())
     }
 
     /// A copy-pasteable shell command that reproduces one check of the original input, the way
@@ -251,12 +204,9 @@ impl ScriptOracle {
 
     /// Run the script once on `candidate` and report how it ended.
     pub fn run(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Run> {
-        let dir = tempfile::Builder::new()
-            .prefix("mfppr-check-")
-            .tempdir()
-            .context(
-                "cannot create a temporary directory for the check; check TMPDIR and free space",
-            )?;
+        let dir = ScratchDir::new("mfppr-check-").context(
+            "cannot create a temporary directory for the check; check TMPDIR and free space",
+        )?;
         let root = dir.path();
         let cand = root.join(&self.file_name);
         std::fs::write(&cand, candidate)
@@ -287,61 +237,35 @@ impl ScriptOracle {
             .envs(self.extra_env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(stdout)
-            .stderr(stderr)
-            .process_group(0);
-
-        let start = Instant::now();
-        let mut child = command.spawn().map_err(|e| self.spawn_error(e))?;
-        let pgid = child.id() as libc::pid_t;
-        let end = loop {
-            if let Some(status) = child
-                .try_wait()
-                .context("cannot wait for the check script")?
-            {
-                let end = match (status.code(), status.signal()) {
-                    (Some(code), _) => RunEnd::Exited {
-                        status: code,
-                        signal: None,
-                    },
-                    (None, Some(sig)) => RunEnd::Exited {
-                        status: 128 + sig,
-                        signal: Some(sig),
-                    },
-                    (None, None) => RunEnd::Exited {
-                        status: 255,
-                        signal: None,
-                    },
-                };
-                // Anything the script left running in its group goes too.
-                kill_group(pgid);
-                break end;
-            }
-            let stop = if self.timeout.is_some_and(|t| start.elapsed() >= t) {
-                Some(RunEnd::TimedOut)
-            } else if cancel.load(Ordering::SeqCst) || self.interrupt.load(Ordering::SeqCst) {
-                Some(RunEnd::Cancelled)
-            } else {
-                None
-            };
-            if let Some(end) = stop {
-                kill_group(pgid);
-                let _ = child.wait();
-                break end;
-            }
-            std::thread::sleep(POLL);
+            .stderr(stderr);
+        let limits = Limits {
+            timeout: self.timeout,
+            cancel: &[cancel, self.interrupt],
+            scratch: Some(root),
         };
-        let elapsed = start.elapsed();
-        let run = Run {
-            end,
-            elapsed,
+        let finished = process::run(&mut command, &limits).map_err(|e| self.spawn_error(e))?;
+        self.check_original_unchanged()?;
+        Ok(Run {
+            end: finished.end,
+            elapsed: finished.elapsed,
             stderr_tail: tail(&err_path),
-        };
-        if self.verdict_of(end) != Verdict::Interesting && end != RunEnd::Cancelled {
-            if let Ok(mut last) = self.last_failure.lock() {
-                *last = Some(run.clone());
-            }
+        })
+    }
+
+    /// A check script must never change the input (design §7): stop when it did.
+    fn check_original_unchanged(&self) -> anyhow::Result<()> {
+        if hash_file(&self.original)? == self.original_hash {
+            return Ok(());
         }
-        Ok(run)
+        Err(coded(
+            ExitKind::Oracle,
+            format!(
+                "the check script {} modified the input {}; make it write only in its working \
+                 directory (or $TMPDIR) and restore the input from your copy",
+                self.script.display(),
+                self.original.display()
+            ),
+        ))
     }
 
     fn spawn_error(&self, e: std::io::Error) -> anyhow::Error {
@@ -372,12 +296,11 @@ impl Oracle for ScriptOracle {
     }
 }
 
-/// SIGKILL the process group `pgid` (the script and everything it started).
-fn kill_group(pgid: libc::pid_t) {
-    // SAFETY: plain syscall; the group was created for the child by `process_group(0)`.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
-    }
+/// The BLAKE3 hash of the file at `path`.
+fn hash_file(path: &Path) -> anyhow::Result<blake3::Hash> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("cannot read the input {}", path.display()))?;
+    Ok(blake3::hash(&bytes))
 }
 
 /// The last lines of the file at `path`, joined with " | " into one line.
@@ -413,6 +336,7 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
         let path = dir.join(name);
@@ -485,7 +409,8 @@ mod tests {
             Verdict::Timeout
         );
         assert!(start.elapsed() < Duration::from_secs(5));
-        assert_eq!(o.last_failure().unwrap().stderr_tail, "waiting");
+        let run = o.run(b"", &AtomicBool::new(false)).unwrap();
+        assert_eq!((run.end, run.stderr_tail.as_str()), (RunEnd::TimedOut, "waiting"));
 
         o.set_timeout(None);
         let cancel = AtomicBool::new(true);
