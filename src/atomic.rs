@@ -7,7 +7,23 @@ use anyhow::Context;
 
 /// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
 /// reader (or a crash, or Ctrl-C) never sees a half-written file.
+///
+/// Only a regular file is ever replaced: a directory, FIFO, device, socket or symlink at `path`
+/// is refused (callers validate their outputs up front, see [`crate::outputs`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.is_file() {
+            anyhow::bail!(
+                "refusing to replace {}: it is {}, not a regular file",
+                path.display(),
+                if meta.file_type().is_symlink() {
+                    "a symlink"
+                } else {
+                    crate::outputs::kind_of(&meta.file_type())
+                }
+            );
+        }
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -55,5 +71,7 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+        let err = write_atomic(Path::new("/dev/null"), b"x").unwrap_err();
+        assert!(err.to_string().contains("a device"), "{err}");
     }
 }

@@ -163,6 +163,13 @@ pub struct Stats {
     pub bytes_after: u64,
     /// Rounds over all kinds (the last one accepted nothing).
     pub rounds: u64,
+    /// Candidates judged twice (with `--no-cache`) that got different verdicts: a flaky check.
+    pub disagreements: u64,
+    /// Runs of the final result (and earlier results, if it was not interesting every time)
+    /// after the search, to catch a flaky check (`--recheck`).
+    pub rechecks: u64,
+    /// Re-checks that were not interesting.
+    pub recheck_failures: u64,
 }
 
 impl Stats {
@@ -340,9 +347,7 @@ impl<'a> Engine<'a> {
 
     /// Record a verdict known from elsewhere (e.g. the original, judged before the search).
     pub fn remember(&mut self, text: &[u8], verdict: Verdict) {
-        if self.options.cache {
-            self.cache.insert(blake3::hash(text), verdict);
-        }
+        self.cache.insert(blake3::hash(text), verdict);
     }
 
     /// The counters so far (also valid after an error or an interruption).
@@ -597,8 +602,14 @@ impl<'a> Engine<'a> {
         window.running = window.running.saturating_sub(1);
         if let (Ok(verdict), false) = (&run.verdict, run.cancelled) {
             let hash = window.slot_mut(seq).map(|slot| slot.candidate.hash);
-            if let (Some(hash), true) = (hash, self.options.cache) {
-                self.cache.insert(hash, *verdict);
+            if let Some(hash) = hash {
+                // Without the cache the same text can run twice: a flaky check shows up here.
+                let before = self.cache.insert(hash, *verdict);
+                if before.is_some_and(|b| {
+                    (b == Verdict::Interesting) != (*verdict == Verdict::Interesting)
+                }) {
+                    self.stats.disagreements += 1;
+                }
             }
             if *verdict == Verdict::Interesting && window.limit.is_none_or(|l| seq < l) {
                 window.limit = Some(seq);

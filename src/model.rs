@@ -257,8 +257,31 @@ pub fn read_test(path: &std::path::Path) -> Result<Vec<u8>> {
     })
 }
 
+/// The largest input mfppr reads (MF++ writes tests of a few megabytes).
+pub const MAX_TEST_BYTES: usize = 64 << 20;
+
+/// The checks that need no parse, made before parsing so that hostile input (binary data, a huge
+/// file) is refused at once: not empty, not too large, UTF-8 text without NUL bytes.
+pub fn check_text(text: &[u8]) -> Result<()> {
+    if text.len() > MAX_TEST_BYTES {
+        bail!(
+            "the file has {} bytes, more than the {} MiB mfppr reads: not an MF++ test",
+            text.len(),
+            MAX_TEST_BYTES >> 20
+        );
+    }
+    if text.contains(&0) || std::str::from_utf8(text).is_err() {
+        bail!("the file is not UTF-8 text (binary data?): not an MF++ test");
+    }
+    if text.iter().all(|b| b.is_ascii_whitespace()) {
+        bail!("the file is empty: not an MF++ test");
+    }
+    Ok(())
+}
+
 /// Check that `text` looks like an MF++ test; the error names what is missing.
 pub fn check_is_mfpp_test(text: &[u8]) -> Result<()> {
+    check_text(text)?;
     let doc = Document::parse(text.to_vec())?;
     TestModel::build(&doc, &Catalogue::default()).map(|_| ())
 }
@@ -285,12 +308,7 @@ impl TestModel {
         known_instances: Option<&HashSet<String>>,
     ) -> Result<TestModel> {
         let text = doc.text();
-        if text.iter().all(|b| b.is_ascii_whitespace()) {
-            bail!("the file is empty: not an MF++ test");
-        }
-        if std::str::from_utf8(text).is_err() {
-            bail!("the file is not UTF-8 text (binary data?): not an MF++ test");
-        }
+        check_text(text)?;
         let outline = doc.outline();
         let main_idx = outline
             .functions

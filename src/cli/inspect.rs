@@ -33,6 +33,7 @@ impl InspectArgs {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         let text = read_test(&self.file)?;
         let name = self.file.display().to_string();
+        crate::model::check_text(&text).with_context(|| name.clone())?;
         let doc = Document::parse(text)?;
         let catalogue = Catalogue::load_for(&self.file, &doc, &self.include, &self.spec)
             .with_context(|| name.clone())?;

@@ -10,8 +10,9 @@ use crate::reduce::{reduce, ReduceOptions};
 
 const AFTER_HELP: &str = "\
 Example:
-  mfppr reduce t_bigint_452.cpp --check interestingness/check-failure.sh -I spec/ -j 8
-    writes t_bigint_452.reduced.cpp beside the input (rewritten after every accepted candidate).
+  mfppr reduce t_bigint_452.cpp --check interestingness/check-failure.py -I spec/ -j 8
+    writes t_bigint_452.reduced.cpp beside the input (rewritten after every accepted candidate),
+    and t_bigint_452.reduced.cpp.mfppr-origin (which input it comes from, for --resume).
 
 The check script runs once per candidate in a fresh temporary directory (its working directory)
 holding the candidate under the input's file name. It gets the candidate's absolute path as $1
@@ -107,6 +108,15 @@ pub struct ReduceArgs {
     /// No progress lines on stderr.
     #[arg(short, long, help_heading = "Output")]
     quiet: bool,
+
+    /// Runs of the final result after the search, to catch a flaky check (0: none).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        help_heading = "Interestingness"
+    )]
+    recheck: u32,
 }
 
 /// Parse a positive, finite number of seconds.
@@ -138,6 +148,7 @@ impl ReduceArgs {
         opts.stats = self.stats.clone();
         opts.resume = self.resume;
         opts.quiet = self.quiet;
+        opts.recheck = self.recheck;
         opts
     }
 
