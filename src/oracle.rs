@@ -79,9 +79,9 @@ pub struct ScriptOracle {
     timeout: Option<Duration>,
     expected: Expected,
     interrupt: &'static AtomicBool,
-    /// The input's hash when the oracle was made (`None`: no such file): a run that changes it
-    /// is an error.
-    original_hash: Option<blake3::Hash>,
+    /// The input's bytes when the oracle was made (`None`: no such file): a run that changes
+    /// them is an error, and the input is put back.
+    original_bytes: Option<Vec<u8>>,
 }
 
 impl ScriptOracle {
@@ -127,7 +127,7 @@ impl ScriptOracle {
             .with_context(|| format!("cannot resolve the path of {}", script.display()))?;
         let original = std::path::absolute(original)
             .with_context(|| format!("cannot resolve the path of {}", original.display()))?;
-        let original_hash = hash_file(&original).ok();
+        let original_bytes = std::fs::read(&original).ok();
         let original_dir = original
             .parent()
             .map(Path::to_path_buf)
@@ -146,7 +146,7 @@ impl ScriptOracle {
             timeout: None,
             expected: Expected::Zero,
             interrupt: crate::interrupt::flag(),
-            original_hash,
+            original_bytes,
         })
     }
 
@@ -253,19 +253,23 @@ impl ScriptOracle {
         })
     }
 
-    /// A check script must never change the input (design §7): stop when it did.
+    /// A check script must never change the input (design §7): put it back and stop.
     fn check_original_unchanged(&self) -> anyhow::Result<()> {
-        let Some(before) = self.original_hash else {
+        let Some(before) = &self.original_bytes else {
             return Ok(());
         };
-        if hash_file(&self.original).is_ok_and(|now| now == before) {
+        if std::fs::read(&self.original).is_ok_and(|now| &now == before) {
             return Ok(());
         }
+        let restored = match std::fs::write(&self.original, before) {
+            Ok(()) => "it was put back".to_string(),
+            Err(e) => format!("putting it back failed ({e}): restore it from your copy"),
+        };
         Err(coded(
             ExitKind::Oracle,
             format!(
-                "the check script {} modified the input {}; make it write only in its working \
-                 directory (or $TMPDIR) and restore the input from your copy",
+                "the check script {} modified the input {} ({restored}); make the script write \
+                 only in its working directory or $TMPDIR",
                 self.script.display(),
                 self.original.display()
             ),
@@ -298,13 +302,6 @@ impl Oracle for ScriptOracle {
         let run = self.run(candidate, cancel)?;
         Ok(self.verdict_of(run.end))
     }
-}
-
-/// The BLAKE3 hash of the file at `path`.
-fn hash_file(path: &Path) -> anyhow::Result<blake3::Hash> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read the input {}", path.display()))?;
-    Ok(blake3::hash(&bytes))
 }
 
 /// The last lines of the file at `path`, joined with " | " into one line.

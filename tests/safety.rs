@@ -1,0 +1,428 @@
+//! The safety matrix of design §7 (issue 8), end to end through the built binary with real
+//! scripts: bad output paths, hostile input, scripts that misbehave, flaky checks, a full disk and
+//! leaked check directories. Every case ends in a one-line error or a correct result; in every
+//! case the input is byte-identical afterwards, nothing panicked, and nothing is left in the
+//! run's `TMPDIR`.
+
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const TINY: &str = include_str!("../fixtures/tests/iset_pass_tiny.cpp");
+
+/// One case's sandbox: an input, a private `TMPDIR` for mfppr, and a marker a script can touch.
+struct Case {
+    dir: tempfile::TempDir,
+    tmp: PathBuf,
+    input: PathBuf,
+    text: Vec<u8>,
+}
+
+impl Case {
+    fn new(text: &[u8]) -> Case {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let input = dir.path().join("t.cpp");
+        std::fs::write(&input, text).unwrap();
+        Case {
+            dir,
+            tmp,
+            input,
+            text: text.to_vec(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn script(&self, name: &str, body: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, body).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// A script that touches `ran` and is interesting while the text keeps `r_0`.
+    fn keep_r0(&self) -> PathBuf {
+        let ran = self.path("ran");
+        self.script(
+            "keep.sh",
+            &format!("#!/bin/sh\ntouch '{}'\ngrep -q r_0 \"$1\"\n", ran.display()),
+        )
+    }
+
+    /// Run `mfppr ARGS` with the case's TMPDIR; check the invariants every case shares.
+    fn run<A: AsRef<std::ffi::OsStr>>(&self, args: &[A]) -> Output {
+        let out = Command::new(env!("CARGO_BIN_EXE_mfppr"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("TMPDIR", &self.tmp)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "mfppr panicked: {err}");
+        assert_eq!(
+            std::fs::read(&self.input).unwrap(),
+            self.text,
+            "the input was modified"
+        );
+        let left: Vec<_> = std::fs::read_dir(&self.tmp).unwrap().flatten().collect();
+        assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+        out
+    }
+
+    /// Run and expect one `error:` line (the last line of stderr) and exit `code`; return it.
+    fn fails<A: AsRef<std::ffi::OsStr>>(&self, args: &[A], code: i32, says: &str) -> String {
+        let out = self.run(args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "not one error line: {err}");
+        assert_eq!(err.lines().last(), Some(errors[0]), "{err}");
+        assert_eq!(out.status.code(), Some(code), "{err}");
+        assert!(
+            errors[0].contains(says),
+            "{:?} does not say {says:?}",
+            errors[0]
+        );
+        errors[0].to_string()
+    }
+
+    fn ran(&self) -> bool {
+        self.path("ran").exists()
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Skip a case that needs something this machine lacks; with `MFPPR_REQUIRE_TOOLS=1` (CI), fail.
+fn skip(why: &str) {
+    assert!(
+        std::env::var("MFPPR_REQUIRE_TOOLS").as_deref() != Ok("1"),
+        "MFPPR_REQUIRE_TOOLS=1 but {why}"
+    );
+    eprintln!("skip: {why}");
+}
+
+#[test]
+fn stats_and_output_paths_are_validated_before_any_check() {
+    let c = Case::new(TINY.as_bytes());
+    let check = c.keep_r0();
+    let (input, out) = (s(&c.input), c.path("o.cpp"));
+    let check = s(&check).to_string();
+    let reduce = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "reduce".into(),
+            input.into(),
+            "--check".into(),
+            check.clone(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    };
+    c.fails(&reduce(&["--stats", input]), 1, "is the input");
+    c.fails(
+        &reduce(&["-o", s(&out), "--stats", s(&out)]),
+        1,
+        "is also the output",
+    );
+    c.fails(
+        &reduce(&["--stats", s(&c.path("missing/s.json"))]),
+        1,
+        "does not exist",
+    );
+    c.fails(&reduce(&["-o", s(&c.path("tmp"))]), 1, "a directory");
+    c.fails(&reduce(&["-o", "/dev/null"]), 1, "a device");
+    c.fails(&reduce(&["--stats", "/dev/full"]), 1, "a device");
+    assert!(std::fs::metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+
+    let fifo = c.path("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let link = c.path("link");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    c.fails(&reduce(&["-o", s(&fifo)]), 1, "a FIFO");
+    c.fails(&reduce(&["--stats", s(&link)]), 1, "a FIFO");
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(!c.ran(), "the check ran before the outputs were validated");
+
+    // A symlink to a regular file: the link stays, its target gets the result.
+    let target = c.path("target.cpp");
+    std::fs::write(&target, "old").unwrap();
+    let to_target = c.path("to_target.cpp");
+    std::os::unix::fs::symlink(&target, &to_target).unwrap();
+    let out = c.run(&reduce(&["-o", s(&to_target), "-q"]));
+    assert!(out.status.success());
+    assert!(std::fs::symlink_metadata(&to_target)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&target).unwrap().contains("r_0"));
+}
+
+#[test]
+fn binary_input_is_refused_at_once() {
+    // 36 MB of pseudo-random bytes: refused before any parse.
+    let mut bytes = Vec::with_capacity(36 << 20);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    while bytes.len() < 36 << 20 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        bytes.extend_from_slice(&x.to_le_bytes());
+    }
+    let c = Case::new(&bytes);
+    let check = c.keep_r0();
+    let start = Instant::now();
+    c.fails(&["inspect", s(&c.input)], 1, "not UTF-8");
+    c.fails(
+        &["reduce", s(&c.input), "--check", s(&check)],
+        1,
+        "not UTF-8",
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(!c.ran());
+}
+
+#[test]
+fn a_script_that_modifies_the_input_is_stopped_and_the_input_put_back() {
+    let c = Case::new(TINY.as_bytes());
+    let check = c.script(
+        "vandal.sh",
+        "#!/bin/sh\necho '// mine' >> \"$MFPPR_ORIGINAL\"\nexit 0\n",
+    );
+    let line = c.fails(
+        &["reduce", s(&c.input), "--check", s(&check)],
+        4,
+        "modified the input",
+    );
+    assert!(line.contains("put back"), "{line}");
+}
+
+#[test]
+fn crlf_input_gives_a_crlf_result() {
+    let crlf = TINY.replace('\n', "\r\n");
+    let c = Case::new(crlf.as_bytes());
+    let check = c.keep_r0();
+    let out = c.run(&["reduce", s(&c.input), "--check", s(&check), "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = std::fs::read(c.path("t.reduced.cpp")).unwrap();
+    assert!(result.len() < crlf.len());
+    let lf = result.iter().filter(|&&b| b == b'\n').count();
+    let crlf_count = result.windows(2).filter(|w| w == b"\r\n").count();
+    assert!(
+        lf > 0 && lf == crlf_count,
+        "mixed line endings in the result"
+    );
+}
+
+#[test]
+fn timeouts_and_flaky_checks_are_in_the_summary() {
+    let c = Case::new(TINY.as_bytes());
+    // Only the original is interesting; every other candidate hangs past the timeout.
+    let hang = c.script(
+        "hang.sh",
+        "#!/bin/sh\ncmp -s \"$1\" \"$MFPPR_ORIGINAL\" && exit 0\nexec sleep 20\n",
+    );
+    let out = c.run(&[
+        "reduce",
+        s(&c.input),
+        "--check",
+        s(&hang),
+        "--timeout",
+        "0.5",
+        "-j",
+        "2",
+        "-q",
+    ]);
+    assert!(out.status.success());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("timed out"), "{summary}");
+    assert!(summary.contains("--timeout"), "{summary}");
+
+    // Interesting on the original always, on anything else every other call: accepted
+    // candidates fail their re-check, and the result falls back to one that passes it.
+    let count = c.path("count");
+    let flaky = c.script(
+        "flaky.sh",
+        &format!(
+            "#!/bin/sh\ncmp -s \"$1\" \"$MFPPR_ORIGINAL\" && exit 0\ngrep -q r_0 \"$1\" || exit 1\n\
+             n=$(cat '{f}' 2>/dev/null || echo 0); echo $((n + 1)) > '{f}'; [ $((n % 2)) = 0 ]\n",
+            f = count.display()
+        ),
+    );
+    let out = c.run(&[
+        "reduce",
+        s(&c.input),
+        "--check",
+        s(&flaky),
+        "-j",
+        "1",
+        "--recheck",
+        "2",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(err.contains("warning: the check is flaky"), "{err}");
+    assert!(
+        summary.contains("re-checks of the result failed"),
+        "{summary}"
+    );
+    // What is on disk passed every re-check: here, only the original does.
+    assert_eq!(std::fs::read(c.path("t.reduced.cpp")).unwrap(), c.text);
+}
+
+#[test]
+fn check_dirs_are_removed_even_when_a_script_escapes_its_process_group() {
+    let c = Case::new(TINY.as_bytes());
+    // Like a compiler started with setsid: keeps writing into the check directory after the
+    // script ended or was cancelled.
+    let pids = c.path("pids");
+    let escape = c.script(
+        "escape.sh",
+        &format!(
+            "#!/bin/sh\nsetsid sh -c 'echo $$ >> {p}; while :; do date > f.$$; sleep 0.01; done' &\n\
+             sleep 0.2\ngrep -q r_0 \"$1\"\n",
+            p = s(&c.path("pids"))
+        ),
+    );
+    let out = c.run(&[
+        "reduce",
+        s(&c.input),
+        "--check",
+        s(&escape),
+        "-j",
+        "4",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pids = std::fs::read_to_string(pids).unwrap();
+    assert!(!pids.is_empty());
+    for pid in pids.split_whitespace() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().unwrap_or("").trim().chars().next();
+        assert!(
+            stat.is_empty() || state == Some('Z'),
+            "escaped writer {pid} still runs"
+        );
+    }
+}
+
+#[test]
+fn real_checks_at_four_jobs_leave_no_check_dir() {
+    if Command::new("g++").arg("--version").output().is_err() {
+        return skip("g++ is not installed");
+    }
+    let test = std::fs::read(root().join("fixtures/tests/iset_merge_small_a.cpp")).unwrap();
+    let c = Case::new(&test);
+    let out = Command::new(env!("CARGO_BIN_EXE_mfppr"))
+        .args(["reduce", s(&c.input), "--check"])
+        .arg(root().join("interestingness/check-failure.py"))
+        .args(["-I", s(&root().join("fixtures/iset/spec")), "-j", "4", "-q"])
+        .env("TMPDIR", &c.tmp)
+        .env("CXXFLAGS", "-std=c++17 -w -DISET_BUG_MERGE")
+        .env("MFPPR_INCLUDES", root().join("fixtures/iset/spec"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<_> = std::fs::read_dir(&c.tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+}
+
+#[test]
+fn a_full_disk_keeps_the_last_result_that_was_written() {
+    // root only: a 20 KiB tmpfs holds the 14 KB input's first copy and its origin record, and
+    // nothing more, so the first accepted candidate cannot be written.
+    let c =
+        Case::new(&std::fs::read(root().join("fixtures/tests/iset_merge_small_a.cpp")).unwrap());
+    let mnt = c.path("small");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=20k", "tmpfs", s(&mnt)])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !mounted {
+        return skip("cannot mount a tmpfs (not root?)");
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&mnt);
+    let check = c.keep_r0();
+    let result = mnt.join("r.cpp");
+    let line = c.fails(
+        &[
+            "reduce",
+            s(&c.input),
+            "--check",
+            s(&check),
+            "-o",
+            s(&result),
+        ],
+        1,
+        "cannot write",
+    );
+    let on_disk = std::fs::read(&result).unwrap();
+    assert_eq!(
+        on_disk, c.text,
+        "the result on disk is not the last one written"
+    );
+    assert!(
+        line.contains(&format!("best result so far ({} bytes)", on_disk.len())),
+        "{line}"
+    );
+}
+
+#[test]
+fn help_names_files_that_exist() {
+    let out = Command::new(env!("CARGO_BIN_EXE_mfppr"))
+        .args(["reduce", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let named: Vec<&str> = help
+        .split_whitespace()
+        .filter(|w| w.starts_with("interestingness/"))
+        .collect();
+    assert!(!named.is_empty(), "{help}");
+    for name in named {
+        assert!(
+            root().join(name).exists(),
+            "--help names {name}, which does not exist"
+        );
+    }
+}
