@@ -72,16 +72,6 @@ impl ChunkCursor {
             self.offset = 0;
         }
     }
-
-    /// The current window was accepted and the kind now has `n` opportunities: restart at the top.
-    pub fn restart_after_success(&mut self, n: usize) {
-        *self = ChunkCursor::new(n);
-    }
-
-    /// The current chunk size (0 when exhausted).
-    pub fn size(&self) -> usize {
-        self.size
-    }
 }
 
 /// The window holds at most this many candidates per job: runs in flight, plus finished runs and
@@ -698,9 +688,10 @@ mod tests {
         for n in 1..200usize {
             let mut c = ChunkCursor::new(n);
             let mut sizes = vec![];
-            while c.next_window().is_some() {
-                if sizes.last() != Some(&c.size()) {
-                    sizes.push(c.size());
+            // The first window of each size starts at 0 and is that size long.
+            while let Some(w) = c.next_window() {
+                if w.start == 0 {
+                    sizes.push(w.len());
                 }
                 c.advance();
             }
@@ -723,14 +714,8 @@ mod tests {
     }
 
     #[test]
-    fn cursor_restarts_at_the_top_after_success() {
-        let mut c = ChunkCursor::new(8);
-        c.advance();
-        c.advance();
-        assert_eq!(c.next_window(), Some(0..2));
-        c.restart_after_success(6);
-        assert_eq!(c.next_window(), Some(0..3));
-        c.restart_after_success(0);
+    fn cursor_with_no_opportunities_is_exhausted() {
+        let mut c = ChunkCursor::new(0);
         assert_eq!(c.next_window(), None);
         c.advance();
         assert_eq!(c.next_window(), None);

@@ -293,13 +293,6 @@ impl StatementIndex {
     }
 }
 
-/// One-shot form of [`StatementIndex::insertion_for_line`]: the byte offset where a marker
-/// statement can be inserted for `line`, when no wrapping is needed.
-pub fn insertion_offset(source: &[u8], line: u32) -> Option<usize> {
-    let ins = StatementIndex::new(source)?.insertion_for_line(line)?;
-    ins.wrap_end.is_none().then_some(ins.at)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,10 +414,16 @@ T f(T x,
     }
 
     #[test]
-    fn one_shot_offset() {
-        let src = b"int f() {\n  return 1;\n}\n";
-        assert_eq!(insertion_offset(src, 2), Some(12));
-        assert_eq!(insertion_offset(src, 1), None);
-        assert_eq!(insertion_offset(src, 3), None);
+    fn points_of_a_one_statement_function() {
+        let idx = StatementIndex::new(b"int f() {\n  return 1;\n}\n").unwrap();
+        assert_eq!(
+            idx.insertion_for_line(2),
+            Some(Insertion {
+                at: 12,
+                wrap_end: None
+            })
+        );
+        assert_eq!(idx.insertion_for_line(1), None);
+        assert_eq!(idx.insertion_for_line(3), None);
     }
 }

@@ -62,11 +62,6 @@ impl MfppReduction {
         }
     }
 
-    /// The catalogue in use.
-    pub fn catalogue(&self) -> &Catalogue {
-        &self.catalogue
-    }
-
     fn read(&self, text: &[u8]) -> anyhow::Result<Arc<Read>> {
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(read) = last.as_ref().filter(|r| r.doc.text() == text) {
