@@ -1,7 +1,7 @@
 //! The search (design §5): which candidates are tried, in which order, how many at once, and what
 //! is accepted.
 //!
-//! Kinds are visited in [`Kind::ALL`] order. For a kind with n opportunities the windows have size
+//! Kinds are visited in [`OpportunityKind::ALL`] order. For a kind with n opportunities the windows have size
 //! ⌈n/2⌉, ⌈n/4⌉ … 1 ([`ChunkCursor`]); each window is one candidate. An accepted candidate becomes
 //! the current text, the same kind is gathered again and restarts at the top chunk size. Rounds over
 //! all kinds repeat until a round accepts nothing (fixpoint).
@@ -26,8 +26,8 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::error::{coded, ExitKind};
+use crate::opportunity::{Gathered, Opportunities, OpportunityKind};
 use crate::oracle::{Oracle, Verdict};
-use crate::reduction::{Gathered, Kind, Reduction};
 
 /// Halving-first chunk schedule over `n` opportunities: windows `[k·size, min((k+1)·size, n))` for
 /// size = ⌈n/2⌉, then ⌈size/2⌉ … down to 1. A pure state machine; the engine drives it.
@@ -125,8 +125,8 @@ pub struct KindStats {
 /// Counters for a whole search (`--stats` JSON).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
-    /// Per kind, keyed by [`Kind::name`].
-    pub kinds: BTreeMap<Kind, KindStats>,
+    /// Per kind, keyed by [`OpportunityKind::name`].
+    pub kinds: BTreeMap<OpportunityKind, KindStats>,
     /// Oracle runs actually started (cache hits excluded, speculative runs included).
     pub oracle_calls: u64,
     /// Verdicts taken from the cache.
@@ -156,7 +156,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn kind(&mut self, kind: Kind) -> &mut KindStats {
+    fn kind(&mut self, kind: OpportunityKind) -> &mut KindStats {
         self.kinds.entry(kind).or_default()
     }
 }
@@ -273,7 +273,7 @@ type StartRun<'s> = dyn Fn(u64, Arc<Vec<u8>>, Arc<AtomicBool>) -> anyhow::Result
 
 /// The search engine. Owns the verdict cache and the stats.
 pub struct Engine<'a> {
-    reduction: &'a dyn Reduction,
+    reduction: &'a dyn Opportunities,
     oracle: &'a dyn Oracle,
     options: EngineOptions,
     interrupt: &'a AtomicBool,
@@ -301,7 +301,7 @@ impl<'a> Engine<'a> {
     /// An engine searching with `reduction` and judging with `oracle`. The search stops with
     /// [`ExitKind::Interrupted`] once `interrupt` is set.
     pub fn new(
-        reduction: &'a dyn Reduction,
+        reduction: &'a dyn Opportunities,
         oracle: &'a dyn Oracle,
         options: EngineOptions,
         interrupt: &'a AtomicBool,
@@ -315,7 +315,7 @@ impl<'a> Engine<'a> {
             cache: HashMap::new(),
             history: HashSet::new(),
             stats: Stats {
-                kinds: Kind::ALL
+                kinds: OpportunityKind::ALL
                     .iter()
                     .map(|&k| (k, KindStats::default()))
                     .collect(),
@@ -355,7 +355,7 @@ impl<'a> Engine<'a> {
                 self.round += 1;
                 self.stats.rounds = self.round;
                 let mut accepted_in_round = false;
-                for kind in Kind::ALL {
+                for kind in OpportunityKind::ALL {
                     while let Some((next, what)) = self.run_kind(kind, &current)? {
                         let ks = self.stats.kind(kind);
                         ks.accepted += 1;
@@ -396,7 +396,7 @@ impl<'a> Engine<'a> {
     /// or the chunk schedule is exhausted (`None`).
     fn run_kind(
         &mut self,
-        kind: Kind,
+        kind: OpportunityKind,
         current: &[u8],
     ) -> anyhow::Result<Option<(Vec<u8>, String)>> {
         self.check_interrupt()?;
@@ -466,7 +466,7 @@ impl<'a> Engine<'a> {
     /// candidates strictly in that order; the first interesting one wins.
     fn search(
         &mut self,
-        kind: Kind,
+        kind: OpportunityKind,
         size: usize,
         enumeration: &mut Enumeration<'_>,
         window: &mut Window,
@@ -581,7 +581,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Record the end of run `seq`: stats, cache, and — when it is interesting — the new limit.
-    fn finished(&mut self, kind: Kind, window: &mut Window, seq: u64, run: RunResult) {
+    fn finished(&mut self, kind: OpportunityKind, window: &mut Window, seq: u64, run: RunResult) {
         self.stats.oracle_calls += 1;
         self.stats.kind(kind).oracle_secs += run.elapsed.as_secs_f64();
         window.running = window.running.saturating_sub(1);
@@ -604,7 +604,7 @@ impl<'a> Engine<'a> {
     /// was not used as wasted.
     fn drain(
         &mut self,
-        kind: Kind,
+        kind: OpportunityKind,
         window: &mut Window,
         results: &mpsc::Receiver<(u64, RunResult)>,
     ) {
@@ -634,7 +634,7 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn progress(&mut self, kind: Kind, size: usize) {
+    fn progress(&mut self, kind: OpportunityKind, size: usize) {
         if self.options.quiet || self.last_progress.elapsed() < self.options.progress_every {
             return;
         }

@@ -15,7 +15,7 @@ pub mod error;
 pub mod inspect;
 pub mod interrupt;
 pub mod model;
+pub mod opportunity;
 pub mod oracle;
 pub mod passes;
 pub mod reduce;
-pub mod reduction;

@@ -17,7 +17,7 @@ use crate::catalogue::Catalogue;
 use crate::engine::{Engine, EngineOptions, Stats};
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::oracle::{Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
-use crate::passes::{MfppReduction, PassOptions};
+use crate::passes::{MfppOpportunities, PassOptions};
 
 /// Timeout for the initial check when `--timeout` is not given.
 const INITIAL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -239,7 +239,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
         );
     }
 
-    let reduction = MfppReduction::new(
+    let reduction = MfppOpportunities::new(
         catalogue,
         PassOptions {
             keep_checks: opts.keep_checks,

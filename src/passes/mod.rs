@@ -3,7 +3,7 @@
 //!
 //! One file per opportunity kind gathers its opportunities (`variant`, `sequence`,
 //! `recursion`, `fuzz`); this module owns what they share: reading a text once for every
-//! kind, and turning a window of opportunities into a candidate. Each [`Kind`] lists its
+//! kind, and turning a window of opportunities into a candidate. Each [`OpportunityKind`] lists its
 //! opportunities in enumeration order; a candidate is the edits of a window of them, checked
 //! against the invariants a valid MF++ test must keep (`r_0` stays, one non-reference variant and
 //! a check stay unless `--drop-oracle`, one step stays), then swept ([`sweep`]). A candidate
@@ -17,7 +17,7 @@ use crate::catalogue::Catalogue;
 use crate::document::{Document, Span};
 use crate::edit::Edit;
 use crate::model::TestModel;
-use crate::reduction::{Gathered, Kind, Reduction};
+use crate::opportunity::{Gathered, Opportunities, OpportunityKind};
 
 mod fuzz;
 mod recursion;
@@ -38,38 +38,38 @@ pub struct PassOptions {
 
 /// The MF++-aware reduction: the four opportunity kinds plus the sweep.
 #[derive(Debug)]
-pub struct MfppReduction {
+pub struct MfppOpportunities {
     catalogue: Catalogue,
     options: PassOptions,
     /// The last text read: the engine gathers every kind from the same text in turn.
-    last: Mutex<Option<Arc<Read>>>,
+    last: Mutex<Option<Arc<ParsedTest>>>,
 }
 
 /// A text read into a document and a model.
 #[derive(Debug)]
-struct Read {
+struct ParsedTest {
     doc: Document,
     model: TestModel,
 }
 
-impl MfppReduction {
+impl MfppOpportunities {
     /// A reduction that folds to base MRs of `catalogue`.
-    pub fn new(catalogue: Catalogue, options: PassOptions) -> MfppReduction {
-        MfppReduction {
+    pub fn new(catalogue: Catalogue, options: PassOptions) -> MfppOpportunities {
+        MfppOpportunities {
             catalogue,
             options,
             last: Mutex::new(None),
         }
     }
 
-    fn read(&self, text: &[u8]) -> anyhow::Result<Arc<Read>> {
+    fn read(&self, text: &[u8]) -> anyhow::Result<Arc<ParsedTest>> {
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(read) = last.as_ref().filter(|r| r.doc.text() == text) {
             return Ok(Arc::clone(read));
         }
         let doc = Document::parse(text.to_vec())?;
         let model = TestModel::build(&doc, &self.catalogue)?;
-        let read = Arc::new(Read { doc, model });
+        let read = Arc::new(ParsedTest { doc, model });
         *last = Some(Arc::clone(&read));
         Ok(read)
     }
@@ -95,15 +95,19 @@ struct Opportunity {
 /// Opportunities of one kind in one text.
 struct Gathering<'a> {
     text: &'a [u8],
-    read: Arc<Read>,
+    read: Arc<ParsedTest>,
     ops: Vec<Opportunity>,
     catalogue: &'a Catalogue,
     options: PassOptions,
     known_instances: HashSet<String>,
 }
 
-impl Reduction for MfppReduction {
-    fn gather<'a>(&'a self, text: &'a [u8], kind: Kind) -> anyhow::Result<Box<dyn Gathered + 'a>> {
+impl Opportunities for MfppOpportunities {
+    fn gather<'a>(
+        &'a self,
+        text: &'a [u8],
+        kind: OpportunityKind,
+    ) -> anyhow::Result<Box<dyn Gathered + 'a>> {
         let read = self.read(text)?;
         let ops = opportunities(text, &read.model, &self.catalogue, &self.options, kind);
         let known_instances = read
@@ -212,9 +216,9 @@ pub fn count_opportunities(
     text: &[u8],
     model: &TestModel,
     catalogue: &Catalogue,
-) -> BTreeMap<Kind, usize> {
+) -> BTreeMap<OpportunityKind, usize> {
     let options = PassOptions::default();
-    Kind::ALL
+    OpportunityKind::ALL
         .iter()
         .map(|&k| (k, opportunities(text, model, catalogue, &options, k).len()))
         .collect()
@@ -226,13 +230,13 @@ fn opportunities(
     model: &TestModel,
     catalogue: &Catalogue,
     options: &PassOptions,
-    kind: Kind,
+    kind: OpportunityKind,
 ) -> Vec<Opportunity> {
     match kind {
-        Kind::Variant => variant::variant_ops(text, model, options),
-        Kind::Sequence => sequence::sequence_ops(text, model),
-        Kind::Recursion => recursion::recursion_ops(model, catalogue),
-        Kind::Fuzz => fuzz::fuzz_ops(text, model, catalogue),
+        OpportunityKind::Variant => variant::variant_ops(text, model, options),
+        OpportunityKind::Sequence => sequence::sequence_ops(text, model),
+        OpportunityKind::Recursion => recursion::recursion_ops(model, catalogue),
+        OpportunityKind::Fuzz => fuzz::fuzz_ops(text, model, catalogue),
     }
 }
 
