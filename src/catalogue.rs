@@ -116,6 +116,81 @@ fn placeholder_family(callee: &str) -> Option<(MrKind, String)> {
     Some((kind, family.to_string()))
 }
 
+/// Fail when an `-I` directory or a `--spec` header does not exist.
+fn check_search_paths(include_dirs: &[PathBuf], specs: &[PathBuf]) -> Result<()> {
+    for dir in include_dirs {
+        if !dir.is_dir() {
+            bail!(
+                "include directory {} does not exist (check the -I argument)",
+                dir.display()
+            );
+        }
+    }
+    for spec in specs {
+        if !spec.is_file() {
+            bail!(
+                "spec header {} does not exist (check the --spec argument)",
+                spec.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The headers a test includes, transitively, each read once.
+#[derive(Default)]
+struct Headers {
+    /// (header, branch) pairs still to read; a header seen from several branches merges them.
+    queue: VecDeque<(PathBuf, Branch)>,
+    /// The branches each header was reached from.
+    seen: HashMap<PathBuf, HashSet<Branch>>,
+    /// The outline of each header read.
+    parsed: HashMap<PathBuf, crate::document::Outline>,
+    /// The headers in the order they were first read.
+    order: Vec<PathBuf>,
+    /// Includes found in no search directory.
+    missing: Vec<String>,
+}
+
+impl Headers {
+    /// Queue the include `path` (reached on `branch`) of a file in `dir`, or note it missing.
+    fn include(&mut self, path: &str, branch: Branch, dir: &Path, include_dirs: &[PathBuf]) {
+        match resolve_include(path, dir, include_dirs) {
+            Some(p) => self.queue.push_back((p, branch)),
+            None => self.missing.push(path.to_string()),
+        }
+    }
+
+    /// Read every queued header and, transitively, what it includes.
+    fn read_all(&mut self, include_dirs: &[PathBuf]) -> Result<()> {
+        while let Some((path, branch)) = self.queue.pop_front() {
+            let path = path.canonicalize().unwrap_or(path);
+            let branches = self.seen.entry(path.clone()).or_default();
+            if !branches.insert(branch) {
+                continue;
+            }
+            if !self.parsed.contains_key(&path) {
+                let bytes = std::fs::read(&path)
+                    .with_context(|| format!("cannot read spec header {}", path.display()))?;
+                let outline = Document::parse(bytes)?.outline().clone();
+                self.parsed.insert(path.clone(), outline);
+                self.order.push(path.clone());
+            }
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let includes: Vec<(String, Branch)> = self.parsed[&path]
+                .includes
+                .iter()
+                .filter(|i| !i.system)
+                .map(|i| (i.path.clone(), branch_nest(branch, i.branch)))
+                .collect();
+            for (inc, nested) in includes {
+                self.include(&inc, nested, &dir, include_dirs);
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Catalogue {
     /// Read the spec headers reachable from the test at `test_path` (whose bytes are
     /// `test_text`), searching `include_dirs`, plus `specs`.
@@ -139,77 +214,34 @@ impl Catalogue {
         include_dirs: &[PathBuf],
         specs: &[PathBuf],
     ) -> Result<Catalogue> {
-        for dir in include_dirs {
-            if !dir.is_dir() {
-                bail!(
-                    "include directory {} does not exist (check the -I argument)",
-                    dir.display()
-                );
-            }
-        }
-        for spec in specs {
-            if !spec.is_file() {
-                bail!(
-                    "spec header {} does not exist (check the --spec argument)",
-                    spec.display()
-                );
-            }
-        }
+        check_search_paths(include_dirs, specs)?;
         let test_dir = test_path
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        let mut cat = Catalogue::default();
-        // (header, branch) pairs still to read; a header seen from several branches merges them.
-        let mut seen: HashMap<PathBuf, HashSet<Branch>> = HashMap::new();
-        let mut queue: VecDeque<(PathBuf, Branch)> = VecDeque::new();
         let test_outline = test_doc.outline();
-        let mut missing = Vec::new();
+        let mut headers = Headers::default();
         for inc in test_outline.includes.iter().filter(|i| !i.system) {
-            match resolve_include(&inc.path, &test_dir, include_dirs) {
-                Some(p) => queue.push_back((p, inc.branch)),
-                None => missing.push(inc.path.clone()),
-            }
+            headers.include(&inc.path, inc.branch, &test_dir, include_dirs);
         }
         for spec in specs {
-            queue.push_back((spec.clone(), Branch::Both));
+            headers.queue.push_back((spec.clone(), Branch::Both));
         }
-        let mut parsed: HashMap<PathBuf, crate::document::Outline> = HashMap::new();
-        let mut order: Vec<PathBuf> = Vec::new();
-        while let Some((path, branch)) = queue.pop_front() {
-            let path = path.canonicalize().unwrap_or(path);
-            let branches = seen.entry(path.clone()).or_default();
-            if !branches.insert(branch) {
-                continue;
-            }
-            if !parsed.contains_key(&path) {
-                let bytes = std::fs::read(&path)
-                    .with_context(|| format!("cannot read spec header {}", path.display()))?;
-                let outline = Document::parse(bytes)?.outline().clone();
-                parsed.insert(path.clone(), outline);
-                order.push(path.clone());
-            }
-            let outline = &parsed[&path];
-            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-            for inc in outline.includes.iter().filter(|i| !i.system) {
-                match resolve_include(&inc.path, &dir, include_dirs) {
-                    Some(p) => queue.push_back((p, branch_nest(branch, inc.branch))),
-                    None => missing.push(inc.path.clone()),
-                }
-            }
-        }
-        for path in &order {
-            let executable_header = seen[path]
+        headers.read_all(include_dirs)?;
+        let mut cat = Catalogue::default();
+        for path in &headers.order {
+            let executable_header = headers.seen[path]
                 .iter()
                 .any(|b| matches!(b, Branch::Both | Branch::Execute));
-            cat.add_functions(&parsed[path].functions, executable_header);
+            cat.add_functions(&headers.parsed[path].functions, executable_header);
         }
         // Reduction functions may also be defined in the test's own preamble.
         cat.add_functions(&test_outline.functions, true);
+        let mut missing = headers.missing;
         missing.sort();
         missing.dedup();
         cat.missing = missing;
-        cat.headers = order;
+        cat.headers = headers.order;
         if cat.mrs.is_empty() && (!include_dirs.is_empty() || !specs.is_empty()) {
             bail!(
                 "no MF++ spec found for {}: none of its headers ({}) defines a metalib MR; pass -I with the spec directory",

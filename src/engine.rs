@@ -1,7 +1,7 @@
 //! The search (design §5): which candidates are tried, in which order, how many at once, and what
 //! is accepted.
 //!
-//! Kinds are visited in [`Kind::ALL`] order. For a kind with n opportunities the windows have size
+//! Kinds are visited in [`OpportunityKind::ALL`] order. For a kind with n opportunities the windows have size
 //! ⌈n/2⌉, ⌈n/4⌉ … 1 ([`ChunkCursor`]); each window is one candidate. An accepted candidate becomes
 //! the current text, the same kind is gathered again and restarts at the top chunk size. Rounds over
 //! all kinds repeat until a round accepts nothing (fixpoint).
@@ -26,8 +26,8 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::error::{coded, ExitKind};
+use crate::opportunity::{Gathered, Opportunities, OpportunityKind};
 use crate::oracle::{Oracle, Verdict};
-use crate::reduction::{Gathered, Kind, Reduction};
 
 /// Halving-first chunk schedule over `n` opportunities: windows `[k·size, min((k+1)·size, n))` for
 /// size = ⌈n/2⌉, then ⌈size/2⌉ … down to 1. A pure state machine; the engine drives it.
@@ -71,16 +71,6 @@ impl ChunkCursor {
             };
             self.offset = 0;
         }
-    }
-
-    /// The current window was accepted and the kind now has `n` opportunities: restart at the top.
-    pub fn restart_after_success(&mut self, n: usize) {
-        *self = ChunkCursor::new(n);
-    }
-
-    /// The current chunk size (0 when exhausted).
-    pub fn size(&self) -> usize {
-        self.size
     }
 }
 
@@ -135,8 +125,8 @@ pub struct KindStats {
 /// Counters for a whole search (`--stats` JSON).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Stats {
-    /// Per kind, keyed by [`Kind::name`].
-    pub kinds: BTreeMap<Kind, KindStats>,
+    /// Per kind, keyed by [`OpportunityKind::name`].
+    pub kinds: BTreeMap<OpportunityKind, KindStats>,
     /// Oracle runs actually started (cache hits excluded, speculative runs included).
     pub oracle_calls: u64,
     /// Verdicts taken from the cache.
@@ -173,7 +163,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn kind(&mut self, kind: Kind) -> &mut KindStats {
+    fn kind(&mut self, kind: OpportunityKind) -> &mut KindStats {
         self.kinds.entry(kind).or_default()
     }
 }
@@ -290,7 +280,7 @@ type StartRun<'s> = dyn Fn(u64, Arc<Vec<u8>>, Arc<AtomicBool>) -> anyhow::Result
 
 /// The search engine. Owns the verdict cache and the stats.
 pub struct Engine<'a> {
-    reduction: &'a dyn Reduction,
+    reduction: &'a dyn Opportunities,
     oracle: &'a dyn Oracle,
     options: EngineOptions,
     interrupt: &'a AtomicBool,
@@ -318,7 +308,7 @@ impl<'a> Engine<'a> {
     /// An engine searching with `reduction` and judging with `oracle`. The search stops with
     /// [`ExitKind::Interrupted`] once `interrupt` is set.
     pub fn new(
-        reduction: &'a dyn Reduction,
+        reduction: &'a dyn Opportunities,
         oracle: &'a dyn Oracle,
         options: EngineOptions,
         interrupt: &'a AtomicBool,
@@ -332,7 +322,7 @@ impl<'a> Engine<'a> {
             cache: HashMap::new(),
             history: HashSet::new(),
             stats: Stats {
-                kinds: Kind::ALL
+                kinds: OpportunityKind::ALL
                     .iter()
                     .map(|&k| (k, KindStats::default()))
                     .collect(),
@@ -370,7 +360,7 @@ impl<'a> Engine<'a> {
                 self.round += 1;
                 self.stats.rounds = self.round;
                 let mut accepted_in_round = false;
-                for kind in Kind::ALL {
+                for kind in OpportunityKind::ALL {
                     while let Some((next, what)) = self.run_kind(kind, &current)? {
                         let ks = self.stats.kind(kind);
                         ks.accepted += 1;
@@ -411,7 +401,7 @@ impl<'a> Engine<'a> {
     /// or the chunk schedule is exhausted (`None`).
     fn run_kind(
         &mut self,
-        kind: Kind,
+        kind: OpportunityKind,
         current: &[u8],
     ) -> anyhow::Result<Option<(Vec<u8>, String)>> {
         self.check_interrupt()?;
@@ -481,7 +471,7 @@ impl<'a> Engine<'a> {
     /// candidates strictly in that order; the first interesting one wins.
     fn search(
         &mut self,
-        kind: Kind,
+        kind: OpportunityKind,
         size: usize,
         enumeration: &mut Enumeration<'_>,
         window: &mut Window,
@@ -596,7 +586,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Record the end of run `seq`: stats, cache, and — when it is interesting — the new limit.
-    fn finished(&mut self, kind: Kind, window: &mut Window, seq: u64, run: RunResult) {
+    fn finished(&mut self, kind: OpportunityKind, window: &mut Window, seq: u64, run: RunResult) {
         self.stats.oracle_calls += 1;
         self.stats.kind(kind).oracle_secs += run.elapsed.as_secs_f64();
         window.running = window.running.saturating_sub(1);
@@ -625,7 +615,7 @@ impl<'a> Engine<'a> {
     /// was not used as wasted.
     fn drain(
         &mut self,
-        kind: Kind,
+        kind: OpportunityKind,
         window: &mut Window,
         results: &mpsc::Receiver<(u64, RunResult)>,
     ) {
@@ -655,7 +645,7 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
-    fn progress(&mut self, kind: Kind, size: usize) {
+    fn progress(&mut self, kind: OpportunityKind, size: usize) {
         if self.options.quiet || self.last_progress.elapsed() < self.options.progress_every {
             return;
         }
@@ -709,9 +699,10 @@ mod tests {
         for n in 1..200usize {
             let mut c = ChunkCursor::new(n);
             let mut sizes = vec![];
-            while c.next_window().is_some() {
-                if sizes.last() != Some(&c.size()) {
-                    sizes.push(c.size());
+            // The first window of each size starts at 0 and is that size long.
+            while let Some(w) = c.next_window() {
+                if w.start == 0 {
+                    sizes.push(w.len());
                 }
                 c.advance();
             }
@@ -734,14 +725,8 @@ mod tests {
     }
 
     #[test]
-    fn cursor_restarts_at_the_top_after_success() {
-        let mut c = ChunkCursor::new(8);
-        c.advance();
-        c.advance();
-        assert_eq!(c.next_window(), Some(0..2));
-        c.restart_after_success(6);
-        assert_eq!(c.next_window(), Some(0..3));
-        c.restart_after_success(0);
+    fn cursor_with_no_opportunities_is_exhausted() {
+        let mut c = ChunkCursor::new(0);
         assert_eq!(c.next_window(), None);
         c.advance();
         assert_eq!(c.next_window(), None);

@@ -228,6 +228,77 @@ pub struct TestModel {
     pub notes: Vec<String>,
 }
 
+/// The instances `main` reaches through its steps and their calls.
+struct Reach {
+    /// The first caller found of each reached instance.
+    callers: HashMap<String, Caller>,
+    /// The instance call sites of each reached definition.
+    calls_of: HashMap<String, Vec<CallSite>>,
+}
+
+/// Follow the calls from every step of `variants` through the instance definitions `defs`.
+fn reach(variants: &[Variant], defs: &HashMap<&str, &Function>) -> Reach {
+    let mut callers: HashMap<String, Caller> = HashMap::new();
+    let mut queue: Vec<String> = Vec::new();
+    for v in variants {
+        for (j, s) in v.steps.iter().enumerate() {
+            for name in &s.instances {
+                if !callers.contains_key(name) {
+                    callers.insert(
+                        name.clone(),
+                        Caller::Step {
+                            variant: v.index,
+                            step: j,
+                        },
+                    );
+                    queue.push(name.clone());
+                }
+            }
+        }
+    }
+    let mut calls_of: HashMap<String, Vec<CallSite>> = HashMap::new();
+    while let Some(name) = queue.pop() {
+        let Some(f) = defs.get(name.as_str()) else {
+            continue;
+        };
+        let sites = instance_calls(&f.calls, defs);
+        for site in &sites {
+            if !callers.contains_key(&site.callee) && site.callee != name {
+                callers.insert(site.callee.clone(), Caller::Instance(name.clone()));
+                queue.push(site.callee.clone());
+            }
+        }
+        calls_of.insert(name, sites);
+    }
+    Reach { callers, calls_of }
+}
+
+/// Family and kind of the instance `f` of `mr`: those of the catalogue MR it resolves to, else,
+/// for an instance a step calls, the family evident at that step.
+fn family_of(
+    catalogue: &Catalogue,
+    f: &Function,
+    mr: &str,
+    param_types: &[String],
+    caller: Option<&Caller>,
+    step_family: &HashMap<usize, (MrKind, String)>,
+) -> (Option<String>, Option<MrKind>) {
+    let caller_mr = match caller {
+        Some(Caller::Instance(c)) => split_instance_name(c).map(|(m, _, _)| m),
+        _ => None,
+    };
+    match catalogue.resolve(mr, &f.return_type, param_types, caller_mr) {
+        Some(m) => (Some(m.family.clone()), Some(m.kind)),
+        None => match caller {
+            Some(Caller::Step { step, .. }) => match step_family.get(step) {
+                Some((k, fam)) => (Some(fam.clone()), Some(*k)),
+                None => (None, None),
+            },
+            _ => (None, None),
+        },
+    }
+}
+
 /// `<name>_<variant>_<n>` parts of a transplanted instance name.
 pub fn split_instance_name(name: &str) -> Option<(&str, usize, usize)> {
     let (rest, n) = name.rsplit_once('_')?;
@@ -366,6 +437,8 @@ impl TestModel {
         Ok(model)
     }
 
+    /// The transplanted instances among the functions `before_main`: those `main` reaches, and
+    /// unreached ones the catalogue or `known_instances` names (orphans for the sweep).
     fn read_instances(
         &mut self,
         before_main: &[Function],
@@ -373,38 +446,10 @@ impl TestModel {
         catalogue: &Catalogue,
         known_instances: Option<&HashSet<String>>,
     ) {
-        let mut callers: HashMap<String, Caller> = HashMap::new();
-        let mut queue: Vec<String> = Vec::new();
-        for v in &self.variants {
-            for (j, s) in v.steps.iter().enumerate() {
-                for name in &s.instances {
-                    if !callers.contains_key(name) {
-                        callers.insert(
-                            name.clone(),
-                            Caller::Step {
-                                variant: v.index,
-                                step: j,
-                            },
-                        );
-                        queue.push(name.clone());
-                    }
-                }
-            }
-        }
-        let mut calls_of: HashMap<String, Vec<CallSite>> = HashMap::new();
-        while let Some(name) = queue.pop() {
-            let Some(f) = defs.get(name.as_str()) else {
-                continue;
-            };
-            let sites = instance_calls(&f.calls, defs);
-            for site in &sites {
-                if !callers.contains_key(&site.callee) && site.callee != name {
-                    callers.insert(site.callee.clone(), Caller::Instance(name.clone()));
-                    queue.push(site.callee.clone());
-                }
-            }
-            calls_of.insert(name, sites);
-        }
+        let Reach {
+            callers,
+            mut calls_of,
+        } = reach(&self.variants, defs);
         let step_family = self.step_families(catalogue);
         for f in before_main {
             let Some((mr, variant, number)) = split_instance_name(&f.name) else {
@@ -425,21 +470,14 @@ impl TestModel {
                 .remove(&f.name)
                 .unwrap_or_else(|| instance_calls(&f.calls, defs));
             let param_types: Vec<String> = f.params.iter().map(|p| p.type_text.clone()).collect();
-            let caller_mr = match &caller {
-                Some(Caller::Instance(c)) => split_instance_name(c).map(|(m, _, _)| m),
-                _ => None,
-            };
-            let resolved = catalogue.resolve(mr, &f.return_type, &param_types, caller_mr);
-            let (family, kind) = match resolved {
-                Some(m) => (Some(m.family.clone()), Some(m.kind)),
-                None => match &caller {
-                    Some(Caller::Step { step, .. }) => match step_family.get(step) {
-                        Some((k, fam)) => (Some(fam.clone()), Some(*k)),
-                        None => (None, None),
-                    },
-                    _ => (None, None),
-                },
-            };
+            let (family, kind) = family_of(
+                catalogue,
+                f,
+                mr,
+                &param_types,
+                caller.as_ref(),
+                &step_family,
+            );
             self.instances.push(Instance {
                 name: f.name.clone(),
                 mr: mr.to_string(),
@@ -456,6 +494,11 @@ impl TestModel {
                 body: f.body.clone(),
             });
         }
+        self.index_instances();
+    }
+
+    /// Index the instances by name, and note how many have no known family.
+    fn index_instances(&mut self) {
         self.instance_index = self
             .instances
             .iter()

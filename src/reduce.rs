@@ -19,7 +19,7 @@ use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
 use crate::oracle::{Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
 use crate::outputs::{validate, Output};
-use crate::passes::{MfppReduction, PassOptions};
+use crate::passes::{MfppOpportunities, PassOptions};
 
 /// Timeout for the initial check when `--timeout` is not given.
 const INITIAL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -234,7 +234,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     paths.write_origin(&opts.input, &text)?;
     setup_calls += warn_if_trivial_is_interesting(&oracle, trivial)?;
 
-    let reduction = MfppReduction::new(
+    let reduction = MfppOpportunities::new(
         catalogue,
         PassOptions {
             keep_checks: opts.keep_checks,

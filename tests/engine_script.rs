@@ -8,8 +8,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use mfppr::engine::{Engine, EngineOptions};
+use mfppr::opportunity::{Gathered, Opportunities, OpportunityKind};
 use mfppr::oracle::ScriptOracle;
-use mfppr::reduction::{Gathered, Kind, Reduction};
 
 /// Deletes lines not starting with `#`, as fuzz opportunities only.
 #[derive(Debug)]
@@ -20,13 +20,17 @@ struct LinesGathered {
     opportunities: Vec<usize>,
 }
 
-impl Reduction for Lines {
-    fn gather<'a>(&'a self, text: &'a [u8], kind: Kind) -> anyhow::Result<Box<dyn Gathered + 'a>> {
+impl Opportunities for Lines {
+    fn gather<'a>(
+        &'a self,
+        text: &'a [u8],
+        kind: OpportunityKind,
+    ) -> anyhow::Result<Box<dyn Gathered + 'a>> {
         let lines: Vec<String> = String::from_utf8_lossy(text)
             .lines()
             .map(str::to_string)
             .collect();
-        let opportunities = if kind == Kind::Fuzz {
+        let opportunities = if kind == OpportunityKind::Fuzz {
             (0..lines.len())
                 .filter(|&i| !lines[i].starts_with('#'))
                 .collect()

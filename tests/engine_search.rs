@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use mfppr::engine::{Engine, EngineOptions, Stats};
 use mfppr::error::{exit_kind, ExitKind};
+use mfppr::opportunity::{Gathered, Opportunities, OpportunityKind};
 use mfppr::oracle::{Oracle, Verdict};
-use mfppr::reduction::{Gathered, Kind, Reduction};
 
 /// A text is lines. A line starting with `v`, `s`, `r`, `f` is an opportunity of that kind;
 /// deleting it is the edit. `vN` only becomes an opportunity once `sN` is gone, so later kinds
@@ -24,12 +24,12 @@ struct LineGathered {
     opportunities: Vec<usize>,
 }
 
-fn prefix(kind: Kind) -> char {
+fn prefix(kind: OpportunityKind) -> char {
     match kind {
-        Kind::Variant => 'v',
-        Kind::Sequence => 's',
-        Kind::Recursion => 'r',
-        Kind::Fuzz => 'f',
+        OpportunityKind::Variant => 'v',
+        OpportunityKind::Sequence => 's',
+        OpportunityKind::Recursion => 'r',
+        OpportunityKind::Fuzz => 'f',
     }
 }
 
@@ -40,8 +40,12 @@ fn lines_of(text: &[u8]) -> Vec<String> {
         .collect()
 }
 
-impl Reduction for LineReduction {
-    fn gather<'a>(&'a self, text: &'a [u8], kind: Kind) -> anyhow::Result<Box<dyn Gathered + 'a>> {
+impl Opportunities for LineReduction {
+    fn gather<'a>(
+        &'a self,
+        text: &'a [u8],
+        kind: OpportunityKind,
+    ) -> anyhow::Result<Box<dyn Gathered + 'a>> {
         let lines = lines_of(text);
         let present: HashSet<&str> = lines.iter().map(String::as_str).collect();
         let p = prefix(kind);
@@ -368,7 +372,7 @@ fn stats_add_up() {
         .as_object()
         .unwrap()
         .keys()
-        .all(|k| { Kind::ALL.iter().any(|kind| kind.name() == k) }));
+        .all(|k| { OpportunityKind::ALL.iter().any(|kind| kind.name() == k) }));
 }
 
 /// Keeps `f0` = interesting, answered at once. Runs that are not interesting take 5 s unless

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use mfppr::catalogue::Catalogue;
 use mfppr::document::Document;
 use mfppr::model::TestModel;
-use mfppr::passes::{MfppReduction, PassOptions};
-use mfppr::reduction::{Kind, Reduction};
+use mfppr::opportunity::{Opportunities, OpportunityKind};
+use mfppr::passes::{MfppOpportunities, PassOptions};
 
 /// xorshift64*: small, deterministic, good enough to spread inputs.
 struct Rng(u64);
@@ -118,7 +118,7 @@ fn run(iterations: usize, seed: u64) {
     let seeds = seeds();
     assert!(!seeds.is_empty(), "fixture tests are in the repository");
     let catalogue = Catalogue::default();
-    let reduction = MfppReduction::new(Catalogue::default(), PassOptions::default());
+    let reduction = MfppOpportunities::new(Catalogue::default(), PassOptions::default());
     let mut rng = Rng(seed);
     let mut models = 0;
     for i in 0..iterations {
@@ -128,7 +128,7 @@ fn run(iterations: usize, seed: u64) {
             models += 1;
             // Every 500th readable input also goes through every pass.
             if i % 500 == 0 {
-                for kind in Kind::ALL {
+                for kind in OpportunityKind::ALL {
                     let g = reduction
                         .gather(&text, kind)
                         .expect("readable text gathers");

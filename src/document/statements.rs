@@ -95,6 +95,134 @@ fn in_function_body(node: &Node<'_>) -> bool {
     false
 }
 
+/// Insertion points being collected, per statement node.
+#[derive(Default)]
+struct Points {
+    by_span: HashMap<(usize, usize), Insertion>,
+    by_row: Vec<(usize, usize, Insertion)>,
+}
+
+impl Points {
+    fn add(&mut self, n: &Node<'_>, ins: Insertion) {
+        self.by_span.insert((n.start_byte(), n.end_byte()), ins);
+        self.by_row
+            .push((n.start_position().row, n.start_byte(), ins));
+    }
+
+    /// A marker right before `n`.
+    fn add_before(&mut self, n: &Node<'_>) {
+        self.add(
+            n,
+            Insertion {
+                at: n.start_byte(),
+                wrap_end: None,
+            },
+        );
+    }
+
+    /// The points `node` (with its `children`) provides for its own statements.
+    fn add_node(&mut self, node: &Node<'_>, children: &[Node<'_>]) {
+        match node.kind() {
+            "compound_statement" => self.add_block(children),
+            kind if PREPROC_GROUPS.contains(&kind)
+                && in_function_body(node)
+                && !children.iter().any(|c| NOT_IN_BODIES.contains(&c.kind())) =>
+            {
+                self.add_preproc_group(node, children)
+            }
+            "case_statement" => self.add_case(node, children),
+            "if_statement" | "while_statement" | "for_statement" | "for_range_loop"
+            | "do_statement" | "else_clause" => self.add_branch_bodies(node, children),
+            _ => {}
+        }
+    }
+
+    /// The statements of a block; its `case` labels are added with their colon.
+    fn add_block(&mut self, children: &[Node<'_>]) {
+        for c in children
+            .iter()
+            .filter(|c| is_statement(c) && c.kind() != "case_statement")
+        {
+            self.add_before(c);
+        }
+    }
+
+    /// The statements of a preprocessor group in a function body: only the group's body, not its
+    /// `name`/`condition`, nor its `alternative`.
+    fn add_preproc_group(&mut self, node: &Node<'_>, children: &[Node<'_>]) {
+        let body = children.iter().enumerate().filter(|(i, c)| {
+            is_statement(c)
+                && c.kind() != "case_statement"
+                && node.field_name_for_child(*i as u32).is_none()
+        });
+        for (_, c) in body {
+            self.add_before(c);
+        }
+    }
+
+    /// A `case`/`default` label: right after its colon, then the statements after the colon.
+    fn add_case(&mut self, node: &Node<'_>, children: &[Node<'_>]) {
+        let Some(colon) = children.iter().find(|c| c.kind() == ":") else {
+            return;
+        };
+        self.add(
+            node,
+            Insertion {
+                at: colon.end_byte(),
+                wrap_end: None,
+            },
+        );
+        for c in children
+            .iter()
+            .filter(|c| c.start_byte() >= colon.end_byte() && is_statement(c))
+        {
+            self.add_before(c);
+        }
+    }
+
+    /// The unbraced bodies of `if`/`else`/`for`/`while`/`do`: wrapped, so the marker stays inside
+    /// the branch.
+    fn add_branch_bodies(&mut self, node: &Node<'_>, children: &[Node<'_>]) {
+        let bodies: Vec<Node<'_>> = if node.kind() == "else_clause" {
+            children
+                .iter()
+                .filter(|c| is_statement(c))
+                .copied()
+                .collect()
+        } else {
+            ["consequence", "body"]
+                .iter()
+                .filter_map(|f| node.child_by_field_name(f))
+                .collect()
+        };
+        for b in bodies
+            .iter()
+            .filter(|b| b.kind() != "compound_statement" && is_statement(b))
+        {
+            self.add(
+                b,
+                Insertion {
+                    at: b.start_byte(),
+                    wrap_end: Some(b.end_byte()),
+                },
+            );
+        }
+    }
+}
+
+/// Byte offset of the start of every line.
+fn line_starts(source: &[u8]) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(
+        source
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    starts
+}
+
 impl StatementIndex {
     /// Parse `source`. Returns `None` only if tree-sitter cannot produce a tree at all.
     pub fn new(source: &[u8]) -> Option<StatementIndex> {
@@ -103,121 +231,25 @@ impl StatementIndex {
             .set_language(&tree_sitter_cpp::LANGUAGE.into())
             .ok()?;
         let tree = parser.parse(source, None)?;
-        let mut by_span = HashMap::new();
-        let mut by_row = Vec::new();
+        let mut points = Points::default();
         let mut stack = vec![tree.root_node()];
         while let Some(node) = stack.pop() {
             let mut cursor = node.walk();
             let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
             stack.extend(children.iter().copied());
-            let mut add = |n: &Node<'_>, ins: Insertion| {
-                by_span.insert((n.start_byte(), n.end_byte()), ins);
-                by_row.push((n.start_position().row, n.start_byte(), ins));
-            };
-            match node.kind() {
-                "compound_statement" => {
-                    for c in children.iter().filter(|c| is_statement(c)) {
-                        if c.kind() == "case_statement" {
-                            continue; // handled below, with its colon
-                        }
-                        add(
-                            c,
-                            Insertion {
-                                at: c.start_byte(),
-                                wrap_end: None,
-                            },
-                        );
-                    }
-                }
-                kind if PREPROC_GROUPS.contains(&kind)
-                    && in_function_body(&node)
-                    && !children.iter().any(|c| NOT_IN_BODIES.contains(&c.kind())) =>
-                {
-                    // Only the group's body: not its `name`/`condition`, nor its `alternative`.
-                    let body = children.iter().enumerate().filter(|(i, c)| {
-                        is_statement(c)
-                            && c.kind() != "case_statement"
-                            && node.field_name_for_child(*i as u32).is_none()
-                    });
-                    for (_, c) in body {
-                        add(
-                            c,
-                            Insertion {
-                                at: c.start_byte(),
-                                wrap_end: None,
-                            },
-                        );
-                    }
-                }
-                "case_statement" => {
-                    let Some(colon) = children.iter().find(|c| c.kind() == ":") else {
-                        continue;
-                    };
-                    add(
-                        &node,
-                        Insertion {
-                            at: colon.end_byte(),
-                            wrap_end: None,
-                        },
-                    );
-                    for c in children
-                        .iter()
-                        .filter(|c| c.start_byte() >= colon.end_byte() && is_statement(c))
-                    {
-                        add(
-                            c,
-                            Insertion {
-                                at: c.start_byte(),
-                                wrap_end: None,
-                            },
-                        );
-                    }
-                }
-                "if_statement" | "while_statement" | "for_statement" | "for_range_loop"
-                | "do_statement" | "else_clause" => {
-                    let bodies: Vec<Node<'_>> = if node.kind() == "else_clause" {
-                        children
-                            .iter()
-                            .filter(|c| is_statement(c))
-                            .copied()
-                            .collect()
-                    } else {
-                        ["consequence", "body"]
-                            .iter()
-                            .filter_map(|f| node.child_by_field_name(f))
-                            .collect()
-                    };
-                    for b in bodies
-                        .iter()
-                        .filter(|b| b.kind() != "compound_statement" && is_statement(b))
-                    {
-                        add(
-                            b,
-                            Insertion {
-                                at: b.start_byte(),
-                                wrap_end: Some(b.end_byte()),
-                            },
-                        );
-                    }
-                }
-                _ => {}
-            }
+            points.add_node(&node, &children);
         }
+        let Points {
+            by_span,
+            mut by_row,
+        } = points;
         by_row.sort_by_key(|&(row, start, _)| (row, start));
-        let mut line_starts = vec![0];
-        line_starts.extend(
-            source
-                .iter()
-                .enumerate()
-                .filter(|(_, &b)| b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
         Some(StatementIndex {
             source: source.to_vec(),
             tree,
             by_span,
             by_row,
-            line_starts,
+            line_starts: line_starts(source),
         })
     }
 
@@ -259,13 +291,6 @@ impl StatementIndex {
             node = node.parent()?;
         }
     }
-}
-
-/// One-shot form of [`StatementIndex::insertion_for_line`]: the byte offset where a marker
-/// statement can be inserted for `line`, when no wrapping is needed.
-pub fn insertion_offset(source: &[u8], line: u32) -> Option<usize> {
-    let ins = StatementIndex::new(source)?.insertion_for_line(line)?;
-    ins.wrap_end.is_none().then_some(ins.at)
 }
 
 #[cfg(test)]
@@ -389,10 +414,16 @@ T f(T x,
     }
 
     #[test]
-    fn one_shot_offset() {
-        let src = b"int f() {\n  return 1;\n}\n";
-        assert_eq!(insertion_offset(src, 2), Some(12));
-        assert_eq!(insertion_offset(src, 1), None);
-        assert_eq!(insertion_offset(src, 3), None);
+    fn points_of_a_one_statement_function() {
+        let idx = StatementIndex::new(b"int f() {\n  return 1;\n}\n").unwrap();
+        assert_eq!(
+            idx.insertion_for_line(2),
+            Some(Insertion {
+                at: 12,
+                wrap_end: None
+            })
+        );
+        assert_eq!(idx.insertion_for_line(1), None);
+        assert_eq!(idx.insertion_for_line(3), None);
     }
 }

@@ -54,13 +54,31 @@ pub(crate) fn sweep(doc: Document, ctx: &SweepContext) -> Option<Vec<u8>> {
     (!swept.has_syntax_errors()).then(|| swept.text().to_vec())
 }
 
+/// Every sweep deletion for `text`, in the order the steps find them.
 fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
+    let mut edits = unreached_instances(text, model);
+    edits.extend(dead_region_instructions(text, model));
+    edits.extend(unused_input_blocks(text, model));
+    edits.extend(definition_indentation(text, model));
+    edits.extend(lone_semicolons(text, model));
+    edits.extend(blank_lines(text, model));
+    edits
+}
+
+/// Instances `main` no longer reaches.
+fn unreached_instances(text: &[u8], model: &TestModel) -> Vec<Edit> {
+    model
+        .instances
+        .iter()
+        .filter(|i| i.caller.is_none())
+        .map(|inst| Edit::delete(whole_lines(text, inst.span.clone())))
+        .collect()
+}
+
+/// Region instructions whose definition nothing reads, by backward liveness over each region
+/// (regions of unreached instances go with their instance).
+fn dead_region_instructions(text: &[u8], model: &TestModel) -> Vec<Edit> {
     let mut edits = Vec::new();
-    // Unreached instances.
-    for inst in model.instances.iter().filter(|i| i.caller.is_none()) {
-        edits.push(Edit::delete(whole_lines(text, inst.span.clone())));
-    }
-    // Dead region instructions, by backward liveness over each region.
     for region in &model.regions {
         if model
             .instances
@@ -89,7 +107,12 @@ fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
             }
         }
     }
-    // Unused input blocks.
+    edits
+}
+
+/// Input blocks whose declarations nothing outside the block reads.
+fn unused_input_blocks(text: &[u8], model: &TestModel) -> Vec<Edit> {
+    let mut edits = Vec::new();
     for block in &model.input_blocks {
         let declared: HashSet<&str> = model
             .main_stmts
@@ -107,8 +130,13 @@ fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
             edits.push(Edit::delete(whole_lines(text, block.span.clone())));
         }
     }
-    // MF++'s indentation quirk: the return type of a definition after a step that transplanted
-    // nothing starts indented. Top-level definitions start at column 0.
+    edits
+}
+
+/// MF++'s indentation quirk: the return type of a definition after a step that transplanted
+/// nothing starts indented. Top-level definitions start at column 0.
+fn definition_indentation(text: &[u8], model: &TestModel) -> Vec<Edit> {
+    let mut edits = Vec::new();
     for start in model
         .instances
         .iter()
@@ -126,17 +154,24 @@ fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
             edits.push(Edit::delete(start - indent..start));
         }
     }
-    // Lone `;` statements in main and in instances.
-    for stmt in model
+    edits
+}
+
+/// Lone `;` statements in main and in instances.
+fn lone_semicolons(text: &[u8], model: &TestModel) -> Vec<Edit> {
+    model
         .main_stmts
         .iter()
         .chain(model.instance_stmts())
         .filter(|s| s.kind == StmtKind::Empty)
-    {
-        edits.push(Edit::delete(whole_lines(text, stmt.span.clone())));
-    }
-    // Whitespace-only lines from the first instance (or main) to the end of main, except those
-    // that separate variants (`// Meta test` comments) for readability.
+        .map(|stmt| Edit::delete(whole_lines(text, stmt.span.clone())))
+        .collect()
+}
+
+/// Whitespace-only lines from the first instance (or main) to the end of main, except those
+/// that separate variants (`// Meta test` comments) for readability; one empty line goes before
+/// each variant that has none.
+fn blank_lines(text: &[u8], model: &TestModel) -> Vec<Edit> {
     let from = model
         .instances
         .iter()
@@ -150,6 +185,7 @@ fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
         .map(|p| p + 1)
         .unwrap_or(0);
     let to = model.main_span.end.min(text.len());
+    let mut edits = Vec::new();
     let mut line_start = from;
     let mut prev_blank = false;
     while line_start < to {
@@ -162,14 +198,7 @@ fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
             .iter()
             .all(|b| matches!(b, b' ' | b'\t' | b'\r'));
         if blank && line_end < text.len() {
-            let next = &text[(line_end + 1).min(text.len())..];
-            let next_trim = next
-                .iter()
-                .position(|b| !matches!(b, b' ' | b'\t'))
-                .map(|p| &next[p..])
-                .unwrap_or(&[]);
-            let keep = next_trim.starts_with(b"// Meta test");
-            if !keep {
+            if !starts_variant(&text[(line_end + 1).min(text.len())..]) {
                 edits.push(Edit::delete(line_start..line_end + 1));
             } else if line_end > line_start {
                 // The separator line keeps no indentation.
@@ -183,6 +212,16 @@ fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
         line_start = line_end + 1;
     }
     edits
+}
+
+/// Whether `rest` (the text after a line break) starts with a variant's `// Meta test` comment,
+/// after indentation.
+fn starts_variant(rest: &[u8]) -> bool {
+    rest.iter()
+        .position(|b| !matches!(b, b' ' | b'\t'))
+        .map(|p| &rest[p..])
+        .unwrap_or(&[])
+        .starts_with(b"// Meta test")
 }
 
 #[cfg(test)]

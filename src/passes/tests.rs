@@ -20,9 +20,9 @@ fn fixture() -> (Vec<u8>, Catalogue) {
     (text, cat)
 }
 
-fn reduction(options: PassOptions) -> (Vec<u8>, MfppReduction) {
+fn reduction(options: PassOptions) -> (Vec<u8>, MfppOpportunities) {
     let (text, cat) = fixture();
-    (text, MfppReduction::new(cat, options))
+    (text, MfppOpportunities::new(cat, options))
 }
 
 fn model_of(text: &[u8], cat: &Catalogue) -> TestModel {
@@ -48,7 +48,7 @@ fn golden(name: &str, got: &[u8]) {
 #[test]
 fn golden_first_candidate_of_each_kind() {
     let (text, red) = reduction(PassOptions::default());
-    for kind in Kind::ALL {
+    for kind in OpportunityKind::ALL {
         let g = red.gather(&text, kind).unwrap();
         assert!(!g.is_empty(), "{} has opportunities", kind.name());
         let candidate = (0..g.len())
@@ -61,7 +61,7 @@ fn golden_first_candidate_of_each_kind() {
 #[test]
 fn golden_step_zero_removal_redeclares_the_next_step() {
     let (text, red) = reduction(PassOptions::default());
-    let g = red.gather(&text, Kind::Sequence).unwrap();
+    let g = red.gather(&text, OpportunityKind::Sequence).unwrap();
     assert_eq!(g.describe(0), "remove step 0 from every variant");
     let c = String::from_utf8(g.candidate(0..1).unwrap()).unwrap();
     assert!(c.contains(
@@ -78,12 +78,13 @@ fn golden_step_zero_removal_redeclares_the_next_step() {
 #[test]
 fn every_single_candidate_is_a_valid_smaller_or_changed_test() {
     let (text, red) = reduction(PassOptions::default());
-    for kind in Kind::ALL {
+    let (_, cat) = fixture();
+    for kind in OpportunityKind::ALL {
         let g = red.gather(&text, kind).unwrap();
         for i in 0..g.len() {
             if let Some(c) = g.candidate(i..i + 1) {
                 assert_ne!(c, text, "{}: no-op candidate", g.describe(i));
-                let m = model_of(&c, red.catalogue());
+                let m = model_of(&c, &cat);
                 assert!(m.variants.iter().any(|v| v.index == 0), "r_0 kept");
                 assert!(
                     m.variants
@@ -104,14 +105,14 @@ fn every_single_candidate_is_a_valid_smaller_or_changed_test() {
 #[test]
 fn the_last_variant_and_the_last_step_cannot_go() {
     let (text, red) = reduction(PassOptions::default());
-    let g = red.gather(&text, Kind::Variant).unwrap();
+    let g = red.gather(&text, OpportunityKind::Variant).unwrap();
     // r_1 is the only non-reference variant: removing it alone, or with its checks, is refused.
     assert_eq!(g.describe(0), "remove variant r_1");
     assert!(g.candidate(0..1).is_none());
     assert!(g.candidate(0..g.len()).is_none());
     // One of the two checks may go.
     assert!(g.candidate(1..2).is_some());
-    let s = red.gather(&text, Kind::Sequence).unwrap();
+    let s = red.gather(&text, OpportunityKind::Sequence).unwrap();
     assert!(s.candidate(0..s.len()).is_none(), "at least one step stays");
 }
 
@@ -121,9 +122,9 @@ fn drop_oracle_allows_removing_every_variant_but_r_0() {
         keep_checks: false,
         drop_oracle: true,
     });
-    let g = red.gather(&text, Kind::Variant).unwrap();
+    let g = red.gather(&text, OpportunityKind::Variant).unwrap();
     let c = g.candidate(0..1).expect("allowed with --drop-oracle");
-    let m = model_of(&c, red.catalogue());
+    let m = model_of(&c, &fixture().1);
     assert_eq!(m.variants.len(), 1);
     assert_eq!(m.variants[0].index, 0);
 }
@@ -134,14 +135,14 @@ fn keep_checks_offers_no_check_removal() {
         keep_checks: true,
         drop_oracle: false,
     });
-    let g = red.gather(&text, Kind::Variant).unwrap();
+    let g = red.gather(&text, OpportunityKind::Variant).unwrap();
     assert_eq!(g.len(), 1, "only the variant itself");
 }
 
 #[test]
 fn folding_uses_the_family_base_and_sweeps_the_chain() {
     let (text, red) = reduction(PassOptions::default());
-    let g = red.gather(&text, Kind::Recursion).unwrap();
+    let g = red.gather(&text, OpportunityKind::Recursion).unwrap();
     let i = (0..g.len())
         .find(|&i| {
             g.describe(i) == "fold subtract_by_unite_0_4 to metalib::relations::subtract::base"
@@ -167,7 +168,7 @@ fn folding_uses_the_family_base_and_sweeps_the_chain() {
 #[test]
 fn fuzz_reduction_uses_the_reduction_function_and_sweeps_dead_instructions() {
     let (text, red) = reduction(PassOptions::default());
-    let g = red.gather(&text, Kind::Fuzz).unwrap();
+    let g = red.gather(&text, OpportunityKind::Fuzz).unwrap();
     let i = (0..g.len())
         .find(|&i| g.describe(i) == "reduce set_term_14 to mfr_set_term")
         .expect("reduction of a region output");
@@ -257,8 +258,8 @@ fn counts_match_what_gather_lists() {
     let (text, cat) = fixture();
     let m = model_of(&text, &cat);
     let counts = count_opportunities(&text, &m, &cat);
-    let red = MfppReduction::new(cat, PassOptions::default());
-    for kind in Kind::ALL {
+    let red = MfppOpportunities::new(cat, PassOptions::default());
+    for kind in OpportunityKind::ALL {
         assert_eq!(counts[&kind], red.gather(&text, kind).unwrap().len());
     }
 }

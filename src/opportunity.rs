@@ -1,8 +1,8 @@
 //! The contract between the passes (pure: text in, candidate texts out) and the engine (search
 //! order, oracle runs, parallelism, cache, stats).
 //!
-//! The engine never looks inside a test: it asks a [`Reduction`] for the opportunities of a
-//! [`Kind`] in the current text, then for the candidate built from a window of them.
+//! The engine never looks inside a test: it asks an [`Opportunities`] for the opportunities of an
+//! [`OpportunityKind`] in the current text, then for the candidate built from a window of them.
 
 use std::ops::Range;
 
@@ -11,7 +11,7 @@ use serde::Serialize;
 /// An opportunity kind, in the order the search visits them (design §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub enum OpportunityKind {
     /// Delete a whole non-reference variant with its checks.
     Variant,
     /// Delete one step position from every variant.
@@ -22,27 +22,36 @@ pub enum Kind {
     Fuzz,
 }
 
-impl Kind {
+impl OpportunityKind {
     /// Every kind, in search order.
-    pub const ALL: [Kind; 4] = [Kind::Variant, Kind::Sequence, Kind::Recursion, Kind::Fuzz];
+    pub const ALL: [OpportunityKind; 4] = [
+        OpportunityKind::Variant,
+        OpportunityKind::Sequence,
+        OpportunityKind::Recursion,
+        OpportunityKind::Fuzz,
+    ];
 
     /// Stable name used in progress lines and `--stats` JSON.
     pub fn name(self) -> &'static str {
         match self {
-            Kind::Variant => "variant",
-            Kind::Sequence => "sequence",
-            Kind::Recursion => "recursion",
-            Kind::Fuzz => "fuzz",
+            OpportunityKind::Variant => "variant",
+            OpportunityKind::Sequence => "sequence",
+            OpportunityKind::Recursion => "recursion",
+            OpportunityKind::Fuzz => "fuzz",
         }
     }
 }
 
 /// Pure producer of candidates. Implementations must not run processes or touch files.
-pub trait Reduction: Sync {
+pub trait Opportunities: Sync {
     /// Read `text` and list the opportunities of `kind` in it.
     ///
     /// An `Err` means the text cannot be read as a test at all (the engine stops).
-    fn gather<'a>(&'a self, text: &'a [u8], kind: Kind) -> anyhow::Result<Box<dyn Gathered + 'a>>;
+    fn gather<'a>(
+        &'a self,
+        text: &'a [u8],
+        kind: OpportunityKind,
+    ) -> anyhow::Result<Box<dyn Gathered + 'a>>;
 }
 
 /// The opportunities of one kind in one text, ready to be turned into candidates.

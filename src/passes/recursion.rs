@@ -1,0 +1,127 @@
+//! Recursion folding (design §4.3): a call to a transplanted instance is folded to its family's
+//! base MR (from the catalogue, or, without one, the base another variant calls at the same
+//! step); then chain hoisting: a transitive callee of the same family and signature replaces the
+//! call. Every fold comes before every hoist.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+use crate::catalogue::Catalogue;
+use crate::document::Span;
+use crate::edit::Edit;
+use crate::model::{parse_qualified_mr, Caller, Instance, TestModel};
+
+use super::{Effect, Opportunity};
+
+/// Hoisting candidates offered per call site, nearest callees first.
+const MAX_HOISTS_PER_CALL: usize = 4;
+/// Callees looked at per call site when searching for hoisting candidates.
+const MAX_HOIST_SEARCH: usize = 64;
+
+/// Recursion folding to the family's base MR, then chain hoisting within a family.
+pub(super) fn recursion_ops(model: &TestModel, catalogue: &Catalogue) -> Vec<Opportunity> {
+    let step_bases = step_bases(model);
+    let mut fold = Vec::new();
+    let mut hoist = Vec::new();
+    for (callee, span) in &call_sites(model) {
+        let Some(inst) = model.instance(callee) else {
+            continue;
+        };
+        if let Some(base) = fold_target(inst, catalogue, &step_bases) {
+            fold.push(Opportunity {
+                description: format!("fold {callee} to {base}"),
+                edits: vec![Edit::replace(span.clone(), base)],
+                effect: Effect::Rewrite,
+            });
+        }
+        hoist.extend(hoists(model, inst, span));
+    }
+    fold.extend(hoist);
+    fold
+}
+
+/// Every call site of an instance: (callee, callee span), in source order.
+fn call_sites(model: &TestModel) -> Vec<(&str, Span)> {
+    let mut sites: Vec<(&str, Span)> = Vec::new();
+    for inst in &model.instances {
+        for c in &inst.calls {
+            sites.push((c.callee.as_str(), c.callee_span.clone()));
+        }
+    }
+    for v in &model.variants {
+        for s in &v.steps {
+            for name in &s.instances {
+                if name == &s.callee {
+                    sites.push((name.as_str(), s.callee_span.clone()));
+                }
+            }
+        }
+    }
+    sites.sort_by_key(|(_, span)| span.start);
+    sites
+}
+
+/// Per step position, the first base MR a variant calls there directly.
+fn step_bases(model: &TestModel) -> BTreeMap<usize, String> {
+    let mut step_bases: BTreeMap<usize, String> = BTreeMap::new();
+    for v in &model.variants {
+        for (j, s) in v.steps.iter().enumerate() {
+            if parse_qualified_mr(&s.callee).is_some() {
+                step_bases.entry(j).or_insert_with(|| s.callee.clone());
+            }
+        }
+    }
+    step_bases
+}
+
+/// The base MR a call to `inst` folds to: its family's base in the catalogue or, without one,
+/// the base another variant calls at the same step.
+fn fold_target(
+    inst: &Instance,
+    catalogue: &Catalogue,
+    step_bases: &BTreeMap<usize, String>,
+) -> Option<String> {
+    match (inst.kind, &inst.family) {
+        (Some(kind), Some(family)) => catalogue.base_of(kind, family).map(|m| m.qualified()),
+        _ => None,
+    }
+    .or_else(|| match &inst.caller {
+        Some(Caller::Step { step, .. }) => step_bases.get(step).cloned(),
+        _ => None,
+    })
+}
+
+/// Hoists for the call of `inst` at `span`: a transitive callee of the same family and
+/// signature replaces the call. Nearest first, a few per call site: deep chains must not make
+/// this quadratic.
+fn hoists(model: &TestModel, inst: &Instance, span: &Span) -> Vec<Opportunity> {
+    let mut ops = Vec::new();
+    let Some(family) = &inst.family else {
+        return ops;
+    };
+    let mut queue: VecDeque<&str> = inst.callees.iter().map(String::as_str).collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    while let Some(name) = queue.pop_front() {
+        if ops.len() == MAX_HOISTS_PER_CALL || seen.len() == MAX_HOIST_SEARCH {
+            break;
+        }
+        if !seen.insert(name) {
+            continue;
+        }
+        let Some(inner) = model.instance(name) else {
+            continue;
+        };
+        if inner.family.as_ref() == Some(family)
+            && inner.kind == inst.kind
+            && inner.param_types == inst.param_types
+            && inner.return_type == inst.return_type
+        {
+            ops.push(Opportunity {
+                description: format!("hoist {name} into the call of {}", inst.name),
+                edits: vec![Edit::replace(span.clone(), name)],
+                effect: Effect::Rewrite,
+            });
+        }
+        queue.extend(inner.callees.iter().map(String::as_str));
+    }
+    ops
+}
