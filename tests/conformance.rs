@@ -1,10 +1,13 @@
 //! Conformance with real MF++ output: `inspect --json` must agree with the structure manifests of
 //! `../shared/mfpp-corpus/` and of the bundled fixture corpus. It skips (with a message) what is
-//! absent; never copies the shared files into the repository.
+//! absent (fails under `MFPPR_REQUIRE_TOOLS=1`); never copies the shared files into the repository.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::{bin, root, shared};
 use serde_json::Value;
 
 const FIELDS: [&str; 10] = [
@@ -20,19 +23,8 @@ const FIELDS: [&str; 10] = [
     "input_blocks",
 ];
 
-/// `../shared/<name>` beside the repository, or `None` with a skip message when it is absent.
-fn shared(name: &str) -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = root.join(format!("../shared/{name}")); // the test may skip
-    let found = dir.is_dir(); // skip when absent
-    if !found {
-        eprintln!("skip: ../shared/{name} is absent");
-    }
-    found.then_some(dir)
-}
-
 fn inspect(file: &Path, includes: &[PathBuf]) -> Value {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mfppr"));
+    let mut cmd = Command::new(bin());
     cmd.arg("inspect").arg(file).arg("--json");
     for i in includes {
         cmd.arg("-I").arg(i);
@@ -115,12 +107,11 @@ fn reads_the_shared_bigint_examples() {
 
 #[test]
 fn agrees_with_the_fixture_manifest() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = root.join("fixtures/tests");
+    let dir = root().join("fixtures/tests");
     assert!(
         dir.join("manifest.json").is_file(),
         "fixtures/tests/manifest.json is part of the repository"
     );
-    let problems = check_manifest(&dir, &[root.join("fixtures/iset/spec")]);
+    let problems = check_manifest(&dir, &[root().join("fixtures/iset/spec")]);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

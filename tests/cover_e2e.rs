@@ -2,11 +2,11 @@
 //! cover --json`, then markers in a copy (they fire for the fuzz driver, never for the suite),
 //! `--marker abort`, and in-place injection undone byte for byte by `--restore`.
 
-mod cover_common;
+mod common;
 
 use std::path::Path;
 
-use cover_common::{have, mfppr, run_ok, write};
+use common::{mfppr, require_tools, run_ok, write};
 
 const LIB: &str = r#"#pragma once
 #include <stdexcept>
@@ -96,8 +96,7 @@ fn covered_run(root: &Path, build: &str, driver: &str) {
 
 #[test]
 fn cover_report_inject_and_restore_with_real_gcc() {
-    if !have("g++") || !have("gcov") {
-        eprintln!("skipping: g++ or gcov not installed");
+    if !require_tools(&["g++", "gcov"]) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -7,12 +7,12 @@
 //! and its suite sum is 0 or absent — lcov 2's GBC ∪ GIC. mfppr's `--lcov` output is also fed to
 //! `genhtml` to check that it is a valid tracefile. Skips (and passes) without lcov/genhtml.
 
-mod cover_common;
+mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use cover_common::{have, mfppr, run_ok};
+use common::{mfppr, require_tools, run_ok};
 
 fn da_counts(info: &str) -> BTreeMap<(String, u32), u64> {
     let mut out = BTreeMap::new();
@@ -62,14 +62,13 @@ fn mfppr_new(root: &Path, suite: &str, fuzz: &str) -> BTreeSet<(String, u32)> {
 
 #[test]
 fn new_lines_match_lcov_tracefiles() {
-    if !["g++", "gcov", "lcov", "genhtml"].iter().all(|t| have(t)) {
-        eprintln!("skipping: needs g++, gcov, lcov and genhtml (scripts/setup installs them)");
+    if !require_tools(&["g++", "gcov", "lcov", "genhtml"]) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     // Canonical, as lcov writes canonical SF paths.
     let root = tmp.path().canonicalize().unwrap();
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("coverage/src");
+    let samples = common::root().join("coverage/src");
     std::fs::create_dir_all(root.join("src")).unwrap();
     for f in ["tiny.hpp", "main.cpp"] {
         std::fs::copy(samples.join(f), root.join("src").join(f)).unwrap();

@@ -3,15 +3,11 @@
 //! `mfppr cover --find --reduce --verify-gcov` over a two-test corpus. Also the usage errors of
 //! `--find`, which need no compiler.
 
-mod cover_common;
+mod common;
 
 use std::path::{Path, PathBuf};
 
-use cover_common::{have, mfppr, run_ok};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{mfppr, require_tools, run_ok};
 
 const CXXFLAGS: [&str; 3] = ["-std=c++17", "-O0", "-w"];
 
@@ -20,7 +16,7 @@ fn covered_run(dir: &Path, src: &Path) {
     let stem = src.file_stem().unwrap().to_str().unwrap();
     let d = dir.join(stem);
     std::fs::create_dir_all(&d).unwrap();
-    let spec = repo().join("fixtures/iset/spec");
+    let spec = common::root().join("fixtures/iset/spec");
     let mut args: Vec<&str> = CXXFLAGS.to_vec();
     args.extend([
         "-DEXECUTE=1",
@@ -49,26 +45,29 @@ fn last_line(text: &str) -> &str {
 
 #[test]
 fn find_reduce_and_verify_on_the_fixture_library() {
-    if !have("g++") || !have("gcov") || !have("python3") {
-        eprintln!("skipped: needs g++, gcov and python3");
+    if !require_tools(&["g++", "gcov", "python3"]) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let spec = repo().join("fixtures/iset/spec");
+    let spec = common::root().join("fixtures/iset/spec");
     for t in ["basic", "setops"] {
         covered_run(
             &root.join("suite"),
-            &repo().join(format!("fixtures/iset/suite/{t}.cpp")),
+            &common::root().join(format!("fixtures/iset/suite/{t}.cpp")),
         );
     }
-    let tiny = repo().join("fixtures/tests/iset_pass_tiny.cpp");
+    let tiny = common::root().join("fixtures/tests/iset_pass_tiny.cpp");
     covered_run(&root.join("fuzz"), &tiny);
     // The corpus: the tiny test and a bigger one that reaches the same markers (and more).
     let corpus = root.join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();
     for t in ["iset_pass_tiny.cpp", "iset_pass_small.cpp"] {
-        std::fs::copy(repo().join("fixtures/tests").join(t), corpus.join(t)).unwrap();
+        std::fs::copy(
+            common::root().join("fixtures/tests").join(t),
+            corpus.join(t),
+        )
+        .unwrap();
     }
     let flags = CXXFLAGS.join(" ");
     let run = format!("g++ {flags} -DEXECUTE=1 -I \"$MFPPR_INJECTED\" {{test}} -o t && ./t");

@@ -1,15 +1,15 @@
 //! `mfppr inspect` through the binary: golden JSON reports for fixture tests
 //! (`tests/golden/inspect/*.json`, `MFPPR_BLESS=1` rewrites them) and one-line errors on bad input.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{assert_golden, bin, root};
 
 fn inspect(args: &[&str], file: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mfppr"))
+    Command::new(bin())
         .arg("inspect")
         .arg(file)
         .args(args)
@@ -37,16 +37,7 @@ fn json_reports_of_fixture_tests_match_their_goldens() {
         let golden = root()
             .join("tests/golden/inspect")
             .join(format!("{name}.json"));
-        if std::env::var_os("MFPPR_BLESS").is_some() {
-            std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
-            std::fs::write(&golden, &text).unwrap();
-        }
-        let want = std::fs::read_to_string(&golden).unwrap_or_default();
-        assert!(
-            want == text,
-            "{} differs (MFPPR_BLESS=1 to accept)",
-            golden.display()
-        );
+        assert_golden(&golden, text.as_bytes());
     }
 }
 

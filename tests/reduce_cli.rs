@@ -3,6 +3,8 @@
 //! Every test checks that the input is never modified, and every failure that the error is one
 //! line starting with `error:` and says what to do next.
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -61,7 +63,7 @@ impl Setup {
 
 /// `mfppr reduce`.
 fn mfppr() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mfppr"));
+    let mut c = Command::new(common::bin());
     c.arg("reduce");
     c
 }
@@ -324,8 +326,7 @@ fn bad_flag_values_are_usage_errors() {
 
 #[test]
 fn a_python_script_gets_the_documented_environment() {
-    if Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: no python3");
+    if !common::require_tools(&["python3"]) {
         return;
     }
     let t = Setup::new();

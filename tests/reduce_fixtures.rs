@@ -2,19 +2,18 @@
 //! interestingness scripts: the result still fails the same way, compiles, keeps `r_0`, another
 //! variant and a check, passes when the planted bug is switched off (no slip), and equals the
 //! committed expected form in `fixtures/expected/` (`MFPPR_BLESS=1` rewrites those).
+//!
+//! Each fixture is reduced once with `-j2`; two of them (one per script) also with `-j1` and `-j4`,
+//! which must give byte-identical results. Skips when g++ or python3 is absent (fails under
+//! `MFPPR_REQUIRE_TOOLS=1`).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 
+use common::{assert_golden, bin, require_tools, root, shared};
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn have_gxx() -> bool {
-    Command::new("g++").arg("--version").output().is_ok()
-}
 
 /// How a fixture fails: the script and its environment.
 struct Failure {
@@ -61,7 +60,7 @@ fn check(failure: &Failure, file: &Path, extra: &[(&str, &str)]) -> i32 {
 }
 
 fn inspect(file: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_mfppr"))
+    let out = Command::new(bin())
         .arg("inspect")
         .arg(file)
         .arg("--json")
@@ -82,9 +81,36 @@ fn non_blank_lines(text: &str) -> usize {
     text.lines().filter(|l| !l.trim().is_empty()).count()
 }
 
-fn reduce_fixture(name: &str) {
-    if !have_gxx() {
-        eprintln!("skip: g++ not found");
+/// Reduce `input` (in its own temp dir) with `jobs` workers, to `output` or the default path.
+fn reduce(input: &Path, failure: &Failure, jobs: usize, output: Option<&Path>) {
+    let mut cmd = Command::new(bin());
+    cmd.arg("reduce")
+        .arg(input)
+        .arg("--check")
+        .arg(root().join("interestingness").join(failure.script))
+        .arg("-I")
+        .arg(root().join("fixtures/iset/spec"))
+        .arg(format!("-j{jobs}"))
+        .arg("-q");
+    if let Some(output) = output {
+        cmd.arg("-o").arg(output);
+    }
+    for (k, v) in &failure.env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "reduce {} -j{jobs}: {}",
+        input.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Reduce fixture `name` with `-j2` and check the result; then with each of `other_jobs`, which
+/// must give the same bytes.
+fn reduce_fixture(name: &str, other_jobs: &[usize]) {
+    if !require_tools(&["g++", "python3"]) {
         return;
     }
     let manifest: Value = serde_json::from_slice(
@@ -108,24 +134,7 @@ fn reduce_fixture(name: &str) {
     let original =
         std::fs::read(root().join("fixtures/tests").join(format!("{name}.cpp"))).unwrap();
     std::fs::write(&input, &original).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mfppr"));
-    cmd.arg("reduce")
-        .arg(&input)
-        .arg("--check")
-        .arg(root().join("interestingness").join(failure.script))
-        .arg("-I")
-        .arg(root().join("fixtures/iset/spec"))
-        .arg("-j2")
-        .arg("-q");
-    for (k, v) in &failure.env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "reduce {name}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    reduce(&input, &failure, 2, None);
     assert_eq!(std::fs::read(&input).unwrap(), original, "input untouched");
     let reduced_path = dir.path().join(format!("{name}.reduced.cpp"));
     let reduced = std::fs::read_to_string(&reduced_path).unwrap();
@@ -171,15 +180,7 @@ fn reduce_fixture(name: &str) {
     let expected_path = root()
         .join("fixtures/expected")
         .join(format!("{name}.reduced.cpp"));
-    if std::env::var_os("MFPPR_BLESS").is_some() {
-        std::fs::write(&expected_path, &reduced).unwrap();
-    }
-    let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-    assert!(
-        expected == reduced,
-        "{name}: result differs from {} (MFPPR_BLESS=1 to accept):\n--- expected\n{expected}\n--- got\n{reduced}",
-        expected_path.display()
-    );
+    assert_golden(&expected_path, reduced.as_bytes());
     eprintln!(
         "{name}: {} -> {} bytes, {} -> {} non-blank lines",
         original.len(),
@@ -187,52 +188,65 @@ fn reduce_fixture(name: &str) {
         non_blank_lines(&String::from_utf8_lossy(&original)),
         non_blank_lines(&reduced)
     );
+
+    // Determinism: the result does not depend on the number of workers.
+    for &jobs in other_jobs {
+        let output = dir.path().join(format!("j{jobs}.cpp"));
+        reduce(&input, &failure, jobs, Some(&output));
+        let other = std::fs::read_to_string(&output).unwrap();
+        assert!(
+            other == reduced,
+            "{name}: -j{jobs} differs from -j2\n--- -j2\n{reduced}\n--- -j{jobs}\n{other}"
+        );
+    }
 }
 
 #[test]
 fn merge_small_a() {
-    reduce_fixture("iset_merge_small_a");
+    reduce_fixture("iset_merge_small_a", &[1, 4]);
 }
 
 #[test]
 fn merge_small_b() {
-    reduce_fixture("iset_merge_small_b");
+    reduce_fixture("iset_merge_small_b", &[]);
 }
 
 #[test]
 fn subtract_small_a() {
-    reduce_fixture("iset_subtract_small_a");
+    reduce_fixture("iset_subtract_small_a", &[]);
 }
 
 #[test]
 fn subtract_small_b() {
-    reduce_fixture("iset_subtract_small_b");
+    reduce_fixture("iset_subtract_small_b", &[]);
 }
 
 #[test]
 fn bound_small_a() {
-    reduce_fixture("iset_bound_small_a");
+    reduce_fixture("iset_bound_small_a", &[]);
 }
 
 #[test]
 fn bound_small_b() {
-    reduce_fixture("iset_bound_small_b");
+    reduce_fixture("iset_bound_small_b", &[1, 4]);
 }
 
-/// The real MF++ example of `../shared/examples` (the test skips when absent): strictly smaller than the original MF++R's
+/// The real MF++ example of `../shared/examples` (the test skips when absent, see `common::shared`): strictly smaller than the original MF++R's
 /// result, with no variant left that is identical to `r_0`.
 #[test]
 fn beats_the_original_reducer_on_t_bigint_452() {
-    let ex = root().join("../shared/examples"); // skip below when it is absent
-    if !ex.join("t_bigint_452.cpp").is_file() || !have_gxx() {
-        eprintln!("skip: ../shared/examples or g++ is absent");
+    let Some(test) = shared("examples/t_bigint_452.cpp") else {
+        return;
+    };
+    if !require_tools(&["g++", "python3"]) {
         return;
     }
+    let ex = test.parent().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("t_bigint_452.cpp");
     std::fs::copy(ex.join("t_bigint_452.cpp"), &input).unwrap();
     let spec = ex.join("bigint-spec");
-    let out = Command::new(env!("CARGO_BIN_EXE_mfppr"))
+    let out = Command::new(bin())
         .arg("reduce")
         .arg(&input)
         .arg("--check")
@@ -261,7 +275,7 @@ fn beats_the_original_reducer_on_t_bigint_452() {
     );
     assert!(non_blank_lines(&reduced) < non_blank_lines(&theirs));
     // No variant identical to r_0: compare the MR each step calls.
-    let out = Command::new(env!("CARGO_BIN_EXE_mfppr"))
+    let out = Command::new(bin())
         .arg("inspect")
         .arg(&reduced_path)
         .arg("--json")

@@ -1,0 +1,115 @@
+//! Helpers shared by the integration tests: the repository and the built binary, running
+//! commands, what a test needs from outside (tools, `../shared`) and golden files.
+//!
+//! A test whose tool or `../shared` directory is absent skips with a `skip:` line, unless
+//! `MFPPR_REQUIRE_TOOLS=1` (set by `.ci/run`): then it fails, so a green CI means it ran.
+//! [`assert_golden`] prints a unified diff on mismatch; `MFPPR_BLESS=1` rewrites the golden.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub(crate) fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The built `mfppr` binary.
+pub(crate) fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mfppr"))
+}
+
+/// Run the built `mfppr` with `args` in `dir`.
+pub(crate) fn mfppr(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run mfppr")
+}
+
+/// Run `cmd` in `dir`, panicking with its output on failure.
+pub(crate) fn run_ok(dir: &Path, cmd: &str, args: &[&str]) -> Output {
+    let out = Command::new(cmd)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?} failed in {}:\n{}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Write `text` to `path`, creating its directory.
+pub(crate) fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// Whether `tool` runs (`tool --version`).
+pub(crate) fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `what` is absent: print the skip line, or panic under `MFPPR_REQUIRE_TOOLS=1`.
+fn skip(what: &str) {
+    if std::env::var("MFPPR_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
+        panic!(
+            "{what} is absent and MFPPR_REQUIRE_TOOLS=1 (bash scripts/setup installs the tools)"
+        );
+    }
+    eprintln!("skip: {what} is absent (MFPPR_REQUIRE_TOOLS=1 makes this a failure)");
+}
+
+/// Whether every tool in `tools` runs; otherwise the test skips (or fails, see the module doc).
+pub(crate) fn require_tools(tools: &[&str]) -> bool {
+    let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    skip(&missing.join(", "));
+    false
+}
+
+/// `../shared/<name>` beside the repository, or `None` after a skip line when it is absent (a
+/// failure under `MFPPR_REQUIRE_TOOLS=1`).
+pub(crate) fn shared(name: &str) -> Option<PathBuf> {
+    let path = root().join("..").join("shared").join(name);
+    if path.exists() {
+        Some(path)
+    } else {
+        skip(&format!("../shared/{name}"));
+        None
+    }
+}
+
+/// Assert that the file at `path` holds `got`, printing a unified diff (expected → got) when not.
+/// With `MFPPR_BLESS` set, write `got` there first (creating the directory).
+pub(crate) fn assert_golden(path: &Path, got: &[u8]) {
+    if std::env::var_os("MFPPR_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, got).unwrap();
+    }
+    let want = std::fs::read(path).unwrap_or_default();
+    if want == got {
+        return;
+    }
+    let (want, got) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(got));
+    let diff = similar::TextDiff::from_lines(want.as_ref(), got.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(&path.display().to_string(), "got")
+        .to_string();
+    panic!(
+        "{} differs (MFPPR_BLESS=1 to accept):\n{diff}",
+        path.display()
+    );
+}
