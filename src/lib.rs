@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod inspect;
 pub mod interrupt;
+pub mod messages;
 pub mod model;
 pub mod oracle;
 pub mod passes;

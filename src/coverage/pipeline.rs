@@ -24,6 +24,7 @@ use super::inject::Marker;
 use super::manifest::write_atomically;
 use super::verify::{self, VerifyOptions};
 use crate::error::{exit_kind, ExitKind};
+use crate::messages::{note, progress, warn};
 use crate::reduce::{self, ReduceOptions};
 
 /// Where the tests come from.
@@ -217,41 +218,11 @@ impl Summary {
     }
 }
 
-/// Where the default oracle lives, relative to mfppr's repository.
-const DEFAULT_CHECK: &str = "interestingness/coverage-marker.py";
-
-/// The default `--check` of `--reduce`: `interestingness/coverage-marker.py` next to the
-/// executable (or up to three directories above it, as in `target/release/`), else in the source
-/// tree mfppr was built from.
-pub fn default_check_script() -> Result<PathBuf> {
-    let mut tried = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        tried.extend(
-            exe.ancestors()
-                .skip(1)
-                .take(4)
-                .map(|d| d.join(DEFAULT_CHECK)),
-        );
-    }
-    tried.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CHECK));
-    if let Some(found) = tried.iter().find(|p| p.is_file()) {
-        return Ok(found.clone());
-    }
-    let looked: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
-    Err(crate::error::coded(
-        ExitKind::Oracle,
-        format!(
-            "cannot find {DEFAULT_CHECK} (looked in {}); pass --check SCRIPT",
-            looked.join(", ")
-        ),
-    ))
-}
-
 /// Run find, then (as asked) reduce and verify; see the module docs.
 pub fn run(opts: &PipelineOptions) -> Result<Summary> {
     crate::interrupt::install()?;
     if opts.markers.is_empty() {
-        eprintln!("find: no markers to reach");
+        note("find: no markers to reach");
         let summary = Summary {
             new_lines: opts.new_lines,
             markers: 0,
@@ -281,7 +252,7 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
     let tests = match &opts.source {
         TestSource::Corpus(dir) => find::corpus(dir)?,
         TestSource::Generate { template, budget } => {
-            eprintln!("generate: seeds 1..={budget}");
+            progress(format!("generate: seeds 1..={budget}"));
             find::generate(
                 template,
                 *budget,
@@ -291,12 +262,12 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
             )?
         }
     };
-    eprintln!(
+    progress(format!(
         "find: running {} tests against {} (-j {})",
         tests.len(),
         opts.injected.display(),
         opts.jobs
-    );
+    ));
     let known: BTreeSet<String> = opts.markers.iter().map(|m| m.id.clone()).collect();
     let found = find::find(
         &tests,
@@ -332,11 +303,11 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
             .iter()
             .find(|r| !r.passed())
             .map(|r| format!("{}: {}", r.test.name, r.note));
-        eprintln!(
+        warn(format!(
             "find: {failing} of {} tests did not pass and are not used (first: {}); see find.json",
             found.runs.len(),
             first.unwrap_or_default()
-        );
+        ));
     }
 
     let mut summary = Summary {
@@ -365,10 +336,10 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
             .collect(),
     };
     summary.recount();
-    eprintln!(
+    note(format!(
         "find: {} of {} markers reached",
         summary.reached, summary.markers
-    );
+    ));
     Ok((summary, known))
 }
 
@@ -389,10 +360,10 @@ fn reduce_points(
         };
         done += 1;
         let marker = &opts.markers[i];
-        eprintln!(
+        progress(format!(
             "reduce {} ({done}/{total}, {}:{}): {} ({} bytes)",
             marker.id, marker.file, marker.line, test.name, test.bytes
-        );
+        ));
         let start = starts
             .iter()
             .find(|(source, _, reached)| *source == test.name && reached.contains(&marker.id))
@@ -439,13 +410,13 @@ fn reduce_points(
                 ));
             }
             Err(e) => {
-                eprintln!("reduce {}: not reduced: {e:#}", marker.id);
+                warn(format!("reduce {}: not reduced: {e:#}", marker.id));
                 point.note = format!("not reduced: {e:#}");
             }
         }
         if let (Some(v), Some(path)) = (&opts.verify, &point.reduced) {
             let outcome = verify::verify(path, marker, v)?;
-            eprintln!(
+            note(format!(
                 "verify {}: {}",
                 marker.id,
                 if outcome.verified {
@@ -453,7 +424,7 @@ fn reduce_points(
                 } else {
                     format!("no: {}", outcome.note)
                 }
-            );
+            ));
             point.verified = Some(outcome.verified);
             if !outcome.verified {
                 point.note = outcome.note;
@@ -486,7 +457,10 @@ fn reduce_one(
         let from = opts.out.join(format!("{start}.cpp"));
         std::fs::copy(&from, &output)
             .with_context(|| format!("cannot copy {} to {}", from.display(), output.display()))?;
-        eprintln!("reduce {}: starting from {start}'s reduced test", marker.id);
+        progress(format!(
+            "reduce {}: starting from {start}'s reduced test",
+            marker.id
+        ));
     }
     let mut includes = vec![opts.injected.to_string_lossy().into_owned()];
     includes.extend(
@@ -521,7 +495,7 @@ fn reduce_one(
             return Err(e);
         }
     };
-    eprintln!("reduce {}: {}", marker.id, outcome.summary());
+    note(format!("reduce {}: {}", marker.id, outcome.summary()));
     Ok((outcome.output, outcome.bytes_after))
 }
 
