@@ -1,12 +1,13 @@
 //! End to end with real g++ and gcov: a header library, a "suite" and a "fuzz" driver, `mfppr
-//! cover --json`, then markers in a copy (they fire for the fuzz driver, never for the suite),
-//! `--marker abort`, and in-place injection undone byte for byte by `--restore`.
+//! cover report --json`, then `cover inject` into a copy (markers fire for the fuzz driver, never
+//! for the suite), `--marker abort`, and in-place injection undone byte for byte by
+//! `cover restore`.
 
 mod cover_common;
 
 use std::path::Path;
 
-use cover_common::{have, mfppr, run_ok, write};
+use cover_common::{mfppr, run_ok, tools_or_skip, write};
 
 const LIB: &str = r#"#pragma once
 #include <stdexcept>
@@ -96,8 +97,7 @@ fn covered_run(root: &Path, build: &str, driver: &str) {
 
 #[test]
 fn cover_report_inject_and_restore_with_real_gcc() {
-    if !have("g++") || !have("gcov") {
-        eprintln!("skipping: g++ or gcov not installed");
+    if !tools_or_skip(&["g++", "gcov"]) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -110,7 +110,6 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     covered_run(root, "build-fuzz", "fuzz");
 
     let base = [
-        "cover",
         "--suite",
         "build-suite",
         "--fuzz",
@@ -118,7 +117,10 @@ fn cover_report_inject_and_restore_with_real_gcc() {
         "--source-root",
         "lib",
     ];
-    let out = mfppr(root, &[&base[..], &["--json"]].concat());
+    let out = mfppr(
+        root,
+        &[&["cover", "report"][..], &base, &["--json"]].concat(),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -140,7 +142,12 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     // Markers in a copy of the library.
     let out = mfppr(
         root,
-        &[&base[..], &["--inject", "--inject-into", "marked"]].concat(),
+        &[
+            &["cover", "inject"][..],
+            &base,
+            &["--inject-into", "marked"],
+        ]
+        .concat(),
     );
     assert!(
         out.status.success(),
@@ -203,8 +210,9 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     let out = mfppr(
         root,
         &[
-            &base[..],
-            &["--inject", "--inject-into", "aborting", "--marker", "abort"],
+            &["cover", "inject"][..],
+            &base,
+            &["--inject-into", "aborting", "--marker", "abort"],
         ]
         .concat(),
     );
@@ -238,8 +246,9 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     let out = mfppr(
         root,
         &[
-            &base[..],
-            &["--inject", "--in-place", "--manifest", "m.json"],
+            &["cover", "inject"][..],
+            &base,
+            &["--in-place", "--manifest", "m.json"],
         ]
         .concat(),
     );
@@ -255,8 +264,9 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     let again = mfppr(
         root,
         &[
-            &base[..],
-            &["--inject", "--in-place", "--manifest", "m.json"],
+            &["cover", "inject"][..],
+            &base,
+            &["--in-place", "--manifest", "m.json"],
         ]
         .concat(),
     );
@@ -264,7 +274,7 @@ fn cover_report_inject_and_restore_with_real_gcc() {
         !again.status.success(),
         "a second in-place injection must not overwrite the manifest"
     );
-    let out = mfppr(root, &["cover", "--restore", "m.json"]);
+    let out = mfppr(root, &["cover", "restore", "m.json"]);
     assert!(
         out.status.success(),
         "{}",

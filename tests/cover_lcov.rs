@@ -5,14 +5,15 @@
 //! reference is computed from the two tracefiles' `DA:` records: per (SF, line), counts are summed
 //! (lcov writes one `DA` per template instantiation), and a line is new when its fuzz sum is > 0
 //! and its suite sum is 0 or absent — lcov 2's GBC ∪ GIC. mfppr's `--lcov` output is also fed to
-//! `genhtml` to check that it is a valid tracefile. Skips (and passes) without lcov/genhtml.
+//! `genhtml` to check that it is a valid tracefile. Skips (and passes) without lcov/genhtml,
+//! unless `MFPPR_REQUIRE_TOOLS` is set.
 
 mod cover_common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use cover_common::{have, mfppr, run_ok};
+use cover_common::{mfppr, run_ok, tools_or_skip};
 
 fn da_counts(info: &str) -> BTreeMap<(String, u32), u64> {
     let mut out = BTreeMap::new();
@@ -35,6 +36,7 @@ fn mfppr_new(root: &Path, suite: &str, fuzz: &str) -> BTreeSet<(String, u32)> {
         root,
         &[
             "cover",
+            "report",
             "--suite",
             suite,
             "--fuzz",
@@ -62,8 +64,7 @@ fn mfppr_new(root: &Path, suite: &str, fuzz: &str) -> BTreeSet<(String, u32)> {
 
 #[test]
 fn new_lines_match_lcov_tracefiles() {
-    if !["g++", "gcov", "lcov", "genhtml"].iter().all(|t| have(t)) {
-        eprintln!("skipping: needs g++, gcov, lcov and genhtml (scripts/setup installs them)");
+    if !tools_or_skip(&["g++", "gcov", "lcov", "genhtml"]) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -128,6 +129,7 @@ fn new_lines_match_lcov_tracefiles() {
         &root,
         &[
             "cover",
+            "report",
             "--suite",
             "suite/text",
             "--fuzz",
@@ -163,6 +165,7 @@ fn new_lines_match_lcov_tracefiles() {
         &root,
         &[
             "cover",
+            "report",
             "--suite",
             "suite",
             "--fuzz",

@@ -1,13 +1,13 @@
 //! End to end with real g++ and gcov on the fixture library: suite coverage from
 //! `fixtures/iset/suite`, fuzz coverage from `fixtures/tests/iset_pass_tiny.cpp`, then
-//! `mfppr cover --find --reduce --verify-gcov` over a two-test corpus. Also the usage errors of
-//! `--find`, which need no compiler.
+//! `mfppr cover find --reduce --verify-gcov` over a two-test corpus. Also the usage errors of
+//! `cover find` and the deprecated flag form, which need no compiler.
 
 mod cover_common;
 
 use std::path::{Path, PathBuf};
 
-use cover_common::{have, mfppr, run_ok};
+use cover_common::{mfppr, run_ok, tools_or_skip};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -49,8 +49,7 @@ fn last_line(text: &str) -> &str {
 
 #[test]
 fn find_reduce_and_verify_on_the_fixture_library() {
-    if !have("g++") || !have("gcov") || !have("python3") {
-        eprintln!("skipped: needs g++, gcov and python3");
+    if !tools_or_skip(&["g++", "gcov", "python3"]) {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -76,6 +75,7 @@ fn find_reduce_and_verify_on_the_fixture_library() {
         root,
         &[
             "cover",
+            "find",
             "--suite",
             "suite",
             "--fuzz",
@@ -84,7 +84,6 @@ fn find_reduce_and_verify_on_the_fixture_library() {
             spec.to_str().unwrap(),
             "--include",
             "iset\\.h$",
-            "--find",
             "--corpus",
             "corpus",
             "--run",
@@ -176,18 +175,14 @@ fn find_reduce_and_verify_on_the_fixture_library() {
 #[test]
 fn find_usage_errors_exit_with_code_2_and_say_what_is_missing() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (
-            &["--find", "--corpus", "c", "--run", "make", "--out", "o"],
+            &["--corpus", "c", "--run", "make", "--out", "o"],
             "has no {test}",
         ),
-        (
-            &["--find", "--run", "x {test}", "--out", "o"],
-            "--corpus DIR or --generate",
-        ),
+        (&["--run", "x {test}", "--out", "o"], "--corpus"),
         (
             &[
-                "--find",
                 "--generate",
                 "gen {seed}",
                 "--budget",
@@ -199,14 +194,106 @@ fn find_usage_errors_exit_with_code_2_and_say_what_is_missing() {
             ],
             "has no {out}",
         ),
-        (&["--find", "--corpus", "c", "--out", "o"], "--run"),
+        (&["--corpus", "c", "--out", "o"], "--run"),
+        (
+            &[
+                "--corpus",
+                "c",
+                "--generate",
+                "g {seed} {out}",
+                "--budget",
+                "2",
+            ],
+            "cannot be used with",
+        ),
+        (
+            &[
+                "--corpus",
+                "c",
+                "--run",
+                "x {test}",
+                "--out",
+                "o",
+                "--verify-gcov",
+            ],
+            "--reduce",
+        ),
     ];
     for (args, expected) in cases {
-        let mut all = vec!["cover", "--suite", "s", "--fuzz", "f", "--source-root", "."];
+        let mut all = vec![
+            "cover",
+            "find",
+            "--suite",
+            "s",
+            "--fuzz",
+            "f",
+            "--source-root",
+            ".",
+        ];
         all.extend_from_slice(args);
         let out = mfppr(tmp.path(), &all);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    // find needs the library to mark.
+    let out = mfppr(
+        tmp.path(),
+        &[
+            "cover", "find", "--suite", "s", "--fuzz", "f", "--corpus", "c", "--run", "x {test}",
+            "--out", "o",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--source-root"));
+}
+
+#[test]
+fn deprecated_flag_forms_still_parse_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Each old form reaches its subcommand: the usage error comes from the new parser.
+    let cases: [(&[&str], &str, &str); 3] = [
+        (
+            &[
+                "--suite",
+                "s",
+                "--fuzz",
+                "f",
+                "--source-root",
+                ".",
+                "--find",
+                "--corpus",
+                "c",
+                "--run",
+                "make",
+                "--out",
+                "o",
+            ],
+            "cover find",
+            "has no {test}",
+        ),
+        (
+            &["--suite", "s", "--fuzz", "f", "--inject"],
+            "cover inject",
+            "--inject-into",
+        ),
+        (
+            &["--restore", "missing.json"],
+            "cover restore",
+            "cannot read manifest missing.json",
+        ),
+    ];
+    for (args, form, expected) in cases {
+        let all = [&["cover"][..], args].concat();
+        let out = mfppr(tmp.path(), &all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!(
+                "warning: `mfppr cover` with flags only is deprecated"
+            )) && stderr.lines().next().unwrap().contains(form),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert_ne!(out.status.code(), Some(0));
     }
 }

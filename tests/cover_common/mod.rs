@@ -12,6 +12,21 @@ pub(crate) fn have(tool: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// True when every tool runs; otherwise skip (false) with a note, or fail when
+/// `MFPPR_REQUIRE_TOOLS` is set (CI must not pass by skipping).
+pub(crate) fn tools_or_skip(tools: &[&str]) -> bool {
+    let missing: Vec<&str> = tools.iter().copied().filter(|t| !have(t)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("MFPPR_REQUIRE_TOOLS").is_none(),
+        "MFPPR_REQUIRE_TOOLS is set but {missing:?} cannot be run"
+    );
+    eprintln!("skipping: {missing:?} not installed (scripts/setup installs them)");
+    false
+}
+
 /// Run `cmd` in `dir`, panicking with its output on failure.
 pub(crate) fn run_ok(dir: &Path, cmd: &str, args: &[&str]) -> Output {
     let out = Command::new(cmd)
