@@ -288,9 +288,8 @@ fn deprecated_flag_forms_still_parse_with_a_warning() {
         let out = mfppr(tmp.path(), &all);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
-            stderr.starts_with(&format!(
-                "warning: `mfppr cover` with flags only is deprecated"
-            )) && stderr.lines().next().unwrap().contains(form),
+            stderr.starts_with("warning: `mfppr cover` with flags only is deprecated")
+                && stderr.lines().next().unwrap().contains(form),
             "{args:?}: {stderr}"
         );
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
