@@ -24,6 +24,7 @@ pub mod pipeline;
 pub mod report;
 pub mod run;
 pub mod shell;
+pub mod summary;
 pub mod verify;
 
 pub use diff::{new_lines, Filters, NewFile, NewLine, NewLines};
