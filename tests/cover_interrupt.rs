@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const FILES: usize = 300;
+const FILES: usize = 1000;
 
 fn source(i: usize) -> String {
     format!("int f{i}(int x) {{\n  return x + {i};\n}}\n")
