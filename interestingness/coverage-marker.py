@@ -4,7 +4,7 @@
 What it checks: the candidate (argv[1]) compiles with CXXFLAGS and -DEXECUTE=1
 against the marker-injected library (put it first with MFPPR_INCLUDES), and the
 program's stderr contains a line starting with `MFPPR-COV <MARKER_ID> ` (as
-printed by `mfppr cover --inject`).  Unless REQUIRE_PASS=0, the program must
+printed by `mfppr cover inject`).  Unless REQUIRE_PASS=0, the program must
 also exit 0: a test worth adding to a regression suite must pass.
 
 Environment (defaults in brackets):

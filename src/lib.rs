@@ -15,6 +15,7 @@ pub mod error;
 pub mod inspect;
 pub mod interrupt;
 pub mod line_endings;
+pub mod messages;
 pub mod model;
 pub mod opportunity;
 pub mod oracle;

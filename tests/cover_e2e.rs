@@ -1,6 +1,7 @@
 //! End to end with real g++ and gcov: a header library, a "suite" and a "fuzz" driver, `mfppr
-//! cover --json`, then markers in a copy (they fire for the fuzz driver, never for the suite),
-//! `--marker abort`, and in-place injection undone byte for byte by `--restore`.
+//! cover report --json`, then `cover inject` into a copy (markers fire for the fuzz driver, never
+//! for the suite), `--marker abort`, and in-place injection undone byte for byte by
+//! `cover restore`.
 
 mod common;
 
@@ -109,7 +110,6 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     covered_run(root, "build-fuzz", "fuzz");
 
     let base = [
-        "cover",
         "--suite",
         "build-suite",
         "--fuzz",
@@ -117,7 +117,10 @@ fn cover_report_inject_and_restore_with_real_gcc() {
         "--source-root",
         "lib",
     ];
-    let out = mfppr(root, &[&base[..], &["--json"]].concat());
+    let out = mfppr(
+        root,
+        &[&["cover", "report"][..], &base, &["--json"]].concat(),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -139,7 +142,12 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     // Markers in a copy of the library.
     let out = mfppr(
         root,
-        &[&base[..], &["--inject", "--inject-into", "marked"]].concat(),
+        &[
+            &["cover", "inject"][..],
+            &base,
+            &["--inject-into", "marked"],
+        ]
+        .concat(),
     );
     assert!(
         out.status.success(),
@@ -202,8 +210,9 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     let out = mfppr(
         root,
         &[
-            &base[..],
-            &["--inject", "--inject-into", "aborting", "--marker", "abort"],
+            &["cover", "inject"][..],
+            &base,
+            &["--inject-into", "aborting", "--marker", "abort"],
         ]
         .concat(),
     );
@@ -237,8 +246,9 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     let out = mfppr(
         root,
         &[
-            &base[..],
-            &["--inject", "--in-place", "--manifest", "m.json"],
+            &["cover", "inject"][..],
+            &base,
+            &["--in-place", "--manifest", "m.json"],
         ]
         .concat(),
     );
@@ -254,8 +264,9 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     let again = mfppr(
         root,
         &[
-            &base[..],
-            &["--inject", "--in-place", "--manifest", "m.json"],
+            &["cover", "inject"][..],
+            &base,
+            &["--in-place", "--manifest", "m.json"],
         ]
         .concat(),
     );
@@ -263,7 +274,7 @@ fn cover_report_inject_and_restore_with_real_gcc() {
         !again.status.success(),
         "a second in-place injection must not overwrite the manifest"
     );
-    let out = mfppr(root, &["cover", "--restore", "m.json"]);
+    let out = mfppr(root, &["cover", "restore", "m.json"]);
     assert!(
         out.status.success(),
         "{}",

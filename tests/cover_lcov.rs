@@ -5,7 +5,8 @@
 //! reference is computed from the two tracefiles' `DA:` records: per (SF, line), counts are summed
 //! (lcov writes one `DA` per template instantiation), and a line is new when its fuzz sum is > 0
 //! and its suite sum is 0 or absent — lcov 2's GBC ∪ GIC. mfppr's `--lcov` output is also fed to
-//! `genhtml` to check that it is a valid tracefile. Skips (and passes) without lcov/genhtml.
+//! `genhtml` to check that it is a valid tracefile. Skips (and passes) without lcov/genhtml,
+//! unless `MFPPR_REQUIRE_TOOLS` is set.
 
 mod common;
 
@@ -35,6 +36,7 @@ fn mfppr_new(root: &Path, suite: &str, fuzz: &str) -> BTreeSet<(String, u32)> {
         root,
         &[
             "cover",
+            "report",
             "--suite",
             suite,
             "--fuzz",
@@ -68,7 +70,7 @@ fn new_lines_match_lcov_tracefiles() {
     let tmp = tempfile::tempdir().unwrap();
     // Canonical, as lcov writes canonical SF paths.
     let root = tmp.path().canonicalize().unwrap();
-    let samples = common::root().join("coverage/src");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("coverage/src");
     std::fs::create_dir_all(root.join("src")).unwrap();
     for f in ["tiny.hpp", "main.cpp"] {
         std::fs::copy(samples.join(f), root.join("src").join(f)).unwrap();
@@ -127,6 +129,7 @@ fn new_lines_match_lcov_tracefiles() {
         &root,
         &[
             "cover",
+            "report",
             "--suite",
             "suite/text",
             "--fuzz",
@@ -162,6 +165,7 @@ fn new_lines_match_lcov_tracefiles() {
         &root,
         &[
             "cover",
+            "report",
             "--suite",
             "suite",
             "--fuzz",

@@ -1,13 +1,17 @@
 //! End to end with real g++ and gcov on the fixture library: suite coverage from
 //! `fixtures/iset/suite`, fuzz coverage from `fixtures/tests/iset_pass_tiny.cpp`, then
-//! `mfppr cover --find --reduce --verify-gcov` over a two-test corpus. Also the usage errors of
-//! `--find`, which need no compiler.
+//! `mfppr cover find --reduce --verify-gcov` over a two-test corpus. Also the usage errors of
+//! `cover find` and the deprecated flag form, which need no compiler.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
 use common::{mfppr, require_tools, run_ok};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
 
 const CXXFLAGS: [&str; 3] = ["-std=c++17", "-O0", "-w"];
 
@@ -16,7 +20,7 @@ fn covered_run(dir: &Path, src: &Path) {
     let stem = src.file_stem().unwrap().to_str().unwrap();
     let d = dir.join(stem);
     std::fs::create_dir_all(&d).unwrap();
-    let spec = common::root().join("fixtures/iset/spec");
+    let spec = repo().join("fixtures/iset/spec");
     let mut args: Vec<&str> = CXXFLAGS.to_vec();
     args.extend([
         "-DEXECUTE=1",
@@ -50,24 +54,20 @@ fn find_reduce_and_verify_on_the_fixture_library() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
-    let spec = common::root().join("fixtures/iset/spec");
+    let spec = repo().join("fixtures/iset/spec");
     for t in ["basic", "setops"] {
         covered_run(
             &root.join("suite"),
-            &common::root().join(format!("fixtures/iset/suite/{t}.cpp")),
+            &repo().join(format!("fixtures/iset/suite/{t}.cpp")),
         );
     }
-    let tiny = common::root().join("fixtures/tests/iset_pass_tiny.cpp");
+    let tiny = repo().join("fixtures/tests/iset_pass_tiny.cpp");
     covered_run(&root.join("fuzz"), &tiny);
     // The corpus: the tiny test and a bigger one that reaches the same markers (and more).
     let corpus = root.join("corpus");
     std::fs::create_dir_all(&corpus).unwrap();
     for t in ["iset_pass_tiny.cpp", "iset_pass_small.cpp"] {
-        std::fs::copy(
-            common::root().join("fixtures/tests").join(t),
-            corpus.join(t),
-        )
-        .unwrap();
+        std::fs::copy(repo().join("fixtures/tests").join(t), corpus.join(t)).unwrap();
     }
     let flags = CXXFLAGS.join(" ");
     let run = format!("g++ {flags} -DEXECUTE=1 -I \"$MFPPR_INJECTED\" {{test}} -o t && ./t");
@@ -75,6 +75,7 @@ fn find_reduce_and_verify_on_the_fixture_library() {
         root,
         &[
             "cover",
+            "find",
             "--suite",
             "suite",
             "--fuzz",
@@ -83,7 +84,6 @@ fn find_reduce_and_verify_on_the_fixture_library() {
             spec.to_str().unwrap(),
             "--include",
             "iset\\.h$",
-            "--find",
             "--corpus",
             "corpus",
             "--run",
@@ -175,18 +175,14 @@ fn find_reduce_and_verify_on_the_fixture_library() {
 #[test]
 fn find_usage_errors_exit_with_code_2_and_say_what_is_missing() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (
-            &["--find", "--corpus", "c", "--run", "make", "--out", "o"],
+            &["--corpus", "c", "--run", "make", "--out", "o"],
             "has no {test}",
         ),
-        (
-            &["--find", "--run", "x {test}", "--out", "o"],
-            "--corpus DIR or --generate",
-        ),
+        (&["--run", "x {test}", "--out", "o"], "--corpus"),
         (
             &[
-                "--find",
                 "--generate",
                 "gen {seed}",
                 "--budget",
@@ -198,14 +194,105 @@ fn find_usage_errors_exit_with_code_2_and_say_what_is_missing() {
             ],
             "has no {out}",
         ),
-        (&["--find", "--corpus", "c", "--out", "o"], "--run"),
+        (&["--corpus", "c", "--out", "o"], "--run"),
+        (
+            &[
+                "--corpus",
+                "c",
+                "--generate",
+                "g {seed} {out}",
+                "--budget",
+                "2",
+            ],
+            "cannot be used with",
+        ),
+        (
+            &[
+                "--corpus",
+                "c",
+                "--run",
+                "x {test}",
+                "--out",
+                "o",
+                "--verify-gcov",
+            ],
+            "--reduce",
+        ),
     ];
     for (args, expected) in cases {
-        let mut all = vec!["cover", "--suite", "s", "--fuzz", "f", "--source-root", "."];
+        let mut all = vec![
+            "cover",
+            "find",
+            "--suite",
+            "s",
+            "--fuzz",
+            "f",
+            "--source-root",
+            ".",
+        ];
         all.extend_from_slice(args);
         let out = mfppr(tmp.path(), &all);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    // find needs the library to mark.
+    let out = mfppr(
+        tmp.path(),
+        &[
+            "cover", "find", "--suite", "s", "--fuzz", "f", "--corpus", "c", "--run", "x {test}",
+            "--out", "o",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--source-root"));
+}
+
+#[test]
+fn deprecated_flag_forms_still_parse_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Each old form reaches its subcommand: the usage error comes from the new parser.
+    let cases: [(&[&str], &str, &str); 3] = [
+        (
+            &[
+                "--suite",
+                "s",
+                "--fuzz",
+                "f",
+                "--source-root",
+                ".",
+                "--find",
+                "--corpus",
+                "c",
+                "--run",
+                "make",
+                "--out",
+                "o",
+            ],
+            "cover find",
+            "has no {test}",
+        ),
+        (
+            &["--suite", "s", "--fuzz", "f", "--inject"],
+            "cover inject",
+            "--inject-into",
+        ),
+        (
+            &["--restore", "missing.json"],
+            "cover restore",
+            "cannot read manifest missing.json",
+        ),
+    ];
+    for (args, form, expected) in cases {
+        let all = [&["cover"][..], args].concat();
+        let out = mfppr(tmp.path(), &all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("warning: `mfppr cover` with flags only is deprecated")
+                && stderr.lines().next().unwrap().contains(form),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert_ne!(out.status.code(), Some(0));
     }
 }

@@ -85,6 +85,7 @@ fn samples_parse_to_the_real_counts() {
 fn cli_json_report_is_stable() {
     let out = mfppr(&[
         "cover",
+        "report",
         "--suite",
         sample("gcc12/suite/json").to_str().unwrap(),
         "--fuzz",
@@ -122,6 +123,7 @@ fn cli_table_filters_and_lcov() {
     let args = |extra: &[&str]| {
         let mut a = vec![
             "cover".to_string(),
+            "report".into(),
             "--suite".into(),
             sample("gcc12/suite/text").display().to_string(),
             "--fuzz".into(),
@@ -172,17 +174,41 @@ fn bad_inputs_give_one_line_errors() {
         "{\"format_version\": \"1\",\n  \"files\": [ {\"file\": ",
     );
     expect_error(
-        &["cover", "--suite", &good, "--fuzz", &malformed],
+        &["cover", "report", "--suite", &good, "--fuzz", &malformed],
         "bad.gcov.json: malformed JSON: EOF while parsing",
+    );
+    expect_error(
+        &["cover", "report", "--suite", &good, "--fuzz", &malformed],
+        "regenerate it with `gcov --json-format`",
+    );
+    let wrong_type = w(
+        "types.json",
+        r#"{"format_version": "1", "current_working_directory": "/x", "files": [{"file": "a.cpp", "lines": [{"line_number": "four", "count": 1}]}]}"#,
+    );
+    expect_error(
+        &["cover", "report", "--suite", &good, "--fuzz", &wrong_type],
+        "types.json: not a gcov JSON document: invalid type: string \"four\", expected i64; regenerate it",
+    );
+    let files_not_a_list = w("files.json", r#"{"format_version": "1", "files": 7}"#);
+    expect_error(
+        &[
+            "cover",
+            "report",
+            "--suite",
+            &files_not_a_list,
+            "--fuzz",
+            &good,
+        ],
+        "files.json: not a gcov JSON document: invalid type: integer `7`",
     );
     let v9 = w("v9.json", r#"{"format_version": "9", "files": []}"#);
     expect_error(
-        &["cover", "--suite", &good, "--fuzz", &v9],
+        &["cover", "report", "--suite", &good, "--fuzz", &v9],
         "unsupported gcov JSON format_version \"9\"",
     );
     let gcovr = w("r.json", r#"{"gcovr/format_version": "2.0", "files": []}"#);
     expect_error(
-        &["cover", "--suite", &gcovr, "--fuzz", &good],
+        &["cover", "report", "--suite", &gcovr, "--fuzz", &good],
         "unsupported gcovr/format_version \"2.0\"",
     );
     let neg = w(
@@ -190,21 +216,117 @@ fn bad_inputs_give_one_line_errors() {
         r#"{"format_version": "2", "current_working_directory": "/x", "files": [{"file": "a.cpp", "functions": [], "lines": [{"line_number": 4, "count": -7}]}]}"#,
     );
     expect_error(
-        &["cover", "--suite", &good, "--fuzz", &neg],
+        &["cover", "report", "--suite", &good, "--fuzz", &neg],
         "neg.json: negative execution count -7 for a.cpp:4",
+    );
+    expect_error(
+        &["cover", "report", "--suite", &neg, "--fuzz", &good],
+        "delete the .gcda files, rerun the tests and gcov",
     );
     let other = w(
         "other.json",
         r#"{"format_version": "1", "current_working_directory": "/elsewhere", "files": [{"file": "b.cpp", "functions": [], "lines": [{"line_number": 4, "count": 1}]}]}"#,
     );
     expect_error(
-        &["cover", "--suite", &good, "--fuzz", &other],
+        &["cover", "report", "--suite", &good, "--fuzz", &other],
         "share no source file",
+    );
+    expect_error(
+        &["cover", "report", "--suite", &good, "--fuzz", &other],
+        "pass --allow-disjoint",
     );
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     expect_error(
-        &["cover", "--suite", &good, "--fuzz", empty.to_str().unwrap()],
+        &[
+            "cover",
+            "report",
+            "--suite",
+            &good,
+            "--fuzz",
+            empty.to_str().unwrap(),
+        ],
         "no coverage files found",
+    );
+}
+
+#[test]
+fn disjoint_runs_need_allow_disjoint_and_then_every_fuzz_line_is_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let fuzz = dir.path().join("other.json");
+    std::fs::write(
+        &fuzz,
+        r#"{"format_version": "1", "current_working_directory": "/elsewhere", "files": [{"file": "b.cpp", "functions": [], "lines": [{"line_number": 4, "count": 1}, {"line_number": 5, "count": 0}]}]}"#,
+    )
+    .unwrap();
+    let out = mfppr(&[
+        "cover",
+        "report",
+        "--suite",
+        sample("gcc12/suite/json").to_str().unwrap(),
+        "--fuzz",
+        fuzz.to_str().unwrap(),
+        "--allow-disjoint",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["files"][0]["path"], "/elsewhere/b.cpp");
+    assert_eq!(v["files"][0]["lines"], serde_json::json!([4]));
+}
+
+#[test]
+fn json_and_text_of_the_same_sources_count_each_line_once() {
+    // gcc12/suite and gcc12/fuzz each hold gcov JSON (absolute paths) and text .gcov (paths
+    // relative to the build directory) of the same run; no --source-root.
+    let args = [
+        "cover",
+        "report",
+        "--suite",
+        sample("gcc12/suite").to_str().unwrap(),
+        "--fuzz",
+        sample("gcc12/fuzz").to_str().unwrap(),
+        "--json",
+    ]
+    .map(String::from);
+    let run = |extra: &[&str]| {
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend_from_slice(extra);
+        mfppr(&a)
+    };
+    let out = run(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&str> = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, vec![format!("{SAMPLE_CWD}/tiny.hpp")]);
+    assert_eq!(v["total_new_lines"], 4);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("2 relative path(s) read as the absolute path ending with them")
+            && stderr.contains(&format!("main.cpp as {SAMPLE_CWD}/main.cpp")),
+        "{stderr}"
+    );
+    // -q keeps the report and silences the note.
+    let quiet = run(&["-q"]);
+    assert!(quiet.status.success());
+    let quiet_report: serde_json::Value = serde_json::from_slice(&quiet.stdout).unwrap();
+    assert_eq!(quiet_report, v);
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
     );
 }

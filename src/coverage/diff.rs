@@ -61,9 +61,17 @@ impl NewLines {
 
 /// Lines with count > 0 in `fuzz` and count 0 or absent in `suite`, for files passing `filters`.
 ///
-/// Fails when `suite` and `fuzz` share no source file at all: the paths almost certainly do not
-/// match (different build directories, a missing `--source-root`).
+/// Fails when `suite` and `fuzz` share no source file at all (see [`check_shared_files`]); use
+/// [`new_lines_disjoint`] to accept that.
 pub fn new_lines(suite: &Coverage, fuzz: &Coverage, filters: &Filters) -> Result<NewLines> {
+    check_shared_files(suite, fuzz)?;
+    new_lines_disjoint(suite, fuzz, filters)
+}
+
+/// Refuse suite and fuzz coverage that share no source file: the paths almost certainly do not
+/// match (different build directories, a missing `--source-root`), and every fuzz line would
+/// count as new.
+pub fn check_shared_files(suite: &Coverage, fuzz: &Coverage) -> Result<()> {
     if !suite.files.is_empty()
         && !fuzz.files.is_empty()
         && !fuzz.files.keys().any(|k| suite.files.contains_key(k))
@@ -72,7 +80,7 @@ pub fn new_lines(suite: &Coverage, fuzz: &Coverage, filters: &Filters) -> Result
         return Err(coded(
             ExitKind::Input,
             format!(
-                "suite and fuzz coverage share no source file (suite has {} files, e.g. {}; fuzz has {}, e.g. {}): were they built from the same tree? try --source-root",
+                "suite and fuzz coverage share no source file (suite has {} files, e.g. {}; fuzz has {}, e.g. {}): were they built from the same tree? try --source-root, or pass --allow-disjoint if they really are disjoint (every fuzz line then counts as new)",
                 suite.files.len(),
                 first(suite),
                 fuzz.files.len(),
@@ -80,6 +88,15 @@ pub fn new_lines(suite: &Coverage, fuzz: &Coverage, filters: &Filters) -> Result
             ),
         ));
     }
+    Ok(())
+}
+
+/// [`new_lines`] without the shared-file check (`--allow-disjoint`).
+pub fn new_lines_disjoint(
+    suite: &Coverage,
+    fuzz: &Coverage,
+    filters: &Filters,
+) -> Result<NewLines> {
     if fuzz.files.is_empty() {
         return Err(coded(
             ExitKind::Input,
@@ -162,5 +179,13 @@ mod tests {
         )
         .unwrap_err();
         assert!(format!("{e:#}").contains("share no source file"));
+        assert!(format!("{e:#}").contains("--allow-disjoint"));
+        let all = new_lines_disjoint(
+            &cov(&[("a", 1, 1)]),
+            &cov(&[("b", 1, 1), ("b", 2, 0)]),
+            &Filters::default(),
+        )
+        .unwrap();
+        assert_eq!(all.total(), 1);
     }
 }

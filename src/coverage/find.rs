@@ -143,7 +143,7 @@ pub fn generate(
             tests.push(test_file(name, out)?);
         } else {
             let why = format!("{}: {}", run.describe(), run.last_line());
-            eprintln!("generate: seed {seed} gave no test ({why})");
+            crate::messages::warn(format!("generate: seed {seed} gave no test ({why})"));
             first_failure.get_or_insert(why);
         }
     }

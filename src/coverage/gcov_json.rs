@@ -80,7 +80,10 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
     let doc: Doc = serde_json::from_value(doc).map_err(|e| {
         coded(
             ExitKind::Input,
-            format!("{}: not a gcov JSON document: {e}", origin.display()),
+            format!(
+                "{}: not a gcov JSON document: {e}; regenerate it with `gcov --json-format`",
+                origin.display()
+            ),
         )
     })?;
     let cwd = doc.current_working_directory.as_deref().map(Path::new);
@@ -118,7 +121,10 @@ pub(super) fn checked_line(n: i64, file: &str, origin: &Path) -> Result<u32> {
     u32::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| {
         coded(
             ExitKind::Input,
-            format!("{}: invalid line number {n} for {file}", origin.display()),
+            format!(
+                "{}: invalid line number {n} for {file}; regenerate the file with gcov",
+                origin.display()
+            ),
         )
     })
 }
@@ -128,7 +134,7 @@ pub(super) fn checked_count(count: i64, line: u32, file: &str, origin: &Path) ->
         coded(
             ExitKind::Input,
             format!(
-                "{}: negative execution count {count} for {file}:{line} (corrupt or mismatched .gcda?)",
+                "{}: negative execution count {count} for {file}:{line} (corrupt or mismatched .gcda?); delete the .gcda files, rerun the tests and gcov",
                 origin.display()
             ),
         )

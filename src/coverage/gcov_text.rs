@@ -43,7 +43,7 @@ fn parse_count(raw: &str, line: u32, file: &str, origin: &Path) -> Result<Option
         return Err(coded(
             ExitKind::Input,
             format!(
-                "{}: negative execution count {raw} for {file}:{line} (corrupt or mismatched .gcda?)",
+                "{}: negative execution count {raw} for {file}:{line} (corrupt or mismatched .gcda?); delete the .gcda files, rerun the tests and gcov",
                 origin.display()
             ),
         ));

@@ -88,7 +88,10 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
     let doc: Doc = serde_json::from_value(doc).map_err(|e| {
         coded(
             ExitKind::Input,
-            format!("{}: not a gcovr JSON report: {e}", origin.display()),
+            format!(
+                "{}: not a gcovr JSON report: {e}; re-export it with `gcovr --json`",
+                origin.display()
+            ),
         )
     })?;
     let mut cov = Coverage::default();

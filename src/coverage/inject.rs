@@ -56,9 +56,6 @@ pub struct InjectOptions {
     pub target: InjectTarget,
     /// Where to write `markers.json` (default: inside the copy, or next to the manifest).
     pub markers_path: Option<PathBuf>,
-    /// Testing aid: stop (with an error) after editing this many files, as if killed.
-    #[doc(hidden)]
-    pub stop_after_files: Option<usize>,
 }
 
 /// One injected marker.
@@ -240,7 +237,21 @@ fn plan(
 }
 
 /// Inject markers for `new` (see the module docs) and write `markers.json`.
+///
+/// Ctrl-C / SIGTERM (handlers installed here) stop the injection between two files with an
+/// [`ExitKind::Interrupted`] error: in place, the files already marked are restored from the
+/// manifest, which is then removed; into a copy, the error names the incomplete copy.
 pub fn inject(new: &NewLines, opts: &InjectOptions) -> Result<Injection> {
+    crate::interrupt::install()?;
+    inject_unless(new, opts, crate::interrupt::requested)
+}
+
+/// [`inject`], asking `stop` before each file written whether to give up.
+fn inject_unless(
+    new: &NewLines,
+    opts: &InjectOptions,
+    mut stop: impl FnMut() -> bool,
+) -> Result<Injection> {
     let (plans, mut markers, skipped) = plan(new, opts)?;
     let markers_file = match &opts.target {
         InjectTarget::Copy(dest) => {
@@ -250,10 +261,21 @@ pub fn inject(new: &NewLines, opts: &InjectOptions) -> Result<Injection> {
                     "--inject-into needs --source-root (the tree to copy)",
                 )
             })?;
-            copy_tree(root, dest)?;
             let dest = super::paths::absolute(dest);
-            for (n, p) in plans.iter().enumerate() {
-                stop_check(opts, n)?;
+            let incomplete = || {
+                coded(
+                    ExitKind::Interrupted,
+                    format!(
+                        "interrupted: the marked copy {} is incomplete; remove it before the next run",
+                        dest.display()
+                    ),
+                )
+            };
+            copy_tree(root, &dest, &mut stop).map_err(|e| if stop() { incomplete() } else { e })?;
+            for p in &plans {
+                if stop() {
+                    return Err(incomplete());
+                }
                 let rel = p.rel.as_deref().unwrap_or_default();
                 let out = dest.join(rel);
                 write_atomically(&out, &p.injected)?;
@@ -272,7 +294,9 @@ pub fn inject(new: &NewLines, opts: &InjectOptions) -> Result<Injection> {
                 .collect();
             manifest::prepare(manifest, &originals)?;
             for (n, p) in plans.iter().enumerate() {
-                stop_check(opts, n)?;
+                if stop() {
+                    return Err(undo_interrupted(manifest, n, plans.len()));
+                }
                 write_atomically(&p.source_path, &p.injected)?;
             }
             opts.markers_path.clone().unwrap_or_else(|| {
@@ -298,16 +322,31 @@ pub fn inject(new: &NewLines, opts: &InjectOptions) -> Result<Injection> {
     Ok(injection)
 }
 
-fn stop_check(opts: &InjectOptions, edited: usize) -> Result<()> {
-    if opts.stop_after_files == Some(edited) {
-        anyhow::bail!("injection stopped after {edited} files (testing aid)");
+/// After an interrupt with `edited` of `total` files marked in place: put them back and drop
+/// the manifest; the error says what state the sources are in.
+fn undo_interrupted(manifest: &Path, edited: usize, total: usize) -> anyhow::Error {
+    match manifest::restore(manifest).and_then(|_| manifest::discard(manifest)) {
+        Ok(()) => coded(
+            ExitKind::Interrupted,
+            format!(
+                "interrupted after marking {edited} of {total} files; they were restored and the \
+                 sources are unchanged"
+            ),
+        ),
+        Err(e) => coded(
+            ExitKind::Interrupted,
+            format!(
+                "interrupted after marking {edited} of {total} files, and restoring them failed \
+                 ({e:#}); run `mfppr cover restore {}`",
+                manifest.display()
+            ),
+        ),
     }
-    Ok(())
 }
 
 /// Copy everything under `root` into `dest` (which must not exist or be empty), skipping `dest`
-/// itself when it lies inside `root`.
-fn copy_tree(root: &Path, dest: &Path) -> Result<()> {
+/// itself when it lies inside `root`; gives up (with an error) as soon as `stop` says so.
+fn copy_tree(root: &Path, dest: &Path, stop: &mut impl FnMut() -> bool) -> Result<()> {
     let root = super::paths::absolute(root);
     let dest = super::paths::absolute(dest);
     if dest == root || root.starts_with(&dest) {
@@ -337,6 +376,9 @@ fn copy_tree(root: &Path, dest: &Path) -> Result<()> {
         .into_iter()
         .filter_entry(|e| e.path() != dest);
     for entry in walker {
+        if stop() {
+            anyhow::bail!("copy of {} stopped", root.display());
+        }
         let entry = entry.with_context(|| format!("cannot walk {}", root.display()))?;
         let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path());
         let out = dest.join(rel);
@@ -408,7 +450,6 @@ mod tests {
             kind: MarkerKind::Log,
             target: InjectTarget::Copy(dest.clone()),
             markers_path: None,
-            stop_after_files: None,
         };
         let inj = inject(&new_lines("x.hpp", &[1, 3, 4, 5, 7]), &opts).unwrap();
         let ids: Vec<(&str, u32, &[u32])> = inj
@@ -441,7 +482,7 @@ mod tests {
     }
 
     #[test]
-    fn interrupted_in_place_injection_is_restored_and_manifest_comes_first() {
+    fn interrupted_in_place_injection_restores_the_sources_and_drops_the_manifest() {
         let src = tempfile::tempdir().unwrap();
         let a = "int a(int x) {\n  return x;\n}\n";
         let b = "int b(int x) {\n  return -x;\n}\n";
@@ -450,30 +491,43 @@ mod tests {
         let mut new = new_lines("a.cpp", &[2]);
         new.files.extend(new_lines("b.cpp", &[2]).files);
         let manifest = src.path().join("m.json");
-        for stop in [0usize, 1] {
-            let opts = InjectOptions {
-                source_root: Some(src.path().to_path_buf()),
-                kind: MarkerKind::Abort,
-                target: InjectTarget::InPlace {
-                    manifest: manifest.clone(),
-                },
-                markers_path: None,
-                stop_after_files: Some(stop),
-            };
-            assert!(inject(&new, &opts).is_err());
-            // The manifest and its backups exist; exactly `stop` files were edited.
-            let m = manifest::read(&manifest).unwrap();
-            assert_eq!(m.files.len(), 2);
-            let edited = ["a.cpp", "b.cpp"]
-                .iter()
-                .filter(|f| {
-                    std::fs::read_to_string(src.path().join(f))
-                        .unwrap()
-                        .contains("MFPPR-COV")
-                })
-                .count();
-            assert_eq!(edited, stop);
-            manifest::restore(&manifest).unwrap();
+        let opts = InjectOptions {
+            source_root: Some(src.path().to_path_buf()),
+            kind: MarkerKind::Abort,
+            target: InjectTarget::InPlace {
+                manifest: manifest.clone(),
+            },
+            markers_path: None,
+        };
+        for stop_at in [0usize, 1] {
+            let mut asked = 0;
+            let mut edited_when_stopped = None;
+            let err = inject_unless(&new, &opts, || {
+                if asked == stop_at {
+                    // The manifest comes first, then the files one by one.
+                    assert!(manifest::read(&manifest).is_ok());
+                    let edited = ["a.cpp", "b.cpp"]
+                        .iter()
+                        .filter(|f| {
+                            std::fs::read_to_string(src.path().join(f))
+                                .unwrap()
+                                .contains("MFPPR-COV")
+                        })
+                        .count();
+                    edited_when_stopped = Some(edited);
+                }
+                asked += 1;
+                asked > stop_at
+            })
+            .unwrap_err();
+            assert_eq!(edited_when_stopped, Some(stop_at));
+            assert_eq!(crate::error::exit_kind(&err), ExitKind::Interrupted);
+            let msg = format!("{err:#}");
+            assert!(
+                msg.contains(&format!("after marking {stop_at} of 2 files"))
+                    && msg.contains("restored"),
+                "{msg}"
+            );
             assert_eq!(
                 std::fs::read_to_string(src.path().join("a.cpp")).unwrap(),
                 a
@@ -482,7 +536,28 @@ mod tests {
                 std::fs::read_to_string(src.path().join("b.cpp")).unwrap(),
                 b
             );
-            std::fs::remove_file(&manifest).unwrap();
+            let left: Vec<String> = std::fs::read_dir(src.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "a.cpp" && n != "b.cpp")
+                .collect();
+            assert!(left.is_empty(), "left behind: {left:?}");
         }
+    }
+
+    #[test]
+    fn interrupted_copy_names_the_incomplete_copy() {
+        let src = tempfile::tempdir().unwrap();
+        std::fs::write(src.path().join("a.cpp"), "int a() {\n  return 1;\n}\n").unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let opts = InjectOptions {
+            source_root: Some(src.path().to_path_buf()),
+            kind: MarkerKind::Log,
+            target: InjectTarget::Copy(out.path().join("copy")),
+            markers_path: None,
+        };
+        let err = inject_unless(&new_lines("a.cpp", &[2]), &opts, || true).unwrap_err();
+        assert_eq!(crate::error::exit_kind(&err), ExitKind::Interrupted);
+        assert!(format!("{err:#}").contains("is incomplete"), "{err:#}");
     }
 }

@@ -4,7 +4,9 @@
 //! Path keys: gcov JSON names are resolved against the document's `current_working_directory`;
 //! names without a known base (text `.gcov`, gcovr) are resolved against `--source-root` when one
 //! is given. With a source root, keys are relative to it (`/`-separated) and files outside it are
-//! dropped (as gcovr's `--root` does); without one, keys are the resolved paths.
+//! dropped (as gcovr's `--root` does); without one, keys are the resolved paths, and
+//! [`unify_relative_keys`] folds a relative key into the one absolute key that ends with it, so
+//! that gcov JSON and text `.gcov` of the same sources do not report each line under two paths.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -140,7 +142,10 @@ fn parse_json_stream(bytes: &[u8], origin: &Path) -> Result<Coverage> {
         let doc = doc.map_err(|e| {
             coded(
                 ExitKind::Input,
-                format!("{}: malformed JSON: {e}", origin.display()),
+                format!(
+                    "{}: malformed JSON: {e}; the file is cut off or not JSON: regenerate it with `gcov --json-format`",
+                    origin.display()
+                ),
             )
         })?;
         docs += 1;
@@ -175,6 +180,70 @@ pub fn normalise(raw: Coverage, opts: &LoadOptions) -> Coverage {
             None => Some(resolved.to_string_lossy().into_owned()),
         }
     })
+}
+
+/// What [`unify_relative_keys`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unified {
+    /// (relative key, the absolute key it was folded into).
+    pub merged: Vec<(String, String)>,
+    /// Relative keys that end more than one absolute key, left as they are.
+    pub ambiguous: Vec<String>,
+}
+
+/// Without a source root, fold each relative key of `covs` (text `.gcov`, gcovr) into the single
+/// absolute key (gcov JSON) that ends with it once leading `./` and `../` are dropped: they name
+/// the same file from two bases. A key that matches several absolute keys is left alone.
+pub fn unify_relative_keys(covs: &mut [&mut Coverage]) -> Unified {
+    let absolute: Vec<String> = covs
+        .iter()
+        .flat_map(|c| c.files.keys())
+        .filter(|k| Path::new(k).is_absolute())
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut map = std::collections::BTreeMap::new();
+    let mut unified = Unified::default();
+    let relative: std::collections::BTreeSet<String> = covs
+        .iter()
+        .flat_map(|c| c.files.keys())
+        .filter(|k| !Path::new(k).is_absolute())
+        .cloned()
+        .collect();
+    for key in relative {
+        let tail: PathBuf = Path::new(&key)
+            .components()
+            .skip_while(|c| {
+                matches!(
+                    c,
+                    std::path::Component::CurDir | std::path::Component::ParentDir
+                )
+            })
+            .collect();
+        if tail.as_os_str().is_empty() {
+            continue;
+        }
+        let hits: Vec<&String> = absolute
+            .iter()
+            .filter(|a| Path::new(a).ends_with(&tail))
+            .collect();
+        match hits.as_slice() {
+            [] => {}
+            [one] => {
+                map.insert(key.clone(), (*one).clone());
+                unified.merged.push((key, (*one).clone()));
+            }
+            _ => unified.ambiguous.push(key),
+        }
+    }
+    if !map.is_empty() {
+        for c in covs.iter_mut() {
+            let taken = std::mem::take(&mut **c);
+            **c = taken.rekey(|k| Some(map.get(k).cloned().unwrap_or_else(|| k.to_string())));
+        }
+    }
+    unified
 }
 
 #[cfg(test)]
@@ -230,6 +299,32 @@ mod tests {
         };
         let c = normalise(raw, &opts);
         assert_eq!(c.files["x.h"].lines[&2], 2);
+    }
+
+    #[test]
+    fn relative_keys_fold_into_the_one_absolute_key_ending_with_them() {
+        let mut suite = Coverage::default();
+        suite.add_line("/b/src/x.h", 3, 1);
+        suite.add_line("/b/src/y.h", 3, 1);
+        suite.add_line("/c/src/y.h", 3, 1);
+        let mut fuzz = Coverage::default();
+        fuzz.add_line("../src/x.h", 3, 2);
+        fuzz.add_line("src/y.h", 3, 2);
+        fuzz.add_line("z.h", 1, 1);
+        let u = unify_relative_keys(&mut [&mut suite, &mut fuzz]);
+        assert_eq!(
+            u.merged,
+            vec![("../src/x.h".to_string(), "/b/src/x.h".to_string())]
+        );
+        assert_eq!(u.ambiguous, vec!["src/y.h".to_string()]);
+        assert_eq!(fuzz.files["/b/src/x.h"].lines[&3], 2);
+        let keys: Vec<&str> = fuzz.files.keys().map(String::as_str).collect();
+        assert_eq!(keys, vec!["/b/src/x.h", "src/y.h", "z.h"]);
+        // A suffix must match whole components: "x.h" is not the tail of "/b/src/xx.h".
+        let mut only = Coverage::default();
+        only.add_line("/b/xx.h", 1, 1);
+        only.add_line("x.h", 1, 1);
+        assert!(unify_relative_keys(&mut [&mut only]).merged.is_empty());
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! manifest (`<manifest>.backup/`) and the manifest (each file's absolute path, BLAKE3 hash and
 //! length of the original, and its backup path) is written atomically. Each edited file is then
 //! written atomically (temp file + rename). [`restore`] puts back every file whose content differs
-//! from its original hash, so it also works after a partial injection.
+//! from its original hash, so it also works after a partial injection, and removes the temporary
+//! files (`.mfppr-tmp-*`) that a killed atomic write leaves in the directories it touched.
 
 use std::path::{Path, PathBuf};
 
@@ -44,6 +45,9 @@ pub fn hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
+/// Prefix of the temporary files of [`write_atomically`].
+pub const TEMP_PREFIX: &str = ".mfppr-tmp-";
+
 /// Write `bytes` to `path` atomically: a temporary file in the same directory, flushed, given the
 /// permissions of the file it replaces, then renamed over it.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -53,7 +57,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
-        .prefix(".mfppr-tmp-")
+        .prefix(TEMP_PREFIX)
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)
@@ -76,7 +80,7 @@ pub fn prepare(manifest_path: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<Man
         return Err(coded(
             ExitKind::Input,
             format!(
-                "manifest {} already exists: run `mfppr cover --restore {}` first, or pass another --manifest",
+                "manifest {} already exists: run `mfppr cover restore {}` first, or pass another --manifest",
                 manifest_path.display(),
                 manifest_path.display()
             ),
@@ -143,6 +147,8 @@ pub struct RestoreReport {
     pub restored: Vec<PathBuf>,
     /// Files that already had their original content.
     pub unchanged: Vec<PathBuf>,
+    /// Temporary files of interrupted atomic writes that were removed.
+    pub leftovers: Vec<PathBuf>,
 }
 
 /// Restore every file of the manifest byte for byte. Backups are checked against the recorded
@@ -180,7 +186,53 @@ pub fn restore(manifest_path: &Path) -> Result<RestoreReport> {
         write_atomically(&e.path, &original)?;
         report.restored.push(e.path.clone());
     }
+    report.leftovers = remove_leftovers(&m)?;
     Ok(report)
+}
+
+/// Remove the `.mfppr-tmp-*` files in the directories of the manifest's files and backups.
+fn remove_leftovers(m: &Manifest) -> Result<Vec<PathBuf>> {
+    let dirs: std::collections::BTreeSet<&Path> = m
+        .files
+        .iter()
+        .flat_map(|e| [e.path.parent(), e.backup.parent()])
+        .flatten()
+        .collect();
+    let mut removed = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let is_temp = entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX)
+                && entry.file_type().is_ok_and(|t| t.is_file());
+            if is_temp {
+                let path = entry.path();
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("cannot remove leftover {}", path.display()))?;
+                removed.push(path);
+            }
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
+
+/// Remove the manifest and its backups (once every file is known to be original again).
+pub fn discard(manifest_path: &Path) -> Result<()> {
+    let m = read(manifest_path)?;
+    for e in &m.files {
+        std::fs::remove_file(&e.backup)
+            .with_context(|| format!("cannot remove backup {}", e.backup.display()))?;
+    }
+    let backup_dir = PathBuf::from(format!(
+        "{}.backup",
+        super::paths::absolute(manifest_path).display()
+    ));
+    // Only when empty: the directory may hold what the user put there.
+    let _ = std::fs::remove_dir(backup_dir);
+    std::fs::remove_file(manifest_path)
+        .with_context(|| format!("cannot remove manifest {}", manifest_path.display()))
 }
 
 #[cfg(test)]
@@ -205,10 +257,18 @@ mod tests {
             "an existing manifest is never overwritten"
         );
         write_atomically(&a, b"changed\n").unwrap();
+        // What a write killed between create and rename leaves behind.
+        let leftover = dir.path().join(format!("{TEMP_PREFIX}Ab12Cd"));
+        std::fs::write(&leftover, b"marked").unwrap();
         let r = restore(&man).unwrap();
         assert_eq!(r.restored, vec![a.clone()]);
         assert_eq!(r.unchanged, vec![b.clone()]);
+        assert_eq!(r.leftovers, vec![leftover.clone()]);
+        assert!(!leftover.exists());
         assert_eq!(std::fs::read(&a).unwrap(), b"int a;\n");
+        discard(&man).unwrap();
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 2, "only a.cpp and b.cpp remain");
     }
 
     #[test]

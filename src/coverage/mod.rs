@@ -2,13 +2,15 @@
 //! against a fuzz run, report the new lines, inject markers before them, then find, reduce and
 //! verify a test per marker.
 //!
-//! Library API (used by `mfppr cover`):
-//! [`load`] paths → [`Coverage`]; [`new_lines`] (suite, fuzz, filters) → [`NewLines`];
-//! [`inject`] (new lines, options) → [`Injection`] with its [`Marker`]s; [`restore`] (manifest);
-//! [`pipeline::run`] (find the smallest test per marker, reduce it toward the marker, verify the
-//! result with gcov) on top of [`find`], [`verify`] and [`shell`].
+//! One library call per subcommand of `mfppr cover` ([`run`]): [`run_report`], [`run_inject`],
+//! [`run_restore`], [`run_find`]. Underneath: [`load`] paths → [`Coverage`]; [`new_lines`]
+//! (suite, fuzz, filters) → [`NewLines`]; [`inject`] (new lines, options) → [`Injection`] with its
+//! [`Marker`]s; [`restore`] (manifest); [`pipeline::run`] (find the smallest test per marker,
+//! reduce it toward the marker, verify the result with gcov) on top of [`find`], [`verify`] and
+//! [`shell`]; the default oracle of the reductions is [`embedded`] in the binary.
 
 pub mod diff;
+pub mod embedded;
 pub mod find;
 pub mod gcov_json;
 pub mod gcov_text;
@@ -20,7 +22,9 @@ pub mod model;
 pub mod paths;
 pub mod pipeline;
 pub mod report;
+pub mod run;
 pub mod shell;
+pub mod summary;
 pub mod verify;
 
 pub use diff::{new_lines, Filters, NewFile, NewLine, NewLines};
@@ -28,3 +32,7 @@ pub use inject::{inject, InjectOptions, InjectTarget, Injection, Marker, MarkerK
 pub use load::{load, LoadOptions};
 pub use manifest::{restore, Manifest};
 pub use model::{Coverage, FileCoverage, Function};
+pub use run::{
+    run_find, run_inject, run_report, run_restore, FindOptions, InjectRunOptions, ReduceSettings,
+    Report, ReportOptions, VerifySettings,
+};

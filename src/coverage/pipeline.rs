@@ -12,18 +12,18 @@
 //! `OUT/summary.json` is rewritten after every point, so an interrupted run keeps what it did.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use serde::Serialize;
 
 use super::find::{self, Found, TestFile};
 use super::inject::Marker;
 use super::manifest::write_atomically;
+use super::summary::{Point, Summary};
 use super::verify::{self, VerifyOptions};
 use crate::error::{exit_kind, ExitKind};
+use crate::messages::{note, progress, warn};
 use crate::reduce::{self, ReduceOptions};
 
 /// Where the tests come from.
@@ -80,178 +80,11 @@ pub struct PipelineOptions {
     pub verify: Option<VerifyOptions>,
 }
 
-/// One coverage point (marker) and what became of it.
-#[derive(Clone, Debug, Serialize)]
-pub struct Point {
-    /// Marker id.
-    pub id: String,
-    /// Library file key.
-    pub file: String,
-    /// The marker's line.
-    pub line: u32,
-    /// Every new line the marker stands for.
-    pub lines: Vec<u32>,
-    /// How many passing tests reach it.
-    pub reached_by: usize,
-    /// The chosen (smallest) test, when reached.
-    pub source_test: Option<TestFile>,
-    /// The reduced test, when the reduction succeeded.
-    pub reduced: Option<PathBuf>,
-    /// The marker whose reduced test this reduction started from (same source test).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub started_from: Option<String>,
-    /// Its size.
-    pub bytes_after: Option<u64>,
-    /// gcov's verdict, when asked for.
-    pub verified: Option<bool>,
-    /// What went wrong, if anything.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub note: String,
-}
-
-/// The pipeline's result, also written as `OUT/summary.json`.
-#[derive(Clone, Debug, Serialize)]
-pub struct Summary {
-    /// New lines found by the diff.
-    pub new_lines: usize,
-    /// Markers injected.
-    pub markers: usize,
-    /// Tests run.
-    pub tests: usize,
-    /// Markers reached by at least one passing test.
-    pub reached: usize,
-    /// Markers with a reduced test.
-    pub reduced: usize,
-    /// Reduced tests that gcov confirms.
-    pub verified: usize,
-    /// Per marker.
-    pub points: Vec<Point>,
-}
-
-impl Summary {
-    fn recount(&mut self) {
-        self.reached = self
-            .points
-            .iter()
-            .filter(|p| p.source_test.is_some())
-            .count();
-        self.reduced = self.points.iter().filter(|p| p.reduced.is_some()).count();
-        self.verified = self
-            .points
-            .iter()
-            .filter(|p| p.verified == Some(true))
-            .count();
-    }
-
-    /// The one-line result: `cover: P new lines, R reached, D reduced, V verified`.
-    pub fn last_line(&self) -> String {
-        format!(
-            "cover: {} new lines, {} reached, {} reduced, {} verified",
-            self.new_lines, self.reached, self.reduced, self.verified
-        )
-    }
-
-    /// The table: point, file:line, source test, tests reaching it, bytes before → after, verified.
-    pub fn table(&self) -> String {
-        let rows: Vec<[String; 6]> = self
-            .points
-            .iter()
-            .map(|p| {
-                let (test, bytes) = match &p.source_test {
-                    None => ("(not reached)".to_string(), "-".to_string()),
-                    Some(t) => (
-                        t.name.clone(),
-                        match p.bytes_after {
-                            Some(after) => format!("{} -> {after}", t.bytes),
-                            None => t.bytes.to_string(),
-                        },
-                    ),
-                };
-                let verified = match p.verified {
-                    Some(true) => "yes",
-                    Some(false) => "no",
-                    None => "-",
-                };
-                [
-                    p.id.clone(),
-                    format!("{}:{}", p.file, p.line),
-                    test,
-                    p.reached_by.to_string(),
-                    bytes,
-                    verified.to_string(),
-                ]
-            })
-            .collect();
-        let header = [
-            "POINT",
-            "FILE:LINE",
-            "SOURCE TEST",
-            "TESTS",
-            "BYTES",
-            "VERIFIED",
-        ]
-        .map(String::from);
-        let mut widths = header.clone().map(|h| h.len());
-        for r in &rows {
-            for (w, c) in widths.iter_mut().zip(r) {
-                *w = (*w).max(c.len());
-            }
-        }
-        let mut out = String::new();
-        for r in std::iter::once(&header).chain(&rows) {
-            let line: Vec<String> = r
-                .iter()
-                .zip(widths)
-                .map(|(c, w)| format!("{c:<w$}"))
-                .collect();
-            let _ = writeln!(out, "{}", line.join("  ").trim_end());
-        }
-        out
-    }
-
-    fn write(&self, out: &Path) -> Result<()> {
-        let path = out.join("summary.json");
-        let mut json = serde_json::to_vec_pretty(self).context("cannot serialise the summary")?;
-        json.push(b'\n');
-        write_atomically(&path, &json).with_context(|| format!("cannot write {}", path.display()))
-    }
-}
-
-/// Where the default oracle lives, relative to mfppr's repository.
-const DEFAULT_CHECK: &str = "interestingness/coverage-marker.py";
-
-/// The default `--check` of `--reduce`: `interestingness/coverage-marker.py` next to the
-/// executable (or up to three directories above it, as in `target/release/`), else in the source
-/// tree mfppr was built from.
-pub fn default_check_script() -> Result<PathBuf> {
-    let mut tried = Vec::new();
-    if let Ok(exe) = std::env::current_exe() {
-        tried.extend(
-            exe.ancestors()
-                .skip(1)
-                .take(4)
-                .map(|d| d.join(DEFAULT_CHECK)),
-        );
-    }
-    tried.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_CHECK));
-    if let Some(found) = tried.iter().find(|p| p.is_file()) {
-        return Ok(found.clone());
-    }
-    let looked: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
-    Err(crate::error::coded(
-        ExitKind::Oracle,
-        format!(
-            "cannot find {DEFAULT_CHECK} (looked in {}); pass --check SCRIPT",
-            looked.join(", ")
-        ),
-    ))
-}
-
 /// Run find, then (as asked) reduce and verify; see the module docs.
 pub fn run(opts: &PipelineOptions) -> Result<Summary> {
     crate::interrupt::install()?;
     if opts.markers.is_empty() {
-        eprintln!("find: no markers to reach");
+        note("find: no markers to reach");
         let summary = Summary {
             new_lines: opts.new_lines,
             markers: 0,
@@ -281,7 +114,7 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
     let tests = match &opts.source {
         TestSource::Corpus(dir) => find::corpus(dir)?,
         TestSource::Generate { template, budget } => {
-            eprintln!("generate: seeds 1..={budget}");
+            progress(format!("generate: seeds 1..={budget}"));
             find::generate(
                 template,
                 *budget,
@@ -291,12 +124,12 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
             )?
         }
     };
-    eprintln!(
+    progress(format!(
         "find: running {} tests against {} (-j {})",
         tests.len(),
         opts.injected.display(),
         opts.jobs
-    );
+    ));
     let known: BTreeSet<String> = opts.markers.iter().map(|m| m.id.clone()).collect();
     let found = find::find(
         &tests,
@@ -332,11 +165,11 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
             .iter()
             .find(|r| !r.passed())
             .map(|r| format!("{}: {}", r.test.name, r.note));
-        eprintln!(
+        warn(format!(
             "find: {failing} of {} tests did not pass and are not used (first: {}); see find.json",
             found.runs.len(),
             first.unwrap_or_default()
-        );
+        ));
     }
 
     let mut summary = Summary {
@@ -365,10 +198,10 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
             .collect(),
     };
     summary.recount();
-    eprintln!(
+    note(format!(
         "find: {} of {} markers reached",
         summary.reached, summary.markers
-    );
+    ));
     Ok((summary, known))
 }
 
@@ -389,10 +222,10 @@ fn reduce_points(
         };
         done += 1;
         let marker = &opts.markers[i];
-        eprintln!(
+        progress(format!(
             "reduce {} ({done}/{total}, {}:{}): {} ({} bytes)",
             marker.id, marker.file, marker.line, test.name, test.bytes
-        );
+        ));
         let start = starts
             .iter()
             .find(|(source, _, reached)| *source == test.name && reached.contains(&marker.id))
@@ -439,13 +272,13 @@ fn reduce_points(
                 ));
             }
             Err(e) => {
-                eprintln!("reduce {}: not reduced: {e:#}", marker.id);
+                warn(format!("reduce {}: not reduced: {e:#}", marker.id));
                 point.note = format!("not reduced: {e:#}");
             }
         }
         if let (Some(v), Some(path)) = (&opts.verify, &point.reduced) {
             let outcome = verify::verify(path, marker, v)?;
-            eprintln!(
+            note(format!(
                 "verify {}: {}",
                 marker.id,
                 if outcome.verified {
@@ -453,7 +286,7 @@ fn reduce_points(
                 } else {
                     format!("no: {}", outcome.note)
                 }
-            );
+            ));
             point.verified = Some(outcome.verified);
             if !outcome.verified {
                 point.note = outcome.note;
@@ -486,7 +319,10 @@ fn reduce_one(
         let from = opts.out.join(format!("{start}.cpp"));
         std::fs::copy(&from, &output)
             .with_context(|| format!("cannot copy {} to {}", from.display(), output.display()))?;
-        eprintln!("reduce {}: starting from {start}'s reduced test", marker.id);
+        progress(format!(
+            "reduce {}: starting from {start}'s reduced test",
+            marker.id
+        ));
     }
     let mut includes = vec![opts.injected.to_string_lossy().into_owned()];
     includes.extend(
@@ -521,68 +357,6 @@ fn reduce_one(
             return Err(e);
         }
     };
-    eprintln!("reduce {}: {}", marker.id, outcome.summary());
+    note(format!("reduce {}: {}", marker.id, outcome.summary()));
     Ok((outcome.output, outcome.bytes_after))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_and_last_line() {
-        let point = |id: &str, reached: bool, after: Option<u64>, verified: Option<bool>| Point {
-            id: id.into(),
-            file: "iset.h".into(),
-            line: 12,
-            lines: vec![12],
-            reached_by: usize::from(reached),
-            source_test: reached.then(|| TestFile {
-                name: "seed-2.cpp".into(),
-                path: "/c/seed-2.cpp".into(),
-                bytes: 3945,
-            }),
-            reduced: after.map(|_| PathBuf::from("/o/P1.cpp")),
-            started_from: None,
-            bytes_after: after,
-            verified,
-            note: String::new(),
-        };
-        let mut s = Summary {
-            new_lines: 14,
-            markers: 3,
-            tests: 8,
-            reached: 0,
-            reduced: 0,
-            verified: 0,
-            points: vec![
-                point("P1", true, Some(1004), Some(true)),
-                point("P2", true, None, None),
-                point("P3", false, None, None),
-            ],
-        };
-        s.recount();
-        assert_eq!(
-            s.last_line(),
-            "cover: 14 new lines, 2 reached, 1 reduced, 1 verified"
-        );
-        let table = s.table();
-        let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(
-            lines[0],
-            "POINT  FILE:LINE  SOURCE TEST    TESTS  BYTES         VERIFIED"
-        );
-        assert_eq!(
-            lines[1],
-            "P1     iset.h:12  seed-2.cpp     1      3945 -> 1004  yes"
-        );
-        assert_eq!(
-            lines[2],
-            "P2     iset.h:12  seed-2.cpp     1      3945          -"
-        );
-        assert_eq!(
-            lines[3],
-            "P3     iset.h:12  (not reached)  0      -             -"
-        );
-    }
 }

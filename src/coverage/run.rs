@@ -1,0 +1,330 @@
+//! `mfppr cover` as library calls, one per subcommand, mirroring [`crate::reduce::reduce`]:
+//! [`run_report`] (load, unify paths, diff, lcov), [`run_inject`] (report, then markers),
+//! [`run_restore`] and [`run_find`] (report, markers in a copy, then [`super::pipeline::run`]).
+//! They take option structs, print notes through [`crate::messages`] and return what the command
+//! prints on stdout; the command line only turns flags into options.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::diff::{self, Filters, NewLines};
+use super::embedded::DefaultCheck;
+use super::inject::{self, InjectOptions, InjectTarget, Injection, MarkerKind};
+use super::load::{self, LoadOptions};
+use super::manifest::{self, RestoreReport};
+use super::paths::absolute;
+use super::pipeline::{self, PipelineOptions, ReduceStep, TestSource};
+use super::report;
+use super::summary::Summary;
+use super::verify::{self, VerifyOptions};
+use crate::error::{coded, ExitKind};
+use crate::messages::{note, warn};
+
+/// What to diff: the coverage inputs and how to key and filter them.
+#[derive(Clone, Debug, Default)]
+pub struct ReportOptions {
+    /// Coverage of the existing test suite (files or directories).
+    pub suite: Vec<PathBuf>,
+    /// Coverage of the fuzzer's tests.
+    pub fuzz: Vec<PathBuf>,
+    /// Library source root (`--source-root`).
+    pub source_root: Option<PathBuf>,
+    /// `--include` / `--exclude`.
+    pub filters: Filters,
+    /// Accept suite and fuzz coverage that share no file (`--allow-disjoint`).
+    pub allow_disjoint: bool,
+    /// Also write the new lines as an lcov tracefile here.
+    pub lcov: Option<PathBuf>,
+}
+
+/// The new lines, and the absolute source root they are relative to (when one was given).
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Lines the fuzz run reached and the suite did not.
+    pub new: NewLines,
+    /// Absolute `--source-root`.
+    pub source_root: Option<PathBuf>,
+}
+
+impl Report {
+    /// The report as a text table.
+    pub fn table(&self) -> String {
+        report::text_table(&self.new)
+    }
+
+    /// The report as stable JSON.
+    pub fn json(&self) -> report::JsonReport {
+        report::json_report(&self.new)
+    }
+}
+
+/// Load both runs, diff them and write `--lcov`.
+pub fn run_report(opts: &ReportOptions) -> Result<Report> {
+    let source_root = match &opts.source_root {
+        Some(r) if r.exists() && !r.is_dir() => {
+            return Err(coded(
+                ExitKind::Input,
+                format!("--source-root {} is not a directory", r.display()),
+            ))
+        }
+        Some(r) => Some(absolute(r)),
+        None => None,
+    };
+    let load_opts = LoadOptions {
+        source_root: source_root.clone(),
+    };
+    let mut suite = load::load(&opts.suite, &load_opts).context("loading --suite coverage")?;
+    let mut fuzz = load::load(&opts.fuzz, &load_opts).context("loading --fuzz coverage")?;
+    if source_root.is_none() {
+        explain_unified(&load::unify_relative_keys(&mut [&mut suite, &mut fuzz]));
+    }
+    let new = if opts.allow_disjoint {
+        diff::new_lines_disjoint(&suite, &fuzz, &opts.filters)?
+    } else {
+        diff::new_lines(&suite, &fuzz, &opts.filters)?
+    };
+    if let Some(out) = &opts.lcov {
+        manifest::write_atomically(
+            out,
+            report::lcov_info(&new, source_root.as_deref()).as_bytes(),
+        )
+        .with_context(|| format!("cannot write --lcov {}", out.display()))?;
+    }
+    Ok(Report { new, source_root })
+}
+
+fn explain_unified(u: &load::Unified) {
+    if let Some((rel, abs)) = u.merged.first() {
+        note(format!(
+            "coverage: {} relative path(s) read as the absolute path ending with them (e.g. {rel} \
+             as {abs}); pass --source-root to key paths explicitly",
+            u.merged.len()
+        ));
+    }
+    if let Some(rel) = u.ambiguous.first() {
+        warn(format!(
+            "coverage: {} relative path(s) end several absolute paths (e.g. {rel}) and may be \
+             counted under two names; pass --source-root",
+            u.ambiguous.len()
+        ));
+    }
+}
+
+/// `cover inject`: the report, then markers in a copy or in place.
+#[derive(Clone, Debug)]
+pub struct InjectRunOptions {
+    /// What to diff.
+    pub report: ReportOptions,
+    /// What a marker does.
+    pub kind: MarkerKind,
+    /// A copy (needs a source root) or in place (with a manifest).
+    pub target: InjectTarget,
+    /// Where to write `markers.json` (default: in the copy, or next to the manifest).
+    pub markers_path: Option<PathBuf>,
+}
+
+/// Run the report and inject markers for its new lines.
+pub fn run_inject(opts: &InjectRunOptions) -> Result<(Report, Injection)> {
+    if matches!(opts.target, InjectTarget::Copy(_)) && opts.report.source_root.is_none() {
+        return Err(coded(
+            ExitKind::Usage,
+            "--inject-into needs --source-root (the tree to copy)",
+        ));
+    }
+    let report = run_report(&opts.report)?;
+    let injection = inject_report(&report, opts)?;
+    Ok((report, injection))
+}
+
+fn inject_report(report: &Report, opts: &InjectRunOptions) -> Result<Injection> {
+    let inj = inject::inject(
+        &report.new,
+        &InjectOptions {
+            source_root: report.source_root.clone(),
+            kind: opts.kind,
+            target: opts.target.clone(),
+            markers_path: opts.markers_path.clone(),
+        },
+    )?;
+    let files: BTreeSet<&PathBuf> = inj.markers.iter().map(|m| &m.path).collect();
+    note(format!(
+        "injected {} markers into {} files; markers listed in {}",
+        inj.markers.len(),
+        files.len(),
+        inj.markers_file.display()
+    ));
+    if let InjectTarget::InPlace { manifest } = &opts.target {
+        note(format!(
+            "undo with: mfppr cover restore {}",
+            manifest.display()
+        ));
+    }
+    for s in &inj.skipped {
+        note(format!("skipped {}:{}: {}", s.file, s.line, s.reason));
+    }
+    Ok(inj)
+}
+
+/// `cover restore`: put back every file of an in-place injection and remove the temporary files
+/// an interrupted write left beside them.
+pub fn run_restore(manifest_path: &Path) -> Result<RestoreReport> {
+    let r = manifest::restore(manifest_path)?;
+    note(format!(
+        "restored {} files ({} already original) from {}",
+        r.restored.len(),
+        r.unchanged.len(),
+        manifest_path.display()
+    ));
+    if !r.leftovers.is_empty() {
+        note(format!(
+            "removed {} temporary files of an interrupted write (e.g. {})",
+            r.leftovers.len(),
+            r.leftovers[0].display()
+        ));
+    }
+    Ok(r)
+}
+
+/// How `cover find` reduces each chosen test.
+#[derive(Clone, Debug, Default)]
+pub struct ReduceSettings {
+    /// The oracle (default: the embedded `coverage-marker.py`).
+    pub check: Option<PathBuf>,
+    /// `CXXFLAGS` for the oracle.
+    pub cxxflags: Option<String>,
+    /// Per-check timeout (default: derived by `reduce`).
+    pub timeout: Option<Duration>,
+}
+
+/// How `cover find` verifies each reduced test with gcov.
+#[derive(Clone, Debug)]
+pub struct VerifySettings {
+    /// Build command with `{test}` and `{exe}` (default: `$CXX` or g++, `$CXXFLAGS` or the
+    /// reduction's flags, `--coverage`, the `-I` directories and the source root).
+    pub command: Option<String>,
+    /// The gcov program.
+    pub gcov: String,
+}
+
+/// `cover find`: report, markers in a copy, find, and (as asked) reduce and verify.
+#[derive(Clone, Debug)]
+pub struct FindOptions {
+    /// What to diff; `source_root` is required.
+    pub report: ReportOptions,
+    /// What a marker does.
+    pub kind: MarkerKind,
+    /// Where the marked copy goes (default: `OUT/injected`).
+    pub inject_into: Option<PathBuf>,
+    /// Where to write `markers.json`.
+    pub markers_path: Option<PathBuf>,
+    /// Where the tests come from.
+    pub source: TestSource,
+    /// The `--run` template (`{test}`).
+    pub run: String,
+    /// Timeout of each `--generate` / `--run` command.
+    pub run_timeout: Duration,
+    /// Output directory (new or empty).
+    pub out: PathBuf,
+    /// Parallel runs (and candidates per reduction).
+    pub jobs: usize,
+    /// Other include directories of the tests.
+    pub include_dirs: Vec<PathBuf>,
+    /// Reduce the chosen tests.
+    pub reduce: Option<ReduceSettings>,
+    /// Verify the reduced tests (needs `reduce`).
+    pub verify: Option<VerifySettings>,
+}
+
+/// Run `cover find` (see [`FindOptions`]); the report and the pipeline's summary.
+pub fn run_find(opts: &FindOptions) -> Result<(Report, Summary)> {
+    let Some(root) = &opts.report.source_root else {
+        return Err(coded(
+            ExitKind::Usage,
+            "find needs --source-root (the library to mark and to verify against)",
+        ));
+    };
+    let out = prepare_out(&opts.out)?;
+    let source_root = absolute(root);
+    let injected = absolute(
+        &opts
+            .inject_into
+            .clone()
+            .unwrap_or_else(|| out.join("injected")),
+    );
+    let inject_opts = InjectRunOptions {
+        report: opts.report.clone(),
+        kind: opts.kind,
+        target: InjectTarget::Copy(injected.clone()),
+        markers_path: opts.markers_path.clone(),
+    };
+    let (report, injection) = run_inject(&inject_opts)?;
+    let include_dirs: Vec<PathBuf> = opts.include_dirs.iter().map(|d| absolute(d)).collect();
+    // Lives until the pipeline is done: the reductions run the scripts it wrote.
+    let mut default_check = None;
+    let reduce = match &opts.reduce {
+        Some(r) => Some(ReduceStep {
+            check: match &r.check {
+                Some(check) => check.clone(),
+                None => default_check.insert(DefaultCheck::write()?).script(),
+            },
+            include_dirs: include_dirs.clone(),
+            source_root: source_root.clone(),
+            cxxflags: r.cxxflags.clone(),
+            timeout: r.timeout,
+        }),
+        None => None,
+    };
+    let cxxflags = opts.reduce.as_ref().and_then(|r| r.cxxflags.clone());
+    let verify = opts.verify.as_ref().map(|v| VerifyOptions {
+        command: v.command.clone().unwrap_or_else(|| {
+            let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+            let flags = cxxflags.clone().unwrap_or_else(|| {
+                std::env::var("CXXFLAGS").unwrap_or_else(|_| "-std=c++17 -O0 -w".into())
+            });
+            verify::default_command(&cxx, &flags, &include_dirs, &source_root)
+        }),
+        gcov: v.gcov.clone(),
+        source_root: source_root.clone(),
+        timeout: opts.run_timeout,
+    });
+    let summary = pipeline::run(&PipelineOptions {
+        out,
+        injected,
+        markers: injection.markers,
+        new_lines: report.new.total(),
+        source: opts.source.clone(),
+        run: opts.run.clone(),
+        run_timeout: opts.run_timeout,
+        jobs: opts.jobs.max(1),
+        reduce,
+        verify,
+    })?;
+    Ok((report, summary))
+}
+
+/// Create the --out directory (it must be new or empty) and make it absolute.
+fn prepare_out(out: &Path) -> Result<PathBuf> {
+    let out = absolute(out);
+    if out.exists() {
+        let empty = out.is_dir()
+            && std::fs::read_dir(&out)
+                .with_context(|| format!("cannot read --out {}", out.display()))?
+                .next()
+                .is_none();
+        if !empty {
+            return Err(coded(
+                ExitKind::Input,
+                format!(
+                    "--out {} exists and is not an empty directory; remove it or choose another",
+                    out.display()
+                ),
+            ));
+        }
+    }
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("cannot create --out {}", out.display()))?;
+    Ok(out)
+}

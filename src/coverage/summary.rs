@@ -1,0 +1,210 @@
+//! The result of `cover find`: one [`Point`] per marker and the [`Summary`] written to
+//! `OUT/summary.json`, with its table and its one-line count.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::find::TestFile;
+use super::manifest::write_atomically;
+
+/// One coverage point (marker) and what became of it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    /// Marker id.
+    pub id: String,
+    /// Library file key.
+    pub file: String,
+    /// The marker's line.
+    pub line: u32,
+    /// Every new line the marker stands for.
+    pub lines: Vec<u32>,
+    /// How many passing tests reach it.
+    pub reached_by: usize,
+    /// The chosen (smallest) test, when reached.
+    pub source_test: Option<TestFile>,
+    /// The reduced test, when the reduction succeeded.
+    pub reduced: Option<PathBuf>,
+    /// The marker whose reduced test this reduction started from (same source test).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_from: Option<String>,
+    /// Its size.
+    pub bytes_after: Option<u64>,
+    /// gcov's verdict, when asked for.
+    pub verified: Option<bool>,
+    /// What went wrong, if anything.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+/// The pipeline's result, also written as `OUT/summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// New lines found by the diff.
+    pub new_lines: usize,
+    /// Markers injected.
+    pub markers: usize,
+    /// Tests run.
+    pub tests: usize,
+    /// Markers reached by at least one passing test.
+    pub reached: usize,
+    /// Markers with a reduced test.
+    pub reduced: usize,
+    /// Reduced tests that gcov confirms.
+    pub verified: usize,
+    /// Per marker.
+    pub points: Vec<Point>,
+}
+
+impl Summary {
+    pub(super) fn recount(&mut self) {
+        self.reached = self
+            .points
+            .iter()
+            .filter(|p| p.source_test.is_some())
+            .count();
+        self.reduced = self.points.iter().filter(|p| p.reduced.is_some()).count();
+        self.verified = self
+            .points
+            .iter()
+            .filter(|p| p.verified == Some(true))
+            .count();
+    }
+
+    /// The one-line result: `cover: P new lines, R reached, D reduced, V verified`.
+    pub fn last_line(&self) -> String {
+        format!(
+            "cover: {} new lines, {} reached, {} reduced, {} verified",
+            self.new_lines, self.reached, self.reduced, self.verified
+        )
+    }
+
+    /// The table: point, file:line, source test, tests reaching it, bytes before → after, verified.
+    pub fn table(&self) -> String {
+        let rows: Vec<[String; 6]> = self
+            .points
+            .iter()
+            .map(|p| {
+                let (test, bytes) = match &p.source_test {
+                    None => ("(not reached)".to_string(), "-".to_string()),
+                    Some(t) => (
+                        t.name.clone(),
+                        match p.bytes_after {
+                            Some(after) => format!("{} -> {after}", t.bytes),
+                            None => t.bytes.to_string(),
+                        },
+                    ),
+                };
+                let verified = match p.verified {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                };
+                [
+                    p.id.clone(),
+                    format!("{}:{}", p.file, p.line),
+                    test,
+                    p.reached_by.to_string(),
+                    bytes,
+                    verified.to_string(),
+                ]
+            })
+            .collect();
+        let header = [
+            "POINT",
+            "FILE:LINE",
+            "SOURCE TEST",
+            "TESTS",
+            "BYTES",
+            "VERIFIED",
+        ]
+        .map(String::from);
+        let mut widths = header.clone().map(|h| h.len());
+        for r in &rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.len());
+            }
+        }
+        let mut out = String::new();
+        for r in std::iter::once(&header).chain(&rows) {
+            let line: Vec<String> = r
+                .iter()
+                .zip(widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
+            let _ = writeln!(out, "{}", line.join("  ").trim_end());
+        }
+        out
+    }
+
+    pub(super) fn write(&self, out: &Path) -> Result<()> {
+        let path = out.join("summary.json");
+        let mut json = serde_json::to_vec_pretty(self).context("cannot serialise the summary")?;
+        json.push(b'\n');
+        write_atomically(&path, &json).with_context(|| format!("cannot write {}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_and_last_line() {
+        let point = |id: &str, reached: bool, after: Option<u64>, verified: Option<bool>| Point {
+            id: id.into(),
+            file: "iset.h".into(),
+            line: 12,
+            lines: vec![12],
+            reached_by: usize::from(reached),
+            source_test: reached.then(|| TestFile {
+                name: "seed-2.cpp".into(),
+                path: "/c/seed-2.cpp".into(),
+                bytes: 3945,
+            }),
+            reduced: after.map(|_| PathBuf::from("/o/P1.cpp")),
+            started_from: None,
+            bytes_after: after,
+            verified,
+            note: String::new(),
+        };
+        let mut s = Summary {
+            new_lines: 14,
+            markers: 3,
+            tests: 8,
+            reached: 0,
+            reduced: 0,
+            verified: 0,
+            points: vec![
+                point("P1", true, Some(1004), Some(true)),
+                point("P2", true, None, None),
+                point("P3", false, None, None),
+            ],
+        };
+        s.recount();
+        assert_eq!(
+            s.last_line(),
+            "cover: 14 new lines, 2 reached, 1 reduced, 1 verified"
+        );
+        let table = s.table();
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[0],
+            "POINT  FILE:LINE  SOURCE TEST    TESTS  BYTES         VERIFIED"
+        );
+        assert_eq!(
+            lines[1],
+            "P1     iset.h:12  seed-2.cpp     1      3945 -> 1004  yes"
+        );
+        assert_eq!(
+            lines[2],
+            "P2     iset.h:12  seed-2.cpp     1      3945          -"
+        );
+        assert_eq!(
+            lines[3],
+            "P3     iset.h:12  (not reached)  0      -             -"
+        );
+    }
+}
