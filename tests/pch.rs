@@ -34,6 +34,17 @@ fn fixture() -> Vec<u8> {
 /// the merge bug on (`bug`) or off, in differential mode when `reference`; the cache directory
 /// when given, else `MFPPR_PCH=0`. Returns the exit code.
 fn check(test: &[u8], bug: bool, reference: bool, cache: Option<&Path>) -> i32 {
+    check_with(test, bug, reference, cache, None).0
+}
+
+/// [`check`] with `CXX=cxx` when given; also returns the script's stderr.
+fn check_with(
+    test: &[u8],
+    bug: bool,
+    reference: bool,
+    cache: Option<&Path>,
+    cxx: Option<&Path>,
+) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let cand = dir.path().join("t.cpp");
     std::fs::write(&cand, test).unwrap();
@@ -64,12 +75,18 @@ fn check(test: &[u8], bug: bool, reference: bool, cache: Option<&Path>) -> i32 {
         Some(c) => cmd.env("MFPPR_CACHE_DIR", c),
         None => cmd.env("MFPPR_PCH", "0"),
     };
+    if let Some(cxx) = cxx {
+        cmd.env("CXX", cxx);
+    }
     let out = cmd.output().unwrap();
     assert!(
         !dir.path().join(".mfppr-pch-t.cpp").exists(),
         "the rest of the source is left behind"
     );
-    out.status.code().expect("check-failure.py was killed")
+    (
+        out.status.code().expect("check-failure.py was killed"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// The `.gch` files in `cache`, one per built include block.
@@ -166,4 +183,34 @@ fn concurrent_runs_share_one_cache() {
         .filter(|n| n.contains(".build-") || n.ends_with(".lock") || n.contains(".stale-"))
         .collect();
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
+
+#[test]
+fn compiler_without_pch_support_falls_back_with_one_warning() {
+    if !have_tools() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cxx = dir.path().join("no-pch-g++");
+    std::fs::write(
+        &cxx,
+        "#!/bin/sh\ncase \" $* \" in *\" c++-header \"*) echo 'no PCH here' >&2; exit 1;; esac\n\
+         exec g++ \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cache = dir.path().join("cache");
+    let test = fixture();
+    let mut warnings = 0;
+    for (bug, want) in [(true, 0), (true, 0), (true, 0), (false, 1), (false, 1)] {
+        let (code, err) = check_with(&test, bug, false, Some(&cache), Some(&cxx));
+        assert_eq!(
+            code, want,
+            "verdict with a compiler that cannot precompile: {err}"
+        );
+        warnings += err.matches("cannot precompile").count();
+    }
+    assert_eq!(warnings, 1, "one warning per cache directory");
+    assert!(built(&cache).is_empty());
 }
