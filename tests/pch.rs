@@ -214,3 +214,74 @@ fn compiler_without_pch_support_falls_back_with_one_warning() {
     assert_eq!(warnings, 1, "one warning per cache directory");
     assert!(built(&cache).is_empty());
 }
+
+/// `mfppr reduce` of the fixture with a shell check that records `$MFPPR_CACHE_DIR` and accepts
+/// everything; returns the directories it saw and the `--stats` JSON.
+fn reduce_recording(user_cache: Option<&Path>) -> (Vec<String>, serde_json::Value) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen.txt");
+    let script = dir.path().join("record.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"$MFPPR_CACHE_DIR\" >> '{}'\nexit 0\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let input = dir.path().join("t.cpp");
+    std::fs::write(&input, fixture()).unwrap();
+    let stats = dir.path().join("stats.json");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mfppr"));
+    cmd.arg("reduce")
+        .arg(&input)
+        .arg("--check")
+        .arg(&script)
+        .arg("-I")
+        .arg(root().join("fixtures/iset/spec"))
+        .arg("--stats")
+        .arg(&stats)
+        .args(["-q", "-j", "2"])
+        .env("TMPDIR", &tmp)
+        .env_remove("MFPPR_CACHE_DIR");
+    if let Some(c) = user_cache {
+        cmd.env("MFPPR_CACHE_DIR", c);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(leftovers.is_empty(), "left in TMPDIR: {leftovers:?}");
+    let mut dirs: Vec<String> = std::fs::read_to_string(&seen)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    dirs.dedup();
+    let json = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    (dirs, json)
+}
+
+#[test]
+fn reduce_gives_the_scripts_one_cache_dir_per_run_and_removes_it() {
+    let (dirs, json) = reduce_recording(None);
+    assert_eq!(dirs.len(), 1, "one cache dir for every check: {dirs:?}");
+    assert!(dirs[0].contains("mfppr-cache-"), "{dirs:?}");
+    assert!(
+        !Path::new(&dirs[0]).exists(),
+        "the cache dir outlived the run"
+    );
+    assert!(json["mean_oracle_secs"].as_f64().unwrap() > 0.0, "{json}");
+
+    let mine = tempfile::tempdir().unwrap();
+    let (dirs, _) = reduce_recording(Some(mine.path()));
+    assert_eq!(dirs, [mine.path().display().to_string()]);
+    assert!(mine.path().is_dir(), "the user's cache dir was removed");
+}
