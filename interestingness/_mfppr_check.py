@@ -152,7 +152,8 @@ def include_block(text):
     preprocessor lines that ends outside any comment, continuation and #if, and its line count."""
     in_comment, cont, depth = False, False, 0
     best, best_lines, pos, count = 0, 0, 0, 0
-    for line in text.splitlines(keepends=True):
+    parts = text.split("\n")  # the compiler's lines: not str.splitlines (\f, \x1c, ... split there)
+    for line in [p + "\n" for p in parts[:-1]] + [parts[-1]]:
         code, in_comment_after = _strip_comments(line, in_comment)
         stripped = code.strip()
         if cont:
