@@ -15,14 +15,33 @@ Common environment (all scripts):
   LDFLAGS, LIBS    linker flags / libraries, appended after the source
   RUN_TIMEOUT      seconds a run may take (default 10)
   COMPILE_TIMEOUT  seconds a compile may take (default 60)
+  MFPPR_CACHE_DIR  directory of precompiled include blocks (mfppr sets a per-run one);
+                   unset: no precompiled header, every compile is plain
+  MFPPR_PCH        0: never use a precompiled header (default 1)
+
+Precompiled include block: the leading lines of a candidate that are blank, comments or
+preprocessor lines (MF++'s #includes and #ifdef EXECUTE branches) are compiled once with
+`-x c++-header` and the same compiler, flags and include dirs, into
+MFPPR_CACHE_DIR/pch-<key>/ (key: compiler path and --version, flags, include dirs, the block's
+bytes), on the second candidate that has that block.  Later candidates compile
+`-include <that dir>/mfppr-pch-block.h` plus the rest of the file (the block replaced by a
+`#line` directive, so file names and line numbers stay those of the candidate).  One builder per
+key (an O_EXCL lock; the finished directory appears by an atomic rename); the others compile
+plainly meanwhile.  Anything unusual (a failed build, a header changed since the build, a
+compile with the precompiled header that fails) falls back to the plain compile, so a verdict
+never depends on the precompiled header.
 """
 
+import hashlib
+import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def log(msg):
@@ -90,17 +109,333 @@ def run_limited(argv, timeout, cwd=None):
     return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
 
 
+PCH_HEADER = "mfppr-pch-block.h"
+# Flags whose outputs are named after the source file or that instrument it: no PCH with them.
+_NO_PCH_FLAGS = ("--coverage", "-fprofile-", "-ftest-coverage", "-save-temps", "-M")
+_INCLUDE_DIR_FLAGS = ("-I", "-isystem", "-iquote", "-idirafter")
+_KEY_ENV = ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH")
+
+
+def _strip_comments(line, in_comment):
+    """The code of one line without its comments, and whether a /* comment is open after it."""
+    out = []
+    i, n, quote = 0, len(line), None
+    while i < n:
+        if in_comment:
+            j = line.find("*/", i)
+            if j < 0:
+                return "".join(out), True
+            i, in_comment = j + 2, False
+            out.append(" ")
+            continue
+        c = line[i]
+        if quote:
+            out.append(line[i:i + 2] if c == "\\" else c)
+            i += 2 if c == "\\" else 1
+            if c == quote:
+                quote = None
+            continue
+        if line.startswith("//", i):
+            break
+        if line.startswith("/*", i):
+            i, in_comment = i + 2, True
+            continue
+        if c in "\"'":
+            quote = c
+        out.append(c)
+        i += 1
+    return "".join(out), in_comment
+
+
+def include_block(text):
+    """(block, lines): the longest prefix of `text` (a str) made of blank lines, comments and
+    preprocessor lines that ends outside any comment, continuation and #if, and its line count."""
+    in_comment, cont, depth = False, False, 0
+    best, best_lines, pos, count = 0, 0, 0, 0
+    parts = text.split("\n")  # the compiler's lines: not str.splitlines (\f, \x1c, ... split there)
+    for line in [p + "\n" for p in parts[:-1]] + [parts[-1]]:
+        code, in_comment_after = _strip_comments(line, in_comment)
+        stripped = code.strip()
+        if cont:
+            directive = None
+        elif stripped.startswith("#"):
+            directive = stripped[1:].lstrip().split("(")[0].split()
+            directive = directive[0] if directive else ""
+        elif stripped:
+            break
+        else:
+            directive = None
+        if directive in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif directive == "endif":
+            depth -= 1
+        cont = (cont or directive is not None) and line.rstrip("\r\n").endswith("\\")
+        in_comment = in_comment_after
+        pos += len(line)
+        count += 1
+        if not in_comment and not cont and depth == 0:
+            best, best_lines = pos, count
+    return text[:best], best_lines
+
+
+def _quoted_includes(block):
+    """Names of the block's `#include "..."` lines, or None when an include is neither "..." nor
+    <...> (a macro) or the block asks __has_include: then the block is not precompiled."""
+    names = []
+    for line in block.splitlines():
+        code = _strip_comments(line, False)[0].strip()
+        if "__has_include" in code:
+            return None
+        if not code.startswith("#"):
+            continue
+        rest = code[1:].lstrip()
+        for kw in ("include_next", "include", "import"):
+            if rest.startswith(kw):
+                arg = rest[len(kw):].strip()
+                if arg.startswith('"') and arg.count('"') >= 2:
+                    names.append(arg[1:arg.index('"', 1)])
+                elif not arg.startswith("<"):
+                    return None
+                break
+    return names
+
+
+def _relative_include_dir(flags):
+    """Whether an include dir is relative (so it means another dir in another cwd)."""
+    prev = None
+    for f in flags:
+        if prev in _INCLUDE_DIR_FLAGS and not os.path.isabs(f):
+            return True
+        if f.startswith("-I") and len(f) > 2 and not os.path.isabs(f[2:]):
+            return True
+        prev = f
+    return False
+
+
+def _deps(path):
+    """The prerequisites in a make rule written by -MD (the target dropped)."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read().replace("\\\n", " ")
+    words, cur, i = [], [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text) and text[i + 1] in " #":
+            cur.append(text[i + 1])
+            i += 2
+            continue
+        if c == "$" and text.startswith("$$", i):
+            cur.append("$")
+            i += 2
+            continue
+        if c.isspace():
+            if cur:
+                words.append("".join(cur))
+                cur = []
+        else:
+            cur.append(c)
+        i += 1
+    if cur:
+        words.append("".join(cur))
+    return [w for w in words[1:] if not w.endswith(":")]
+
+
+def _stamp(path):
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns]
+
+
+class _Pch:
+    """The precompiled include block of one compile: `use()` gives the argv pieces and writes
+    the rest of the source, or None (compile plainly)."""
+
+    def __init__(self, cache, cxx, flags, incs, ldflags, source):
+        self.cache, self.cxx, self.flags, self.incs = cache, cxx, flags, incs
+        self.ldflags, self.source = ldflags, source
+        self.rest = None
+
+    def _key(self, block):
+        exe = shutil.which(self.cxx[0])
+        if exe is None:
+            return None
+        rc, out, _ = run_limited(self.cxx + ["--version"], 30)
+        if rc != 0:
+            return None
+        h = hashlib.blake2b(digest_size=16)
+        parts = [os.path.realpath(exe), out] + self.cxx + ["--"] + self.flags + ["--"] + \
+            self.incs + ["--"] + self.ldflags + ["--"] + \
+            ["%s=%s" % (k, os.environ.get(k, "")) for k in _KEY_ENV]
+        if _relative_include_dir(self.flags + self.incs + self.ldflags):
+            parts.append("cwd=" + os.getcwd())
+        for p in parts:
+            b = p.encode("utf-8", "surrogateescape")
+            h.update(b"%d:" % len(b) + b)
+        h.update(block.encode("utf-8", "surrogateescape"))
+        return h.hexdigest()
+
+    def use(self):
+        if any(f.startswith(bad) for f in self.flags + self.ldflags for bad in _NO_PCH_FLAGS):
+            return None
+        with open(self.source, encoding="utf-8", errors="surrogateescape") as f:
+            text = f.read()
+        block, lines = include_block(text)
+        names = _quoted_includes(block)
+        if not block.strip() or names is None:
+            return None
+        src_dir = os.path.dirname(self.source)
+        if any(n.startswith(PCH_HEADER) or n == "deps.json" or
+               os.path.exists(os.path.join(src_dir, n)) for n in names):
+            return None  # the candidate's own directory would resolve the include differently
+        key = self._key(block)
+        if key is None:
+            return None
+        final = os.path.join(self.cache, "pch-" + key)
+        if not self._valid(final) and not self._build(final, block):
+            return None
+        self.rest = os.path.join(src_dir, ".mfppr-pch-" + os.path.basename(self.source))
+        quoted = self.source.replace("\\", "\\\\").replace('"', '\\"')
+        with open(self.rest, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write('#line %d "%s"\n' % (lines + 1, quoted))
+            f.write(text[len(block):])
+        return ["-include", os.path.join(final, PCH_HEADER), "-Winvalid-pch", self.rest]
+
+    def cleanup(self):
+        if self.rest:
+            try:
+                os.unlink(self.rest)
+            except OSError:
+                pass
+
+    def _valid(self, final):
+        """Whether the built block in `final` exists and its headers are unchanged; a stale one
+        is moved away (the next candidate with the block rebuilds it)."""
+        try:
+            with open(os.path.join(final, "deps.json"), encoding="utf-8") as f:
+                deps = json.load(f)
+        except (OSError, ValueError):
+            return False
+        try:
+            if all(_stamp(p) == s for p, s in deps):
+                return True
+        except OSError:
+            pass
+        gone = "%s.stale-%d" % (final, os.getpid())
+        try:
+            os.rename(final, gone)
+            shutil.rmtree(gone, ignore_errors=True)
+        except OSError:
+            pass
+        return False
+
+    def _build(self, final, block):
+        """Build the block into `final` on the second sighting of its key, by one process;
+        True once `final` is there."""
+        seen = final + ".seen"
+        if os.path.exists(final + ".failed") or _create_excl(seen):
+            return False  # the first candidate with a block compiles plainly: it may be the only one
+        lock = final + ".lock"
+        if not _create_excl(lock):
+            try:
+                age = time.time() - os.stat(lock).st_mtime
+            except OSError:
+                return False
+            if age < env_float("COMPILE_TIMEOUT", 60) + 30:
+                return False  # someone builds it: compile plainly meanwhile
+            try:
+                os.unlink(lock)
+            except OSError:
+                return False
+            if not _create_excl(lock):
+                return False
+        work = "%s.build-%d" % (final, os.getpid())
+        try:
+            os.mkdir(work)
+            header = os.path.join(work, PCH_HEADER)
+            with open(header, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.write(block)
+            dep_file = os.path.join(work, "deps.d")
+            argv = self.cxx + self.flags + ["-DEXECUTE=1"] + self.incs + self.ldflags + \
+                ["-x", "c++-header", header, "-o", header + ".gch", "-MD", "-MF", dep_file]
+            rc, _, err = run_limited(argv, env_float("COMPILE_TIMEOUT", 60))
+            deps = [d for d in _deps(dep_file) if os.path.basename(d) != PCH_HEADER] \
+                if rc == 0 else []
+            if rc != 0 or not deps or any(not os.path.isabs(d) for d in deps):
+                _create_excl(final + ".failed")
+                first = (err or "").strip().splitlines()[:1]
+                warn_once(self.cache, "cannot precompile the include block (%s); compiling plainly"
+                          % (first[0] if first else "status %s" % rc))
+                return False
+            with open(os.path.join(work, "deps.json"), "w", encoding="utf-8") as f:
+                json.dump([[d, _stamp(d)] for d in deps], f)
+            os.unlink(dep_file)
+            os.rename(work, final)
+            work = None
+            return True
+        except OSError as e:
+            warn_once(self.cache, "cannot precompile the include block (%s); compiling plainly" % e)
+            return os.path.isdir(final) and self._valid(final)
+        finally:
+            if work is not None:
+                shutil.rmtree(work, ignore_errors=True)
+            try:
+                os.unlink(lock)
+            except OSError:
+                pass
+
+
+def _create_excl(path):
+    """Create `path` if it does not exist: True when this call created it."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        return True
+    except OSError:
+        return False
+
+
+def warn_once(cache, msg):
+    """Log `msg` if no warning was logged for this cache directory yet."""
+    if _create_excl(os.path.join(cache, "warned")):
+        log(msg)
+
+
+def pch_cache():
+    """The cache directory for precompiled blocks, or None (MFPPR_CACHE_DIR unset, MFPPR_PCH=0,
+    or the directory cannot be made)."""
+    cache = os.environ.get("MFPPR_CACHE_DIR", "")
+    if not cache or os.environ.get("MFPPR_PCH", "1").strip() == "0":
+        return None
+    try:
+        os.makedirs(cache, exist_ok=True)
+    except OSError:
+        return None
+    return os.path.abspath(cache)
+
+
 def compile_test(source, exe_name="mfppr_candidate", cxxflags=None):
-    """Compile source into ./exe_name; return the executable path or None."""
+    """Compile source into ./exe_name; return the executable path or None.  With a cache
+    directory, try the precompiled include block first and compile plainly if that fails."""
     cxx = shlex.split(os.environ.get("CXX", "g++"))
     flags = shlex.split(cxxflags if cxxflags is not None else os.environ.get("CXXFLAGS", "-std=c++17 -O0 -w"))
     incs = []
     for d in include_dirs(source):
         incs += ["-I", d]
     exe = os.path.join(os.getcwd(), exe_name)
-    argv = cxx + flags + ["-DEXECUTE=1"] + incs + [source, "-o", exe] + \
-        shlex.split(os.environ.get("LDFLAGS", "")) + shlex.split(os.environ.get("LIBS", ""))
-    rc, _, err = run_limited(argv, env_float("COMPILE_TIMEOUT", 60))
+    ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
+    tail = ["-o", exe] + ldflags + shlex.split(os.environ.get("LIBS", ""))
+    head = cxx + flags + ["-DEXECUTE=1"] + incs
+    timeout = env_float("COMPILE_TIMEOUT", 60)
+    cache = pch_cache()
+    if cache is not None and cxx:
+        pch = _Pch(cache, cxx, flags, incs, ldflags, source)
+        try:
+            middle = pch.use()
+            if middle is not None and run_limited(head + middle + tail, timeout)[0] == 0:
+                return exe
+        except (OSError, ValueError):
+            pass
+        finally:
+            pch.cleanup()
+    argv = head + [source] + tail
+    rc, _, err = run_limited(argv, timeout)
     if rc is None:
         log("compile timed out: %s" % " ".join(argv))
         return None

@@ -147,6 +147,9 @@ pub struct Stats {
     pub engine_secs: f64,
     /// `engine_secs` per built candidate, in milliseconds.
     pub engine_ms_per_candidate: f64,
+    /// Mean wall time of one oracle run of the search, in seconds (the sum of the kinds'
+    /// `oracle_secs` over the runs the engine started).
+    pub mean_oracle_secs: f64,
     /// Size of the starting text.
     pub bytes_before: u64,
     /// Size of the result.
@@ -393,6 +396,12 @@ impl<'a> Engine<'a> {
             0.0
         } else {
             1000.0 * self.stats.engine_secs / self.stats.built as f64
+        };
+        let oracle_secs: f64 = self.stats.kinds.values().map(|k| k.oracle_secs).sum();
+        self.stats.mean_oracle_secs = if self.stats.oracle_calls == 0 {
+            0.0
+        } else {
+            oracle_secs / self.stats.oracle_calls as f64
         };
         result.map(|()| current)
     }

@@ -76,6 +76,7 @@ pub struct ScriptOracle {
     original_dir: PathBuf,
     file_name: OsString,
     extra_env: Vec<(String, String)>,
+    cache_dir: Option<PathBuf>,
     timeout: Option<Duration>,
     expected: Expected,
     interrupt: &'static AtomicBool,
@@ -143,11 +144,18 @@ impl ScriptOracle {
             original_dir,
             file_name,
             extra_env,
+            cache_dir: None,
             timeout: None,
             expected: Expected::Zero,
             interrupt: crate::interrupt::flag(),
             original_bytes,
         })
+    }
+
+    /// Pass `MFPPR_CACHE_DIR=dir` to the script (the bundled scripts keep precompiled include
+    /// blocks there); not part of the reproduction command, since the directory is per run.
+    pub fn set_cache_dir(&mut self, dir: Option<PathBuf>) {
+        self.cache_dir = dir;
     }
 
     /// Kill runs that take longer than `timeout` (`None`: no limit).
@@ -236,6 +244,7 @@ impl ScriptOracle {
             .env("MFPPR_ORIGINAL_DIR", &self.original_dir)
             .env("TMPDIR", &tmp)
             .envs(self.extra_env.iter().map(|(k, v)| (k, v)))
+            .envs(self.cache_dir.iter().map(|d| ("MFPPR_CACHE_DIR", d)))
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr);

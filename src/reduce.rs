@@ -116,7 +116,8 @@ pub struct ReduceOutcome {
 }
 
 impl ReduceOutcome {
-    /// One summary line: sizes, oracle calls, cache hits, wall time, mfppr's own time.
+    /// One summary line: sizes, oracle calls, cache hits, wall time, mean oracle time per call,
+    /// mfppr's own time.
     pub fn summary(&self) -> String {
         let pct = if self.bytes_before == 0 {
             0.0
@@ -131,7 +132,8 @@ impl ReduceOutcome {
         };
         let mut line = format!(
             "mfppr: {} -> {} bytes (-{pct:.1}%) in {}; {} oracle calls ({} wasted), {} cache hits, \
-             {:.1} s; mfppr's own time {:.2} s ({engine_pct:.1}%, {:.1} ms per candidate)",
+             {:.1} s, {:.2} s per oracle call; mfppr's own time {:.2} s ({engine_pct:.1}%, {:.1} ms \
+             per candidate)",
             self.bytes_before,
             self.bytes_after,
             self.output.display(),
@@ -139,6 +141,7 @@ impl ReduceOutcome {
             st.wasted,
             st.cache_hits,
             st.wall_secs,
+            st.mean_oracle_secs,
             st.engine_secs,
             st.engine_ms_per_candidate
         );
@@ -188,6 +191,10 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     let (text, endings, catalogue) = read_input(opts)?;
     let paths = plan_outputs(opts)?;
     let mut oracle = ScriptOracle::new(&opts.check, &opts.input, opts.extra_env.clone())?;
+    // The scripts' cache of precompiled include blocks, removed when this function returns,
+    // unless the user chose one (environment or --env).
+    let cache_dir = run_cache_dir(opts)?;
+    oracle.set_cache_dir(cache_dir.as_ref().map(|d| d.path().to_path_buf()));
 
     // The original must be interesting before anything is written.
     oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
@@ -337,8 +344,7 @@ fn read_input(opts: &ReduceOptions) -> anyhow::Result<(Vec<u8>, LineEndings, Cat
 }
 
 /// With a check that accepts `int main() {}` or the empty file, results may be meaningless: warn.
-/// Returns the number of oracle runs made here.
-/// `trivial` is the verdict of the run made alongside the original, if one was.
+/// Returns the number of oracle runs made here; `trivial` is the verdict of the run made alongside the original, if one was.
 fn warn_if_trivial_is_interesting(
     oracle: &dyn Oracle,
     trivial: Option<Verdict>,
@@ -365,6 +371,20 @@ fn warn_if_trivial_is_interesting(
         );
     }
     Ok(calls)
+}
+
+/// A fresh cache directory for the check scripts, unless `MFPPR_CACHE_DIR` is already set.
+fn run_cache_dir(opts: &ReduceOptions) -> anyhow::Result<Option<tempfile::TempDir>> {
+    if std::env::var_os("MFPPR_CACHE_DIR").is_some()
+        || opts.extra_env.iter().any(|(k, _)| k == "MFPPR_CACHE_DIR")
+    {
+        return Ok(None);
+    }
+    tempfile::Builder::new()
+        .prefix("mfppr-cache-")
+        .tempdir()
+        .map(Some)
+        .context("cannot create the cache directory for the check; check TMPDIR and free space")
 }
 
 /// The per-run timeout: `--timeout`, or derived from the initial run of the original.
