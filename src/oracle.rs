@@ -292,7 +292,7 @@ impl ScriptOracle {
                 "cannot run python3 for check script {script}: {e}; install python3 or make the \
                  script executable with a #! line and another extension"
             )
-        } else if e.raw_os_error() == Some(libc::ENOEXEC) {
+        } else if e.raw_os_error() == Some(nix::errno::Errno::ENOEXEC as i32) {
             format!(
                 "cannot run check script {script}: {e}; start it with a #! line such as #!/bin/sh"
             )

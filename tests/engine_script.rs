@@ -123,10 +123,9 @@ fn speculative_script_runs_are_killed_and_the_result_matches_one_job() {
     for pid in std::fs::read_to_string(&pids)
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| l.trim().parse::<libc::pid_t>().ok())
+        .filter_map(|l| l.trim().parse::<i32>().ok())
     {
-        // SAFETY: signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
         assert!(!alive, "script {pid} still running");
     }
     // With one job the same candidates are judged in order; [2,4) is never reached before the

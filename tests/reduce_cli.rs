@@ -408,9 +408,8 @@ fn ctrl_c_keeps_the_best_result_and_exits_130() {
         assert!(Instant::now() < deadline, "the reduction did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: sending a signal to our own child process.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
     let start = Instant::now();
     let out = child.wait_with_output().unwrap();
     assert!(start.elapsed() < Duration::from_secs(5), "slow to stop");
@@ -495,10 +494,9 @@ fn degenerate_scripts_at_four_jobs_end_within_their_timeouts() {
     for pid in std::fs::read_to_string(&pids)
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| l.trim().parse::<libc::pid_t>().ok())
+        .filter_map(|l| l.trim().parse::<i32>().ok())
     {
-        // SAFETY: signal 0 only checks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
         assert!(!alive, "script {pid} still running");
     }
 

@@ -1,25 +1,21 @@
 //! Running the user's shell commands (`--generate`, `--run`, `--verify-cmd`) for coverage mode.
 //!
 //! A command is a template: `{name}` placeholders are replaced by shell-quoted values, then the
-//! text runs through `sh -c` in a directory of the caller's choosing, in its own process group, so
-//! that a timeout or Ctrl-C kills everything it started. Its stdout and stderr go to anonymous
+//! text runs through `sh -c` in a directory of the caller's choosing, through the one process
+//! runner ([`crate::process`]), so that a timeout or Ctrl-C kills everything it started. Its stdout and stderr go to anonymous
 //! temporary files (never pipes, which can fill up and block the command).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use crate::error::{coded, ExitKind};
 use crate::oracle::shell_quote;
-
-/// How often a running command is polled for its end, its timeout and Ctrl-C.
-const POLL: Duration = Duration::from_millis(10);
+use crate::process::{self, Limits, RunEnd};
 
 /// How a command run ended, with everything it printed.
 #[derive(Clone, Debug)]
@@ -116,47 +112,34 @@ pub fn run(
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(out.try_clone().context("cannot duplicate a file handle")?)
-        .stderr(err.try_clone().context("cannot duplicate a file handle")?)
-        .process_group(0);
-    let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| {
+        .stderr(err.try_clone().context("cannot duplicate a file handle")?);
+    let limits = Limits {
+        timeout: Some(timeout),
+        cancel: &[crate::interrupt::flag()],
+        // `dir` may be the user's own directory: only the command's process group is killed.
+        scratch: None,
+    };
+    let finished = process::run(&mut cmd, &limits).map_err(|e| {
         coded(
             ExitKind::Input,
             format!("cannot run `sh -c {command}`: {e}; check that /bin/sh exists"),
         )
     })?;
-    let pgid = child.id() as libc::pid_t;
-    let status = loop {
-        if let Some(status) = child.try_wait().context("cannot wait for a command")? {
-            // Anything the command left running in its group goes too.
-            kill_group(pgid);
-            break Some(
-                status
-                    .code()
-                    .or_else(|| status.signal().map(|s| 128 + s))
-                    .unwrap_or(255),
-            );
-        }
-        if crate::interrupt::flag().load(Ordering::SeqCst) {
-            kill_group(pgid);
-            let _ = child.wait();
+    let status = match finished.end {
+        RunEnd::Exited { status, .. } => Some(status),
+        RunEnd::TimedOut => None,
+        RunEnd::Cancelled => {
             return Err(coded(
                 ExitKind::Interrupted,
                 format!("interrupted while running `{command}`; nothing was reduced"),
-            ));
+            ))
         }
-        if start.elapsed() >= timeout {
-            kill_group(pgid);
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(POLL);
     };
     Ok(ShellRun {
         status,
         stdout: read_all(&mut out)?,
         stderr: read_all(&mut err)?,
-        elapsed: start.elapsed(),
+        elapsed: finished.elapsed,
     })
 }
 
@@ -168,17 +151,10 @@ fn read_all(f: &mut File) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// SIGKILL the process group `pgid` (the command and everything it started).
-fn kill_group(pgid: libc::pid_t) {
-    // SAFETY: plain syscall; the group was created for the child by `process_group(0)`.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn placeholders_are_quoted_and_checked() {
