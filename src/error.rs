@@ -20,6 +20,37 @@ pub enum ExitKind {
     Interrupted = 130,
 }
 
+/// Every exit code with its meaning: the one source of `--help`'s list and the README's table.
+pub const EXIT_CODES: &[(u8, &str)] = &[
+    (0, "success"),
+    (
+        ExitKind::Input as u8,
+        "bad input: unreadable file, not an MF++ test, malformed coverage data, bad output path",
+    ),
+    (ExitKind::Usage as u8, "usage error"),
+    (
+        ExitKind::NotInteresting as u8,
+        "the original input is not interesting to the check script",
+    ),
+    (
+        ExitKind::Oracle as u8,
+        "the check script cannot be run (missing, not executable) or misbehaves (modifies the input)",
+    ),
+    (
+        ExitKind::Interrupted as u8,
+        "interrupted (Ctrl-C / SIGTERM); the best result so far is on disk",
+    ),
+];
+
+/// The "Exit codes:" block of `--help`, from [`EXIT_CODES`].
+pub fn exit_codes_help() -> String {
+    let mut text = String::from("Exit codes:");
+    for (code, meaning) in EXIT_CODES {
+        text.push_str(&format!("\n  {code:<4} {meaning}"));
+    }
+    text
+}
+
 /// An error with a documented exit code.
 #[derive(Debug)]
 pub struct Coded {

@@ -143,3 +143,16 @@ fn a_ten_megabyte_test_is_read() {
     assert_eq!(report["summary"]["instances"], n);
     assert_eq!(report["summary"]["instance_to_instance_calls"], n - 1);
 }
+
+/// The README's exit-code table is the one `--help` prints (one source: `error::EXIT_CODES`).
+#[test]
+fn readme_exit_codes_match_help() {
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&mfppr::cli::exit_codes_markdown()),
+        "README.md's exit-code table differs from error::EXIT_CODES:\n{}",
+        mfppr::cli::exit_codes_markdown()
+    );
+    let help = common::mfppr(&common::root(), &["reduce", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains(&mfppr::error::exit_codes_help()));
+}

@@ -8,18 +8,9 @@ pub mod cover;
 pub mod inspect;
 pub mod reduce;
 
-const EXIT_CODES: &str = "\
-Exit codes:
-  0    success
-  1    bad input (unreadable file, not an MF++ test, malformed coverage data, bad output path)
-  2    usage error
-  3    the original input is not interesting to the check script
-  4    the check script cannot be run
-  130  interrupted (Ctrl-C / SIGTERM); the best result so far is on disk";
-
 /// Structure-aware reducer for MF++ metamorphic tests.
 #[derive(Debug, Parser)]
-#[command(name = "mfppr", version, about, after_help = EXIT_CODES)]
+#[command(name = "mfppr", version, about, after_help = crate::error::exit_codes_help())]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -33,6 +24,15 @@ enum Command {
     Reduce(reduce::ReduceArgs),
     /// Diff suite/fuzz gcov coverage, inject markers, find and reduce tests for new lines.
     Cover(cover::CoverArgs),
+}
+
+/// The README's exit-code table, generated from the same source as `--help`.
+pub fn exit_codes_markdown() -> String {
+    let mut table = String::from("| code | meaning |\n|---|---|\n");
+    for (code, meaning) in crate::error::EXIT_CODES {
+        table.push_str(&format!("| {code} | {meaning} |\n"));
+    }
+    table
 }
 
 impl Cli {

@@ -19,14 +19,7 @@ holding the candidate under the input's file name. It gets the candidate's absol
 and in MFPPR_CANDIDATE, the input's path in MFPPR_ORIGINAL, its directory in MFPPR_ORIGINAL_DIR,
 and a private TMPDIR. A .py script is run with python3. Exit 0 means interesting (or, with
 --interesting-exit auto, the same exit status as the original).
-
-Exit codes:
-  0    success
-  1    bad input (unreadable file, not an MF++ test, bad output path)
-  2    usage error
-  3    the original input is not interesting to the check script
-  4    the check script cannot be run
-  130  interrupted (Ctrl-C / SIGTERM); the best result so far is on disk";
+";
 
 /// Which exit statuses of the check script count as interesting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -39,7 +32,7 @@ pub enum InterestingExit {
 
 /// Arguments of `mfppr reduce`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = format!("{AFTER_HELP}\n\n{}", crate::error::exit_codes_help()))]
 pub struct ReduceArgs {
     /// The MF++ test to reduce (never modified).
     #[arg(value_name = "FILE")]
