@@ -357,6 +357,54 @@ pub fn check_is_mfpp_test(text: &[u8]) -> Result<()> {
     TestModel::build(&doc, &Catalogue::default()).map(|_| ())
 }
 
+/// Where the braces of `text` stop balancing (ignoring comments, strings and character
+/// literals): the first `}` without an opening one, or else the first `{` never closed. A parser
+/// reports a missing `}` at the end of the file; this names where the imbalance starts.
+fn unbalanced_brace(text: &[u8]) -> Option<String> {
+    let mut open: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        match (text[i], text.get(i + 1)) {
+            (b'/', Some(b'/')) => {
+                i = text[i..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(text.len(), |n| i + n);
+            }
+            (b'/', Some(b'*')) => {
+                i = text[i + 2..]
+                    .windows(2)
+                    .position(|w| w == b"*/")
+                    .map_or(text.len(), |n| i + 2 + n + 2);
+                continue;
+            }
+            (quote @ (b'"' | b'\''), _) => {
+                i += 1;
+                while i < text.len() && text[i] != quote && text[i] != b'\n' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            (b'{', _) => open.push(i),
+            (b'}', _) => {
+                if open.pop().is_none() {
+                    return Some(format!(
+                        "unbalanced braces: the `}}` at line {} closes nothing",
+                        line_of(text, i)
+                    ));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    open.first().map(|&at| {
+        format!(
+            "unbalanced braces: the `{{` at line {} is never closed",
+            line_of(text, at)
+        )
+    })
+}
+
 fn line_of(text: &[u8], offset: usize) -> usize {
     text[..offset.min(text.len())]
         .iter()
@@ -385,6 +433,9 @@ impl TestModel {
             .functions
             .iter()
             .position(|f| f.name == "main" && f.namespaces.is_empty());
+        if let (Some(_), Some(braces)) = (outline.first_error, unbalanced_brace(text)) {
+            bail!("{braces}: mfppr reads only valid MF++ tests");
+        }
         let Some(main_idx) = main_idx else {
             if let Some(at) = outline.first_error {
                 bail!(
@@ -396,7 +447,7 @@ impl TestModel {
         };
         if let Some(at) = outline.first_error {
             bail!(
-                "syntax error at line {} (unbalanced braces or not C++?): mfppr reads only valid MF++ tests",
+                "syntax error at line {} (not C++?): mfppr reads only valid MF++ tests",
                 line_of(text, at)
             );
         }

@@ -84,7 +84,17 @@ fn bad_inputs_get_one_line_errors() {
     );
     assert_one_line_error(
         b"int main() {\n// Meta test 0\nint r_0 = f(1);\n{\n",
-        "syntax error at line",
+        "the `{` at line 1 is never closed",
+    );
+    // The imbalance is named where it starts, not at the end of the file.
+    assert_one_line_error(
+        b"int g() {\n  return 1;\n\nint f(int x) {\n  // }\n  return x; /* { */\n}\n\
+          int main() {\n// Meta test 0\nint r_0 = f(1);\n}\n",
+        "the `{` at line 1 is never closed",
+    );
+    assert_one_line_error(
+        b"int f(int x) {\n  return x;\n}\n}\nint main() {\n// Meta test 0\nint r_0 = f(1);\n}\n",
+        "the `}` at line 4 closes nothing",
     );
     assert_one_line_error(b"int main() {\n// Meta test 1\nint r_1 = f(1);\n}\n", "r_0");
 }
