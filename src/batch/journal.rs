@@ -64,7 +64,9 @@ pub struct Record {
     pub failure: Option<String>,
     /// Sorted MR families left in the result (reduced tests only).
     pub mrs: Vec<String>,
-    /// The triage signature: `failure | mrs` (reduced tests), or the outcome.
+    /// Sorted suspect MR families: where a checked variant differs from the reference.
+    pub suspects: Vec<String>,
+    /// The triage signature: `failure | suspects` (reduced tests), or the outcome.
     pub signature: String,
     /// The reduced test (reduced tests only).
     pub output: Option<PathBuf>,
@@ -186,6 +188,7 @@ mod tests {
             wall_secs: 1.5,
             failure: Some("check_equal".into()),
             mrs: vec!["relations::shift".into()],
+            suspects: vec!["relations::shift".into()],
             signature: "check_equal | relations::shift".into(),
             output: Some(PathBuf::from(format!("/o/{stem}/{stem}.reduced.cpp"))),
             stats: None,

@@ -149,6 +149,7 @@ pub fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
         wall_secs: 0.0,
         failure: None,
         mrs: Vec::new(),
+        suspects: Vec::new(),
         signature: String::new(),
         output: None,
         stats: None,
@@ -212,30 +213,32 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
         ));
     }
     let failure = triage::failure_of(&run.stderr_tail, run.end);
-    let mrs = match remaining_mrs(&ro, &reduced) {
-        Ok(mrs) => mrs,
+    let (mrs, suspects) = match families(&ro, &reduced) {
+        Ok(found) => found,
         Err(e) => {
             record.message = Some(format!("cannot list the MRs of the result: {e:#}"));
-            Vec::new()
+            (Vec::new(), Vec::new())
         }
     };
     record.outcome = Outcome::Reduced;
     record.bytes_after = reduced.len() as u64;
     record.oracle_calls = outcome.stats.oracle_calls as u64 + 1;
-    record.signature = triage::signature(&failure, &mrs);
+    record.signature = triage::signature(&failure, &suspects);
     record.failure = Some(failure);
     record.mrs = mrs;
+    record.suspects = suspects;
     record.output = Some(output);
     record.stats = Some(stats);
     Ok(())
 }
 
-/// The MR families left in the reduced text, read with the input's spec catalogue.
-fn remaining_mrs(ro: &ReduceOptions, reduced: &[u8]) -> anyhow::Result<Vec<String>> {
+/// The remaining and the suspect MR families of the reduced text, read with the input's spec
+/// catalogue.
+fn families(ro: &ReduceOptions, reduced: &[u8]) -> anyhow::Result<(Vec<String>, Vec<String>)> {
     let doc = Document::parse(reduced.to_vec())?;
     let catalogue = Catalogue::load_for(&ro.input, &doc, &ro.include_dirs, &ro.specs)?;
     let model = TestModel::build(&doc, &catalogue)?;
-    Ok(triage::remaining_mrs(&model))
+    Ok((triage::remaining_mrs(&model), triage::suspect_mrs(&model)))
 }
 
 /// The latest record per stem, in stem order.

@@ -2,9 +2,9 @@
 //! `OUTDIR/summary.json` and the printed table.
 //!
 //! A signature is the failing check or signal (read from the stderr tail of the check's run on
-//! the reduced test) and the sorted MR families left in the reduced test (design §11; blame's
-//! suspect MRs replace the remaining ones once §10 lands, issue 9). Tests that were not reduced are
-//! grouped by outcome.
+//! the reduced test) and the sorted suspect MR families of the reduced test: those of the steps
+//! where a checked variant differs from the reference (design §11; blame's suspects replace these
+//! once §10 lands, issue 9). Tests that were not reduced are grouped by outcome.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::journal::{Outcome, Record};
 use crate::atomic::write_atomic;
-use crate::model::{parse_qualified_mr, TestModel};
+use crate::model::{parse_qualified_mr, Instance, Step, TestModel};
 use crate::oracle::RunEnd;
 
 /// The summary's file name inside the batch output directory.
@@ -46,23 +46,53 @@ pub fn failure_of(stderr_tail: &str, end: RunEnd) -> String {
     }
 }
 
-/// The sorted MR families (`relations::shift`) of the steps and instances left in `model`; an
-/// instance of unknown family counts by its MR name.
+/// The MR family (`relations::shift`) a step calls: a qualified spec MR, or an instance (by its
+/// family, else its MR name), else the callee itself.
+fn step_family(model: &TestModel, step: &Step) -> String {
+    if let Some((kind, family, _)) = parse_qualified_mr(&step.callee) {
+        return format!("{}::{family}", kind.namespace());
+    }
+    match model.instance(&step.callee) {
+        Some(i) => instance_family(i),
+        None => step.callee.clone(),
+    }
+}
+
+fn instance_family(instance: &Instance) -> String {
+    match (&instance.kind, &instance.family) {
+        (Some(kind), Some(family)) => format!("{}::{family}", kind.namespace()),
+        _ => instance.mr.clone(),
+    }
+}
+
+/// The sorted MR families of the steps and instances left in `model`.
 pub fn remaining_mrs(model: &TestModel) -> Vec<String> {
-    let mut mrs = BTreeSet::new();
-    for step in model.variants.iter().flat_map(|v| &v.steps) {
-        if let Some((kind, family, _)) = parse_qualified_mr(&step.callee) {
-            mrs.insert(format!("{}::{family}", kind.namespace()));
+    let steps = model.variants.iter().flat_map(|v| &v.steps);
+    let mut mrs: BTreeSet<String> = steps.map(|s| step_family(model, s)).collect();
+    mrs.extend(model.instances.iter().map(instance_family));
+    mrs.into_iter().collect()
+}
+
+/// The suspect MR families of a reduced test, standing in for blame (issue 9): the families of
+/// the steps where a checked variant differs from the reference `r_0` (another callee at the same
+/// position); all remaining families when no step differs.
+pub fn suspect_mrs(model: &TestModel) -> Vec<String> {
+    let reference = model.variants.iter().find(|v| v.index == 0);
+    let mut suspects = BTreeSet::new();
+    for variant in model.variants.iter().filter(|v| v.index != 0) {
+        for (i, step) in variant.steps.iter().enumerate() {
+            let same = reference
+                .and_then(|r| r.steps.get(i))
+                .is_some_and(|r| r.callee == step.callee);
+            if !same {
+                suspects.insert(step_family(model, step));
+            }
         }
     }
-    for instance in &model.instances {
-        let name = match (&instance.kind, &instance.family) {
-            (Some(kind), Some(family)) => format!("{}::{family}", kind.namespace()),
-            _ => instance.mr.clone(),
-        };
-        mrs.insert(name);
+    if suspects.is_empty() {
+        return remaining_mrs(model);
     }
-    mrs.into_iter().collect()
+    suspects.into_iter().collect()
 }
 
 /// The triage signature of a reduced test.
@@ -217,6 +247,7 @@ mod tests {
             wall_secs: 1.0,
             failure: None,
             mrs: Vec::new(),
+            suspects: Vec::new(),
             signature: signature.to_string(),
             output: None,
             stats: None,

@@ -192,6 +192,8 @@ impl BatchArgs {
         let (Some(check), Some(out_dir)) = (self.check.clone(), self.output.clone()) else {
             return Err(coded(ExitKind::Usage, "--check and -o are required"));
         };
+        let out_dir = std::path::absolute(&out_dir)
+            .map_err(|e| coded(ExitKind::Input, format!("{}: {e}", out_dir.display())))?;
         let opts = self.options(check, out_dir);
         if let Some(stem) = &self.one {
             return self.run_one(stem, &opts);
