@@ -80,8 +80,8 @@ pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
     for input in inputs {
         if input.is_dir() {
             for entry in walkdir::WalkDir::new(input).sort_by_file_name() {
-                let entry =
-                    entry.with_context(|| format!("cannot list the directory {}", input.display()))?;
+                let entry = entry
+                    .with_context(|| format!("cannot list the directory {}", input.display()))?;
                 let path = entry.path();
                 let name = path.file_name().unwrap_or_default().to_string_lossy();
                 let ext_ok = path
@@ -369,7 +369,8 @@ pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
     let summary = triage::summarise(&latest_per_stem(records));
     triage::write_summary(&opts.out_dir, &summary)?;
     let failed = failed.into_inner().unwrap_or_else(|p| p.into_inner());
-    if crate::interrupt::requested() || failed.as_ref().map(exit_kind) == Some(ExitKind::Interrupted)
+    if crate::interrupt::requested()
+        || failed.as_ref().map(exit_kind) == Some(ExitKind::Interrupted)
     {
         return Err(coded(
             ExitKind::Interrupted,
@@ -402,11 +403,15 @@ pub fn collect(out_dir: &Path) -> anyhow::Result<Summary> {
         .collect();
     entries.sort();
     for path in entries {
-        let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let record: Record = match serde_json::from_slice(&bytes) {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("warning: {}: not a result ({e}); skipping it", path.display());
+                eprintln!(
+                    "warning: {}: not a result ({e}); skipping it",
+                    path.display()
+                );
                 continue;
             }
         };

@@ -147,9 +147,8 @@ pub fn summarise(records: &[Record]) -> Summary {
     for r in records {
         *outcomes.entry(r.outcome.name().to_string()).or_insert(0) += 1;
     }
-    let (reduced, other): (Vec<&Record>, Vec<&Record>) = records
-        .iter()
-        .partition(|r| r.outcome == Outcome::Reduced);
+    let (reduced, other): (Vec<&Record>, Vec<&Record>) =
+        records.iter().partition(|r| r.outcome == Outcome::Reduced);
     Summary {
         tests: records.len(),
         outcomes,
@@ -289,7 +288,12 @@ mod tests {
         let records = vec![
             rec("a", Outcome::Reduced, "check_equal | relations::shift", 900),
             rec("b", Outcome::Reduced, "check_equal | relations::shift", 700),
-            rec("c", Outcome::Reduced, "check_card | relations::subtract", 500),
+            rec(
+                "c",
+                Outcome::Reduced,
+                "check_card | relations::subtract",
+                500,
+            ),
             rec("d", Outcome::NotInteresting, "not_interesting", 1000),
         ];
         let s = summarise(&records);
@@ -309,7 +313,10 @@ mod tests {
 
     #[test]
     fn signature_joins_failure_and_families() {
-        let mrs = vec!["relations::complement".to_string(), "relations::shift".into()];
+        let mrs = vec![
+            "relations::complement".to_string(),
+            "relations::shift".into(),
+        ];
         assert_eq!(
             signature("check_equal", &mrs),
             "check_equal | relations::complement relations::shift"

@@ -248,7 +248,10 @@ impl BatchArgs {
                 .is_some_and(|r| r.hash == hash);
             if done {
                 if !self.quiet {
-                    eprintln!("mfppr batch: {stem} already finished ({})", result.display());
+                    eprintln!(
+                        "mfppr batch: {stem} already finished ({})",
+                        result.display()
+                    );
                 }
                 return Ok(ExitCode::SUCCESS);
             }
