@@ -1,7 +1,7 @@
 //! End-to-end campaign mode with real g++ and `interestingness/check-failure.py`: a batch of two
-//! merge-bug tests and one passing test, killed (SIGKILL) mid-run and resumed, then the same
-//! campaign as a task file run by real GNU parallel and merged with `--collect`; and the Slurm
-//! script's task-line selection (Slurm itself is not run here).
+//! merge-bug tests and one passing test, stopped by SIGTERM, killed (SIGKILL) mid-run and
+//! resumed, then the same campaign as a task file run by real GNU parallel and merged with
+//! `--collect`; and the Slurm script's task-line selection (Slurm itself is not run here).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -129,6 +129,41 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         .unwrap();
     }
     let out = dir.path().join("out");
+
+    // SIGTERM stops the campaign with exit 130 and a consistent journal.
+    let stopped = dir.path().join("stopped");
+    let child = mfppr()
+        .arg("batch")
+        .arg(&inputs)
+        .args(campaign_args(&stopped))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while !stopped
+        .join("iset_merge_small_b/iset_merge_small_b.reduced.cpp")
+        .exists()
+    {
+        assert!(
+            began.elapsed() < Duration::from_secs(120),
+            "the batch did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: sends SIGTERM to the child this test started.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+    let ended = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&ended.stderr);
+    assert_eq!(ended.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("continue with --resume"), "{stderr}");
+    let finished = records(&stopped);
+    assert!(finished.len() < TESTS.len());
+    assert!(finished.iter().all(|r| r["outcome"] != "reduced"));
+    assert!(stopped.join("summary.json").is_file());
 
     // Kill the batch once the passing test and the smaller merge test are journaled.
     let mut child = mfppr()
