@@ -63,8 +63,10 @@ pub struct Record {
     /// The failing check or signal of the result (reduced tests only).
     pub failure: Option<String>,
     /// Sorted MR families left in the result (reduced tests only).
+    #[serde(default)]
     pub mrs: Vec<String>,
     /// Sorted suspect MR families: where a checked variant differs from the reference.
+    #[serde(default)]
     pub suspects: Vec<String>,
     /// The triage signature: `failure | suspects` (reduced tests), or the outcome.
     pub signature: String,
