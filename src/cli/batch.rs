@@ -66,7 +66,8 @@ pub struct BatchArgs {
     )]
     jobs: Option<u32>,
 
-    /// Tests reduced at once, each with N / K check runs at once [default: N / 2, at least 1].
+    /// Tests reduced at once, each with N / K check runs at once [default: N, at most the number
+    /// of tests].
     #[arg(
         long,
         value_name = "K",
@@ -170,7 +171,7 @@ impl BatchArgs {
         let tests_at_once = match (self.one.is_some(), self.tests_at_once) {
             (true, _) => 1,
             (false, Some(k)) => (k as usize).min(jobs),
-            (false, None) => (jobs / 2).max(1),
+            (false, None) => jobs,
         };
         BatchOptions {
             reduce: ro,
@@ -204,6 +205,10 @@ impl BatchArgs {
                 ExitKind::Input,
                 "no tests found: give MF++ test files or directories holding *.cpp tests",
             ));
+        }
+        let mut opts = opts;
+        if self.tests_at_once.is_none() {
+            opts.tests_at_once = opts.tests_at_once.min(tests.len());
         }
         if let Some(file) = &self.emit_tasks {
             batch::tasks::emit(file, &tests, &opts)?;
