@@ -221,6 +221,10 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         stderr.contains("2 of 3 tests already finished"),
         "finished tests were not skipped: {stderr}"
     );
+    assert!(
+        stderr.contains("mfppr batch: 3/3 tests done, 1 groups"),
+        "no progress line: {stderr}"
+    );
     let after = journal_lines(&out);
     assert_eq!(after.len(), 3, "finished tests were redone: {after:?}");
     assert_eq!(
