@@ -5,6 +5,7 @@
 //! [`edit::Edit`]s → candidate bytes → oracle → verdict → accept.
 
 pub mod atomic;
+pub mod batch;
 pub mod catalogue;
 pub mod cli;
 pub mod coverage;

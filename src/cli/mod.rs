@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod batch;
 pub mod cover;
 pub mod inspect;
 pub mod reduce;
@@ -24,6 +25,8 @@ enum Command {
     Reduce(reduce::ReduceArgs),
     /// Diff suite/fuzz gcov coverage, inject markers, find and reduce tests for new lines.
     Cover(cover::CoverArgs),
+    /// Reduce and triage a campaign of failing tests, locally or as tasks for parallel / Slurm.
+    Batch(batch::BatchArgs),
 }
 
 /// The README's exit-code table, generated from the same source as `--help`.
@@ -42,6 +45,7 @@ impl Cli {
             Command::Inspect(args) => args.run(),
             Command::Reduce(args) => args.run(),
             Command::Cover(args) => args.run(),
+            Command::Batch(args) => args.run(),
         }
     }
 }

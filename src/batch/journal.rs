@@ -1,0 +1,233 @@
+//! The campaign journal `OUTDIR/results.jsonl`: one [`Record`] per finished test, one JSON object
+//! per line.
+//!
+//! A line is appended with a single `write` on a file opened with `O_APPEND`, then `fsync`ed, so a
+//! crash (even SIGKILL) leaves every finished test on disk and at worst a torn last line, which
+//! [`read`] ignores with a warning and [`Journal::open`] cuts off before appending again.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+/// The journal's file name inside the batch output directory.
+pub const JOURNAL: &str = "results.jsonl";
+
+/// How one test of a campaign ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Reduced; the result is in `output`.
+    Reduced,
+    /// The original is not interesting to the check (skipped).
+    NotInteresting,
+    /// The check script could not be run, or the oracle failed.
+    OracleError,
+    /// The input could not be read, or is not an MF++ test.
+    InputError,
+}
+
+impl Outcome {
+    /// The name used in the journal and the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Reduced => "reduced",
+            Outcome::NotInteresting => "not_interesting",
+            Outcome::OracleError => "oracle_error",
+            Outcome::InputError => "input_error",
+        }
+    }
+}
+
+/// One finished test: a journal line, and the per-test `result.json` of scale-out runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The input test (absolute path).
+    pub input: PathBuf,
+    /// The name of its directory under the batch output directory.
+    pub stem: String,
+    /// blake3 of the input's bytes (hex); `--resume` skips a test finished with the same hash.
+    pub hash: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Size of the input.
+    pub bytes_before: u64,
+    /// Size of the result (the input's size when not reduced).
+    pub bytes_after: u64,
+    /// Check runs made.
+    pub oracle_calls: u64,
+    /// Wall time of the test.
+    pub wall_secs: f64,
+    /// The failing check or signal of the result (reduced tests only).
+    pub failure: Option<String>,
+    /// Sorted MR families left in the result (reduced tests only).
+    #[serde(default)]
+    pub mrs: Vec<String>,
+    /// Sorted suspect MR families: where a checked variant differs from the reference.
+    #[serde(default)]
+    pub suspects: Vec<String>,
+    /// The triage signature: `failure | suspects` (reduced tests), or the outcome.
+    pub signature: String,
+    /// The reduced test (reduced tests only).
+    pub output: Option<PathBuf>,
+    /// The stats JSON (reduced tests only).
+    pub stats: Option<PathBuf>,
+    /// Why the test was not reduced.
+    pub message: Option<String>,
+}
+
+/// The journal, open for appending.
+#[derive(Debug)]
+pub struct Journal {
+    file: File,
+    path: PathBuf,
+}
+
+impl Journal {
+    /// Open (or create) the journal in `dir`, cutting off a torn last line left by a crash.
+    pub fn open(dir: &Path) -> anyhow::Result<Journal> {
+        let path = dir.join(JOURNAL);
+        if let Ok(bytes) = std::fs::read(&path) {
+            let keep = complete_prefix(&bytes);
+            if keep < bytes.len() {
+                eprintln!(
+                    "warning: {}: the last line is torn (an interrupted write); removing it",
+                    path.display()
+                );
+                let file = OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .with_context(|| format!("cannot open {}", path.display()))?;
+                file.set_len(keep as u64)
+                    .and_then(|()| file.sync_data())
+                    .with_context(|| format!("cannot repair {}", path.display()))?;
+            }
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| {
+                format!(
+                    "cannot open the journal {}; check the output directory",
+                    path.display()
+                )
+            })?;
+        Ok(Journal { file, path })
+    }
+
+    /// Append `record` as one line with a single `write`, then `fsync`.
+    pub fn append(&mut self, record: &Record) -> anyhow::Result<()> {
+        let mut line = serde_json::to_vec(record).context("cannot serialise a journal record")?;
+        line.push(b'\n');
+        let written = self
+            .file
+            .write(&line)
+            .with_context(|| format!("cannot append to {}", self.path.display()))?;
+        if written != line.len() {
+            anyhow::bail!(
+                "short write to {} ({written} of {} bytes); check free space",
+                self.path.display(),
+                line.len()
+            );
+        }
+        self.file
+            .sync_data()
+            .with_context(|| format!("cannot sync {}", self.path.display()))
+    }
+}
+
+/// The length of the part of `bytes` made of complete lines.
+fn complete_prefix(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+}
+
+/// The records of the journal in `dir` (none if it does not exist). A line that does not parse
+/// is skipped with a warning (a torn last line after a crash).
+pub fn read(dir: &Path) -> anyhow::Result<Vec<Record>> {
+    let path = dir.join(JOURNAL);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    Ok(parse(&path, &bytes))
+}
+
+fn parse(path: &Path, bytes: &[u8]) -> Vec<Record> {
+    let mut records = Vec::new();
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice(line) {
+            Ok(r) => records.push(r),
+            Err(e) => eprintln!(
+                "warning: {}:{}: ignoring a line that is not a record ({e}); a torn write?",
+                path.display(),
+                n + 1
+            ),
+        }
+    }
+    records
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(stem: &str) -> Record {
+        Record {
+            input: PathBuf::from(format!("/t/{stem}.cpp")),
+            stem: stem.to_string(),
+            hash: format!("h-{stem}"),
+            outcome: Outcome::Reduced,
+            bytes_before: 100,
+            bytes_after: 10,
+            oracle_calls: 7,
+            wall_secs: 1.5,
+            failure: Some("check_equal".into()),
+            mrs: vec!["relations::shift".into()],
+            suspects: vec!["relations::shift".into()],
+            signature: "check_equal | relations::shift".into(),
+            output: Some(PathBuf::from(format!("/o/{stem}/{stem}.reduced.cpp"))),
+            stats: None,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn appended_records_read_back_and_a_torn_line_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(dir.path()).unwrap();
+        j.append(&record("a")).unwrap();
+        j.append(&record("b")).unwrap();
+        drop(j);
+        let path = dir.path().join(JOURNAL);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(br#"{"input":"/t/c.cpp","st"#).unwrap();
+        drop(f);
+        let read_back = read(dir.path()).unwrap();
+        assert_eq!(read_back, vec![record("a"), record("b")]);
+        let mut j = Journal::open(dir.path()).unwrap();
+        j.append(&record("c")).unwrap();
+        let stems: Vec<_> = read(dir.path())
+            .unwrap()
+            .into_iter()
+            .map(|r| r.stem)
+            .collect();
+        assert_eq!(stems, ["a", "b", "c"]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 3);
+    }
+
+    #[test]
+    fn complete_prefix_stops_after_the_last_newline() {
+        assert_eq!(complete_prefix(b""), 0);
+        assert_eq!(complete_prefix(b"ab"), 0);
+        assert_eq!(complete_prefix(b"a\nb"), 2);
+        assert_eq!(complete_prefix(b"a\nb\n"), 4);
+    }
+}

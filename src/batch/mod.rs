@@ -1,0 +1,466 @@
+//! Campaign mode (design §11, `mfppr batch`): reduce many failing tests into one output
+//! directory, journal every finished test, and triage the results into groups of duplicates.
+//!
+//! Owns the campaign's files: `OUTDIR/<stem>/` per test (`<stem>.reduced.cpp`, `stats.json`,
+//! `result.json`), the journal ([`journal`]) and the summary ([`triage`]). Each test is reduced by
+//! [`crate::reduce::reduce`] as a library call; `--tests-at-once K` tests run at once, each with
+//! `N / K` check runs at once, which keeps every test's result independent of scheduling (mfppr's
+//! output is the same for any `-j`). Scale-out ([`tasks`]) runs the same per-test step
+//! ([`run_one`]) as one command per test and merges the per-test `result.json` files afterwards.
+
+pub mod journal;
+pub mod tasks;
+pub mod triage;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use crate::atomic::write_atomic;
+use crate::catalogue::Catalogue;
+use crate::document::Document;
+use crate::error::{coded, exit_kind, ExitKind};
+use crate::model::TestModel;
+use crate::oracle::ScriptOracle;
+use crate::reduce::{reduce, ReduceOptions};
+use journal::{Journal, Outcome, Record};
+use triage::Summary;
+
+/// The per-test result file of a test's directory (written by every run of a test).
+pub const RESULT: &str = "result.json";
+
+/// File extensions taken from a directory given as input.
+const EXTENSIONS: &[&str] = &["cpp", "cc", "cxx", "C"];
+
+/// Everything a campaign needs to know.
+#[derive(Clone, Debug)]
+pub struct BatchOptions {
+    /// The options every test is reduced with; `input`, `output`, `stats`, `jobs`, `resume` and
+    /// `quiet` are set per test.
+    pub reduce: ReduceOptions,
+    /// The campaign's output directory.
+    pub out_dir: PathBuf,
+    /// Check runs at once, shared by the tests in flight.
+    pub jobs: usize,
+    /// Tests reduced at once.
+    pub tests_at_once: usize,
+    /// Skip finished tests and continue unfinished ones from their best result.
+    pub resume: bool,
+    /// No progress lines.
+    pub quiet: bool,
+}
+
+impl BatchOptions {
+    /// Check runs at once for one test: `jobs / tests_at_once`, at least 1.
+    pub fn jobs_per_test(&self) -> usize {
+        (self.jobs / self.tests_at_once.max(1)).max(1)
+    }
+}
+
+/// One test of a campaign.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Test {
+    /// Absolute path of the input.
+    pub input: PathBuf,
+    /// Its directory name under the output directory (unique in the campaign).
+    pub stem: String,
+    /// Its size, for the smallest-first order.
+    pub bytes: u64,
+}
+
+/// The tests named by `inputs` (files, or directories searched recursively for C++ files other
+/// than `*.reduced.cpp`), smallest first, with unique stems: a stem shared by several inputs gets
+/// the first 8 hex digits of the blake3 hash of the input's path appended.
+pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
+    let mut files = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            for entry in walkdir::WalkDir::new(input).sort_by_file_name() {
+                let entry = entry
+                    .with_context(|| format!("cannot list the directory {}", input.display()))?;
+                let path = entry.path();
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                let ext_ok = path
+                    .extension()
+                    .is_some_and(|e| EXTENSIONS.iter().any(|x| e == *x));
+                if entry.file_type().is_file() && ext_ok && !name.ends_with(".reduced.cpp") {
+                    files.push(path.to_path_buf());
+                }
+            }
+        } else {
+            files.push(input.clone());
+        }
+    }
+    let mut tests = Vec::new();
+    let mut seen = HashSet::new();
+    for file in files {
+        let input = std::path::absolute(&file)
+            .with_context(|| format!("cannot resolve the path {}", file.display()))?;
+        if !seen.insert(input.clone()) {
+            continue;
+        }
+        let bytes = std::fs::metadata(&input)
+            .map_err(|e| {
+                coded(
+                    ExitKind::Input,
+                    format!("cannot read input {}: {e}; check the path", input.display()),
+                )
+            })?
+            .len();
+        let stem = input
+            .file_stem()
+            .map_or_else(|| "test".to_string(), |s| s.to_string_lossy().into_owned());
+        tests.push(Test { input, stem, bytes });
+    }
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for t in &tests {
+        *count.entry(t.stem.clone()).or_insert(0) += 1;
+    }
+    for t in &mut tests {
+        if count[&t.stem] > 1 {
+            let h = blake3::hash(t.input.as_os_str().as_encoded_bytes()).to_hex();
+            t.stem = format!("{}-{}", t.stem, &h[..8]);
+        }
+    }
+    tests.sort_by(|a, b| (a.bytes, &a.input).cmp(&(b.bytes, &b.input)));
+    Ok(tests)
+}
+
+/// Reduce one test into `OUTDIR/<stem>/` and describe how it ended; the record is also written
+/// to `OUTDIR/<stem>/result.json`. `Err` only when the campaign cannot go on (interrupted, the
+/// output directory is not writable); a test that fails is an `Ok` record.
+pub fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
+    let began = Instant::now();
+    let dir = opts.out_dir.join(&test.stem);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the test directory {}", dir.display()))?;
+    let mut record = Record {
+        input: test.input.clone(),
+        stem: test.stem.clone(),
+        hash: String::new(),
+        outcome: Outcome::InputError,
+        bytes_before: test.bytes,
+        bytes_after: test.bytes,
+        oracle_calls: 0,
+        wall_secs: 0.0,
+        failure: None,
+        mrs: Vec::new(),
+        suspects: Vec::new(),
+        signature: String::new(),
+        output: None,
+        stats: None,
+        message: None,
+    };
+    match std::fs::read(&test.input) {
+        Ok(text) => {
+            record.hash = blake3::hash(&text).to_hex().to_string();
+            record.bytes_before = text.len() as u64;
+            record.bytes_after = record.bytes_before;
+            reduce_into(&mut record, &dir, opts)?;
+        }
+        Err(e) => {
+            record.message = Some(format!("cannot read {}: {e}", test.input.display()));
+        }
+    }
+    if record.outcome != Outcome::Reduced {
+        record.signature = record.outcome.name().to_string();
+    }
+    record.wall_secs = began.elapsed().as_secs_f64();
+    let json = serde_json::to_vec_pretty(&record).context("cannot serialise a result")?;
+    let path = dir.join(RESULT);
+    write_atomic(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(record)
+}
+
+/// The reduction step of [`run_one`]: fills the outcome, sizes, calls and signature.
+fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::Result<()> {
+    let output = dir.join(format!("{}.reduced.cpp", record.stem));
+    let stats = dir.join("stats.json");
+    let mut ro = opts.reduce.clone();
+    ro.input = record.input.clone();
+    ro.output = Some(output.clone());
+    ro.stats = Some(stats.clone());
+    ro.jobs = opts.jobs_per_test();
+    ro.resume = opts.resume && output.exists();
+    ro.quiet = true;
+    let outcome = match reduce(&ro) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            record.outcome = match exit_kind(&e) {
+                ExitKind::Interrupted => return Err(e),
+                ExitKind::NotInteresting => Outcome::NotInteresting,
+                ExitKind::Oracle => Outcome::OracleError,
+                _ => Outcome::InputError,
+            };
+            record.message = Some(format!("{e:#}"));
+            return Ok(());
+        }
+    };
+    let reduced = std::fs::read(&output)
+        .with_context(|| format!("cannot read the result {}", output.display()))?;
+    // `reduce` does not hand back the check's output, so the result is checked once more for it.
+    let mut oracle = ScriptOracle::new(&ro.check, &ro.input, ro.extra_env.clone())?;
+    oracle.set_timeout(Some(outcome.timeout));
+    let run = oracle.run(&reduced, &AtomicBool::new(false))?;
+    if crate::interrupt::requested() {
+        return Err(coded(
+            ExitKind::Interrupted,
+            format!("interrupted while checking {}", output.display()),
+        ));
+    }
+    let failure = triage::failure_of(&run.stderr_tail, run.end);
+    let (mrs, suspects) = match families(&ro, &reduced) {
+        Ok(found) => found,
+        Err(e) => {
+            record.message = Some(format!("cannot list the MRs of the result: {e:#}"));
+            (Vec::new(), Vec::new())
+        }
+    };
+    record.outcome = Outcome::Reduced;
+    record.bytes_after = reduced.len() as u64;
+    record.oracle_calls = outcome.stats.oracle_calls as u64 + 1;
+    record.signature = triage::signature(&failure, &suspects);
+    record.failure = Some(failure);
+    record.mrs = mrs;
+    record.suspects = suspects;
+    record.output = Some(output);
+    record.stats = Some(stats);
+    Ok(())
+}
+
+/// The remaining and the suspect MR families of the reduced text, read with the input's spec
+/// catalogue.
+fn families(ro: &ReduceOptions, reduced: &[u8]) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let doc = Document::parse(reduced.to_vec())?;
+    let catalogue = Catalogue::load_for(&ro.input, &doc, &ro.include_dirs, &ro.specs)?;
+    let model = TestModel::build(&doc, &catalogue)?;
+    Ok((triage::remaining_mrs(&model), triage::suspect_mrs(&model)))
+}
+
+/// The latest record per stem, in stem order.
+fn latest_per_stem(records: Vec<Record>) -> Vec<Record> {
+    let mut by_stem = BTreeMap::new();
+    for r in records {
+        by_stem.insert(r.stem.clone(), r);
+    }
+    by_stem.into_values().collect()
+}
+
+/// Shared state of the workers of [`run`].
+struct Progress {
+    journal: Mutex<(Journal, Vec<Record>)>,
+    done: AtomicUsize,
+    done_here: AtomicUsize,
+    total: usize,
+    began: Instant,
+    quiet: bool,
+}
+
+impl Progress {
+    /// Journal `record` and print a progress line.
+    fn finish(&self, record: Record) -> anyhow::Result<()> {
+        let mut guard = self.journal.lock().unwrap_or_else(|p| p.into_inner());
+        guard.0.append(&record)?;
+        guard.1.push(record);
+        let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        let here = self.done_here.fetch_add(1, Ordering::SeqCst) + 1;
+        if !self.quiet {
+            let groups: HashSet<&str> = guard
+                .1
+                .iter()
+                .filter(|r| r.outcome == Outcome::Reduced)
+                .map(|r| r.signature.as_str())
+                .collect();
+            let elapsed = self.began.elapsed().as_secs_f64();
+            let left = elapsed / here as f64 * (self.total - done) as f64;
+            eprintln!(
+                "mfppr batch: {done}/{} tests done, {} groups, {elapsed:.0} s elapsed, about \
+                 {left:.0} s left",
+                self.total,
+                groups.len()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Reduce every test of `tests` (a local campaign); returns the summary of the whole journal.
+pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
+    crate::interrupt::install()?;
+    std::fs::create_dir_all(&opts.out_dir).with_context(|| {
+        format!(
+            "cannot create the output directory {}",
+            opts.out_dir.display()
+        )
+    })?;
+    let journal = Journal::open(&opts.out_dir)?;
+    let previous = journal::read(&opts.out_dir)?;
+    if !opts.resume && !previous.is_empty() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{} already holds a campaign journal; pass --resume to continue it, or choose \
+                 another -o",
+                opts.out_dir.display()
+            ),
+        ));
+    }
+    let finished: HashSet<(String, String)> = previous
+        .iter()
+        .map(|r| (r.stem.clone(), r.hash.clone()))
+        .collect();
+    let mut pending = Vec::new();
+    for t in tests {
+        let hash = std::fs::read(&t.input)
+            .map(|text| blake3::hash(&text).to_hex().to_string())
+            .unwrap_or_default();
+        if !finished.contains(&(t.stem.clone(), hash)) {
+            pending.push(t);
+        }
+    }
+    if !opts.quiet && pending.len() < tests.len() {
+        eprintln!(
+            "mfppr batch: {} of {} tests already finished in {}; skipping them",
+            tests.len() - pending.len(),
+            tests.len(),
+            opts.out_dir.join(journal::JOURNAL).display()
+        );
+    }
+    let progress = Progress {
+        journal: Mutex::new((journal, previous)),
+        done: AtomicUsize::new(tests.len() - pending.len()),
+        done_here: AtomicUsize::new(0),
+        total: tests.len(),
+        began: Instant::now(),
+        quiet: opts.quiet,
+    };
+    let next = AtomicUsize::new(0);
+    let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..opts.tests_at_once.max(1).min(pending.len()) {
+            scope.spawn(|| loop {
+                if stop.load(Ordering::SeqCst) || crate::interrupt::requested() {
+                    return;
+                }
+                let Some(test) = pending.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                    return;
+                };
+                let result = run_one(test, opts).and_then(|r| progress.finish(r));
+                if let Err(e) = result {
+                    stop.store(true, Ordering::SeqCst);
+                    let mut slot = failed.lock().unwrap_or_else(|p| p.into_inner());
+                    if slot.is_none() || exit_kind(&e) != ExitKind::Interrupted {
+                        *slot = Some(e);
+                    }
+                    return;
+                }
+            });
+        }
+    });
+    let (_, records) = progress
+        .journal
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    let summary = triage::summarise(&latest_per_stem(records));
+    triage::write_summary(&opts.out_dir, &summary)?;
+    let failed = failed.into_inner().unwrap_or_else(|p| p.into_inner());
+    if crate::interrupt::requested()
+        || failed.as_ref().map(exit_kind) == Some(ExitKind::Interrupted)
+    {
+        return Err(coded(
+            ExitKind::Interrupted,
+            format!(
+                "interrupted; {} of {} tests finished (journal {}); continue with --resume",
+                progress.done.load(Ordering::SeqCst),
+                tests.len(),
+                opts.out_dir.join(journal::JOURNAL).display()
+            ),
+        ));
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
+}
+
+/// `--collect`: merge the per-test `result.json` files under `out_dir` into the journal (those
+/// not in it yet) and return the summary of the whole journal.
+pub fn collect(out_dir: &Path) -> anyhow::Result<Summary> {
+    let mut journal = Journal::open(out_dir)?;
+    let known: HashSet<(String, String)> = journal::read(out_dir)?
+        .into_iter()
+        .map(|r| (r.stem, r.hash))
+        .collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(out_dir)
+        .with_context(|| format!("cannot list {}", out_dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path().join(RESULT)))
+        .filter(|p| p.is_file())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let record: Record = match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!(
+                    "warning: {}: not a result ({e}); skipping it",
+                    path.display()
+                );
+                continue;
+            }
+        };
+        if !known.contains(&(record.stem.clone(), record.hash.clone())) {
+            journal.append(&record)?;
+        }
+    }
+    let summary = triage::summarise(&latest_per_stem(journal::read(out_dir)?));
+    triage::write_summary(out_dir, &summary)?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discover_orders_by_size_and_disambiguates_stems() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(a.join("t.cpp"), "xxxx").unwrap();
+        std::fs::write(b.join("t.cpp"), "xx").unwrap();
+        std::fs::write(a.join("u.cpp"), "xxx").unwrap();
+        std::fs::write(a.join("u.reduced.cpp"), "x").unwrap();
+        std::fs::write(a.join("notes.txt"), "x").unwrap();
+        let tests = discover(&[dir.path().to_path_buf()]).unwrap();
+        let sizes: Vec<u64> = tests.iter().map(|t| t.bytes).collect();
+        assert_eq!(sizes, [2, 3, 4]);
+        assert_eq!(tests[1].stem, "u");
+        assert!(tests[0].stem.starts_with("t-") && tests[2].stem.starts_with("t-"));
+        assert_ne!(tests[0].stem, tests[2].stem);
+        assert_eq!(discover(&[a.join("t.cpp")]).unwrap()[0].stem, "t");
+    }
+
+    #[test]
+    fn jobs_are_shared_by_the_tests_in_flight() {
+        let mut opts = BatchOptions {
+            reduce: ReduceOptions::new("t.cpp", "c.py"),
+            out_dir: PathBuf::from("o"),
+            jobs: 8,
+            tests_at_once: 3,
+            resume: false,
+            quiet: true,
+        };
+        assert_eq!(opts.jobs_per_test(), 2);
+        opts.tests_at_once = 16;
+        assert_eq!(opts.jobs_per_test(), 1);
+    }
+}

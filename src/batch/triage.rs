@@ -1,0 +1,325 @@
+//! Triage of a campaign: the signature of a reduced test, groups of tests with the same signature,
+//! `OUTDIR/summary.json` and the printed table.
+//!
+//! A signature is the failing check or signal (read from the stderr tail of the check's run on
+//! the reduced test) and the sorted suspect MR families of the reduced test: those of the steps
+//! where a checked variant differs from the reference (design §11; blame's suspects replace these
+//! once §10 lands, issue 9). Tests that were not reduced are grouped by outcome.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::journal::{Outcome, Record};
+use crate::atomic::write_atomic;
+use crate::model::{parse_qualified_mr, Instance, Step, TestModel};
+use crate::oracle::RunEnd;
+
+/// The summary's file name inside the batch output directory.
+pub const SUMMARY: &str = "summary.json";
+
+/// What failed, from the check's stderr tail: the `metalib::checks` check named there, else the
+/// uncaught exception, else the signal, else how the check script ended.
+pub fn failure_of(stderr_tail: &str, end: RunEnd) -> String {
+    let check = regex::Regex::new(r"metalib::checks::(\w+)").expect("valid regex");
+    let exception = regex::Regex::new(r"instance of '([^']+)'").expect("valid regex");
+    let signal = regex::Regex::new(r"signal (\d+)").expect("valid regex");
+    let status = regex::Regex::new(r"status (\d+)").expect("valid regex");
+    if let Some(c) = check.captures(stderr_tail) {
+        return c[1].to_string();
+    }
+    if let Some(c) = exception.captures(stderr_tail) {
+        return format!("exception {}", &c[1]);
+    }
+    if let Some(c) = signal.captures(stderr_tail) {
+        return format!("signal {}", &c[1]);
+    }
+    let crashed = status
+        .captures_iter(stderr_tail)
+        .filter_map(|c| c[1].parse::<i32>().ok())
+        .find(|s| (129..160).contains(s));
+    match crashed {
+        Some(s) => format!("signal {}", s - 128),
+        None => end.to_string(),
+    }
+}
+
+/// The MR family (`relations::shift`) a step calls: a qualified spec MR, or an instance (by its
+/// family, else its MR name), else the callee itself.
+fn step_family(model: &TestModel, step: &Step) -> String {
+    if let Some((kind, family, _)) = parse_qualified_mr(&step.callee) {
+        return format!("{}::{family}", kind.namespace());
+    }
+    match model.instance(&step.callee) {
+        Some(i) => instance_family(i),
+        None => step.callee.clone(),
+    }
+}
+
+fn instance_family(instance: &Instance) -> String {
+    match (&instance.kind, &instance.family) {
+        (Some(kind), Some(family)) => format!("{}::{family}", kind.namespace()),
+        _ => instance.mr.clone(),
+    }
+}
+
+/// The sorted MR families of the steps and instances left in `model`.
+pub fn remaining_mrs(model: &TestModel) -> Vec<String> {
+    let steps = model.variants.iter().flat_map(|v| &v.steps);
+    let mut mrs: BTreeSet<String> = steps.map(|s| step_family(model, s)).collect();
+    mrs.extend(model.instances.iter().map(instance_family));
+    mrs.into_iter().collect()
+}
+
+/// The suspect MR families of a reduced test, standing in for blame (issue 9): the families of
+/// the steps where a checked variant differs from the reference `r_0` (another callee at the same
+/// position); all remaining families when no step differs.
+pub fn suspect_mrs(model: &TestModel) -> Vec<String> {
+    let reference = model.variants.iter().find(|v| v.index == 0);
+    let mut suspects = BTreeSet::new();
+    for variant in model.variants.iter().filter(|v| v.index != 0) {
+        for (i, step) in variant.steps.iter().enumerate() {
+            let same = reference
+                .and_then(|r| r.steps.get(i))
+                .is_some_and(|r| r.callee == step.callee);
+            if !same {
+                suspects.insert(step_family(model, step));
+            }
+        }
+    }
+    if suspects.is_empty() {
+        return remaining_mrs(model);
+    }
+    suspects.into_iter().collect()
+}
+
+/// The triage signature of a reduced test.
+pub fn signature(failure: &str, mrs: &[String]) -> String {
+    format!("{failure} | {}", mrs.join(" "))
+}
+
+/// The smallest test of a group.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Representative {
+    /// Its directory name under the output directory.
+    pub stem: String,
+    /// The reduced test (or the input when not reduced).
+    pub path: PathBuf,
+    /// Its size.
+    pub bytes: u64,
+}
+
+/// Tests with the same signature.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Group {
+    /// 1-based, in table order (largest group first).
+    pub id: usize,
+    /// The shared signature.
+    pub signature: String,
+    /// Number of tests.
+    pub size: usize,
+    /// The smallest result.
+    pub representative: Representative,
+    /// Outcomes of the members.
+    pub outcomes: BTreeMap<String, usize>,
+    /// Stems of the members, sorted.
+    pub members: Vec<String>,
+}
+
+/// `OUTDIR/summary.json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Summary {
+    /// Finished tests.
+    pub tests: usize,
+    /// Tests per outcome.
+    pub outcomes: BTreeMap<String, usize>,
+    /// Groups of reduced tests, largest first (the bugs found).
+    pub groups: Vec<Group>,
+    /// Tests that were not reduced, grouped by outcome.
+    pub not_reduced: Vec<Group>,
+}
+
+/// Group `records` (one per test) by signature.
+pub fn summarise(records: &[Record]) -> Summary {
+    let mut outcomes = BTreeMap::new();
+    for r in records {
+        *outcomes.entry(r.outcome.name().to_string()).or_insert(0) += 1;
+    }
+    let (reduced, other): (Vec<&Record>, Vec<&Record>) =
+        records.iter().partition(|r| r.outcome == Outcome::Reduced);
+    Summary {
+        tests: records.len(),
+        outcomes,
+        groups: groups(&reduced),
+        not_reduced: groups(&other),
+    }
+}
+
+fn groups(records: &[&Record]) -> Vec<Group> {
+    let mut by_signature: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
+    for r in records {
+        by_signature.entry(&r.signature).or_default().push(r);
+    }
+    let mut groups: Vec<Group> = by_signature
+        .into_iter()
+        .map(|(signature, members)| {
+            let smallest = members
+                .iter()
+                .min_by(|a, b| (a.bytes_after, &a.stem).cmp(&(b.bytes_after, &b.stem)))
+                .expect("a group has members");
+            let mut outcomes = BTreeMap::new();
+            for m in &members {
+                *outcomes.entry(m.outcome.name().to_string()).or_insert(0) += 1;
+            }
+            let mut stems: Vec<String> = members.iter().map(|m| m.stem.clone()).collect();
+            stems.sort();
+            Group {
+                id: 0,
+                signature: signature.to_string(),
+                size: members.len(),
+                representative: Representative {
+                    stem: smallest.stem.clone(),
+                    path: smallest.output.clone().unwrap_or(smallest.input.clone()),
+                    bytes: smallest.bytes_after,
+                },
+                outcomes,
+                members: stems,
+            }
+        })
+        .collect();
+    groups.sort_by(|a, b| b.size.cmp(&a.size).then(a.signature.cmp(&b.signature)));
+    for (i, g) in groups.iter_mut().enumerate() {
+        g.id = i + 1;
+    }
+    groups
+}
+
+/// Write `summary` as `dir/summary.json`.
+pub fn write_summary(dir: &Path, summary: &Summary) -> anyhow::Result<()> {
+    let path = dir.join(SUMMARY);
+    let json = serde_json::to_vec_pretty(summary).context("cannot serialise the summary")?;
+    write_atomic(&path, &json).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The table printed at the end of a batch.
+pub fn render(summary: &Summary) -> String {
+    let mut out = format!(
+        "{} tests: {}\n",
+        summary.tests,
+        summary
+            .outcomes
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    out.push_str(&format!(
+        "{:<6} {:>5}  {:<24} {:>7}  signature\n",
+        "group", "size", "smallest", "bytes"
+    ));
+    let rows = summary.groups.iter().map(|g| (g.id.to_string(), g));
+    let others = summary.not_reduced.iter().map(|g| ("-".to_string(), g));
+    for (id, g) in rows.chain(others) {
+        out.push_str(&format!(
+            "{id:<6} {:>5}  {:<24} {:>7}  {}\n",
+            g.size, g.representative.stem, g.representative.bytes, g.signature
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(stem: &str, outcome: Outcome, signature: &str, bytes_after: u64) -> Record {
+        Record {
+            input: PathBuf::from(format!("/t/{stem}.cpp")),
+            stem: stem.to_string(),
+            hash: stem.to_string(),
+            outcome,
+            bytes_before: 1000,
+            bytes_after,
+            oracle_calls: 1,
+            wall_secs: 1.0,
+            failure: None,
+            mrs: Vec::new(),
+            suspects: Vec::new(),
+            signature: signature.to_string(),
+            output: None,
+            stats: None,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn failure_names_the_check_then_the_exception_then_the_signal() {
+        let end = RunEnd::Exited {
+            status: 0,
+            signal: None,
+        };
+        assert_eq!(
+            failure_of(
+                "check-failure.py: matched: metalib::checks::check_equal failed (status 134)",
+                end
+            ),
+            "check_equal"
+        );
+        assert_eq!(
+            failure_of(
+                "terminate called after throwing an instance of 'std::out_of_range' \
+                 crash.py: matched: killed by signal 6",
+                end
+            ),
+            "exception std::out_of_range"
+        );
+        assert_eq!(
+            failure_of("crash.py: matched: killed by signal 11", end),
+            "signal 11"
+        );
+        assert_eq!(failure_of("it died (status 139)", end), "signal 11");
+        assert_eq!(failure_of("", end), "exit status 0");
+    }
+
+    #[test]
+    fn groups_by_signature_with_the_smallest_representative() {
+        let records = vec![
+            rec("a", Outcome::Reduced, "check_equal | relations::shift", 900),
+            rec("b", Outcome::Reduced, "check_equal | relations::shift", 700),
+            rec(
+                "c",
+                Outcome::Reduced,
+                "check_card | relations::subtract",
+                500,
+            ),
+            rec("d", Outcome::NotInteresting, "not_interesting", 1000),
+        ];
+        let s = summarise(&records);
+        assert_eq!(s.tests, 4);
+        assert_eq!(s.outcomes["reduced"], 3);
+        assert_eq!(s.outcomes["not_interesting"], 1);
+        assert_eq!(s.groups.len(), 2);
+        assert_eq!(s.groups[0].id, 1);
+        assert_eq!(s.groups[0].members, ["a", "b"]);
+        assert_eq!(s.groups[0].representative.stem, "b");
+        assert_eq!(s.groups[1].members, ["c"]);
+        assert_eq!(s.not_reduced.len(), 1);
+        let table = render(&s);
+        assert!(table.starts_with("4 tests: 1 not_interesting, 3 reduced\n"));
+        assert!(table.contains("check_card | relations::subtract"));
+    }
+
+    #[test]
+    fn signature_joins_failure_and_families() {
+        let mrs = vec![
+            "relations::complement".to_string(),
+            "relations::shift".into(),
+        ];
+        assert_eq!(
+            signature("check_equal", &mrs),
+            "check_equal | relations::complement relations::shift"
+        );
+    }
+}

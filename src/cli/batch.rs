@@ -1,0 +1,297 @@
+//! `mfppr batch` command line: a campaign of reductions, its scale-out task file, the per-test
+//! step those tasks run (`--one`), and `--collect`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::batch::{self, triage, BatchOptions, Test};
+use crate::cli::reduce::InterestingExit;
+use crate::error::{coded, ExitKind};
+use crate::reduce::ReduceOptions;
+
+const AFTER_HELP: &str = "\
+Examples:
+  mfppr batch failing/ --check interestingness/check-failure.py -I spec/ -o campaign -j 8
+    reduces every test of failing/ (smallest first) into campaign/<stem>/, journals each
+    finished test in campaign/results.jsonl and groups the results in campaign/summary.json.
+  mfppr batch failing/ --check … -o campaign --resume
+    skips the finished tests and continues the others from their best result.
+  mfppr batch failing/ --check … -o campaign --emit-tasks tasks.txt
+  scripts/batch-parallel tasks.txt        (or: sbatch --array=1-N scripts/batch-slurm.sbatch tasks.txt)
+  mfppr batch --collect campaign
+
+A test whose original is not interesting, or whose check cannot run, is recorded and skipped.
+Exit codes: 0 done (whatever the tests' outcomes), 1 bad input or output directory, 2 usage error,
+130 interrupted (every finished test is in the journal; continue with --resume).";
+
+/// Arguments of `mfppr batch`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct BatchArgs {
+    /// MF++ tests, or directories searched for `*.cpp` tests.
+    #[arg(value_name = "INPUT", required_unless_present = "collect")]
+    inputs: Vec<PathBuf>,
+
+    /// Interestingness script: an executable, or a .py file run with python3.
+    #[arg(
+        long,
+        value_name = "SCRIPT",
+        required_unless_present = "collect",
+        help_heading = "Interestingness"
+    )]
+    check: Option<PathBuf>,
+
+    /// Seconds before a check run is killed [default: derived per test, as in `mfppr reduce`].
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, help_heading = "Interestingness")]
+    timeout: Option<Duration>,
+
+    /// What counts as interesting: exit 0, or the original's exit status.
+    #[arg(
+        long,
+        value_name = "MODE",
+        value_enum,
+        default_value_t = InterestingExit::Zero,
+        help_heading = "Interestingness"
+    )]
+    interesting_exit: InterestingExit,
+
+    /// Check scripts run at once, shared by the tests in flight [default: number of cores].
+    #[arg(
+        short = 'j',
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..),
+        help_heading = "Interestingness"
+    )]
+    jobs: Option<u32>,
+
+    /// Tests reduced at once, each with N / K check runs at once [default: N, at most the number
+    /// of tests].
+    #[arg(
+        long,
+        value_name = "K",
+        value_parser = clap::value_parser!(u32).range(1..),
+        help_heading = "Interestingness"
+    )]
+    tests_at_once: Option<u32>,
+
+    /// Do not remember verdicts of candidates already judged (for flaky checks).
+    #[arg(long, help_heading = "Interestingness")]
+    no_cache: bool,
+
+    /// Environment variable for the check script, NAME=VALUE (repeatable; kept in task files).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env, help_heading = "Interestingness")]
+    env: Vec<(String, String)>,
+
+    /// Extra directory to search for the spec headers the tests include (repeatable).
+    #[arg(short = 'I', value_name = "DIR", help_heading = "Reduction")]
+    include: Vec<PathBuf>,
+
+    /// Extra spec header to read MRs from (repeatable).
+    #[arg(long, value_name = "FILE", help_heading = "Reduction")]
+    spec: Vec<PathBuf>,
+
+    /// Keep every remaining variant's checks.
+    #[arg(long, help_heading = "Reduction")]
+    keep_checks: bool,
+
+    /// Allow removing the last non-reference variant.
+    #[arg(long, help_heading = "Reduction")]
+    drop_oracle: bool,
+
+    /// The campaign's output directory (created if missing).
+    #[arg(
+        short = 'o',
+        long,
+        value_name = "OUTDIR",
+        required_unless_present = "collect",
+        help_heading = "Output"
+    )]
+    output: Option<PathBuf>,
+
+    /// Skip tests finished with the same input, continue the others from their best result.
+    #[arg(long, help_heading = "Output")]
+    resume: bool,
+
+    /// No progress lines on stderr.
+    #[arg(short, long, help_heading = "Output")]
+    quiet: bool,
+
+    /// Write one self-contained command per test to FILE instead of running them.
+    #[arg(long, value_name = "FILE", help_heading = "Scale-out")]
+    emit_tasks: Option<PathBuf>,
+
+    /// Merge the per-test results under OUTDIR into its journal, summary and table.
+    #[arg(
+        long,
+        value_name = "OUTDIR",
+        conflicts_with_all = ["inputs", "check", "output", "emit_tasks", "one"],
+        help_heading = "Scale-out"
+    )]
+    collect: Option<PathBuf>,
+
+    /// Reduce the single INPUT as the campaign's test STEM (the command of a task file).
+    #[arg(long, value_name = "STEM", hide = true, conflicts_with = "emit_tasks")]
+    one: Option<String>,
+}
+
+/// Parse a positive, finite number of seconds.
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("the timeout must be more than 0 seconds, not {s}"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|e| format!("`{s}`: {e}"))
+}
+
+/// Parse `NAME=VALUE`.
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("`{s}` is not NAME=VALUE")),
+    }
+}
+
+impl BatchArgs {
+    /// The campaign options these flags stand for.
+    fn options(&self, check: PathBuf, out_dir: PathBuf) -> BatchOptions {
+        let mut ro = ReduceOptions::new(PathBuf::new(), check);
+        ro.include_dirs = self.include.clone();
+        ro.specs = self.spec.clone();
+        ro.keep_checks = self.keep_checks;
+        ro.drop_oracle = self.drop_oracle;
+        ro.timeout = self.timeout;
+        ro.interesting_exit_auto = self.interesting_exit == InterestingExit::Auto;
+        ro.cache = !self.no_cache;
+        ro.extra_env = self.env.clone();
+        let jobs = self.jobs.map_or(ro.jobs, |j| j as usize).max(1);
+        let tests_at_once = match (self.one.is_some(), self.tests_at_once) {
+            (true, _) => 1,
+            (false, Some(k)) => (k as usize).min(jobs),
+            (false, None) => jobs,
+        };
+        BatchOptions {
+            reduce: ro,
+            out_dir,
+            jobs,
+            tests_at_once,
+            resume: self.resume,
+            quiet: self.quiet,
+        }
+    }
+
+    /// Run the command.
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        if let Some(dir) = &self.collect {
+            let summary = batch::collect(dir)?;
+            print!("{}", triage::render(&summary));
+            return Ok(ExitCode::SUCCESS);
+        }
+        let (Some(check), Some(out_dir)) = (self.check.clone(), self.output.clone()) else {
+            return Err(coded(ExitKind::Usage, "--check and -o are required"));
+        };
+        let out_dir = std::path::absolute(&out_dir)
+            .map_err(|e| coded(ExitKind::Input, format!("{}: {e}", out_dir.display())))?;
+        let opts = self.options(check, out_dir);
+        if let Some(stem) = &self.one {
+            return self.run_one(stem, &opts);
+        }
+        let tests = batch::discover(&self.inputs)?;
+        if tests.is_empty() {
+            return Err(coded(
+                ExitKind::Input,
+                "no tests found: give MF++ test files or directories holding *.cpp tests",
+            ));
+        }
+        let mut opts = opts;
+        if self.tests_at_once.is_none() {
+            opts.tests_at_once = opts.tests_at_once.min(tests.len());
+        }
+        if let Some(file) = &self.emit_tasks {
+            batch::tasks::emit(file, &tests, &opts)?;
+            eprintln!(
+                "mfppr batch: wrote {} tasks to {}; run them with `scripts/batch-parallel {}` or \
+                 `sbatch --array=1-{} scripts/batch-slurm.sbatch {}`, then `mfppr batch \
+                 --collect {}`",
+                tests.len(),
+                file.display(),
+                file.display(),
+                tests.len(),
+                file.display(),
+                opts.out_dir.display()
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        let summary = batch::run(&tests, &opts)?;
+        print!("{}", triage::render(&summary));
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// `--one STEM INPUT`: reduce one test of a task file and write its `result.json`; with
+    /// `--resume`, a test already finished with the same input is not redone.
+    fn run_one(&self, stem: &str, opts: &BatchOptions) -> anyhow::Result<ExitCode> {
+        let [input] = self.inputs.as_slice() else {
+            return Err(coded(ExitKind::Usage, "--one takes exactly one INPUT"));
+        };
+        crate::interrupt::install()?;
+        let input = std::path::absolute(input)?;
+        let text = std::fs::read(&input).map_err(|e| {
+            coded(
+                ExitKind::Input,
+                format!("cannot read input {}: {e}", input.display()),
+            )
+        })?;
+        let result = opts.out_dir.join(stem).join(batch::RESULT);
+        if opts.resume {
+            let hash = blake3::hash(&text).to_hex().to_string();
+            let done = std::fs::read(&result)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<batch::journal::Record>(&b).ok())
+                .is_some_and(|r| r.hash == hash);
+            if done {
+                if !self.quiet {
+                    eprintln!(
+                        "mfppr batch: {stem} already finished ({})",
+                        result.display()
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+        }
+        let test = Test {
+            input,
+            stem: stem.to_string(),
+            bytes: text.len() as u64,
+        };
+        let record = batch::run_one(&test, opts)?;
+        if !self.quiet {
+            eprintln!(
+                "mfppr batch: {stem}: {} ({} -> {} bytes) {}",
+                record.outcome.name(),
+                record.bytes_before,
+                record.bytes_after,
+                record.signature
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_pairs_are_validated() {
+        assert_eq!(
+            parse_env("A=b=c").unwrap(),
+            ("A".to_string(), "b=c".to_string())
+        );
+        assert!(parse_env("=x").is_err());
+        assert!(parse_env("x").is_err());
+        assert!(parse_secs("0").is_err());
+    }
+}

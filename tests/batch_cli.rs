@@ -1,0 +1,361 @@
+//! End-to-end campaign mode with real g++ and `interestingness/check-failure.py`: a batch of two
+//! merge-bug tests and one passing test, stopped by SIGTERM, killed (SIGKILL) mid-run and
+//! resumed, then the same campaign as a task file run by real GNU parallel and merged with
+//! `--collect`; and the Slurm script's task-line selection (Slurm itself is not run here).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const TESTS: &[&str] = &["iset_merge_small_a", "iset_merge_small_b", "iset_pass_tiny"];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// True when `tool` is usable; a missing tool skips the test unless `MFPPR_REQUIRE_TOOLS` is set.
+fn require(tool: &str) -> bool {
+    if have(tool) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("MFPPR_REQUIRE_TOOLS").is_none(),
+        "{tool} not found and MFPPR_REQUIRE_TOOLS is set"
+    );
+    eprintln!("skip: {tool} not found");
+    false
+}
+
+/// The campaign's options after the inputs: check, spec, environment, jobs.
+fn campaign_args(out: &Path) -> Vec<String> {
+    let spec = root().join("fixtures/iset/spec").display().to_string();
+    vec![
+        "--check".into(),
+        root()
+            .join("interestingness/check-failure.py")
+            .display()
+            .to_string(),
+        "-I".into(),
+        spec.clone(),
+        "--env".into(),
+        format!("MFPPR_INCLUDES={spec}"),
+        "--env".into(),
+        "CXXFLAGS=-std=c++17 -w -DISET_BUG_MERGE".into(),
+        "--env".into(),
+        "REFERENCE_CXXFLAGS=-std=c++17 -w".into(),
+        "-o".into(),
+        out.display().to_string(),
+        "-j2".into(),
+        "--tests-at-once".into(),
+        "2".into(),
+    ]
+}
+
+fn mfppr() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mfppr"))
+}
+
+fn journal_lines(out: &Path) -> Vec<String> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn records(out: &Path) -> Vec<Value> {
+    journal_lines(out)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn record<'a>(records: &'a [Value], stem: &str) -> &'a Value {
+    records
+        .iter()
+        .find(|r| r["stem"] == stem)
+        .unwrap_or_else(|| panic!("no record for {stem}"))
+}
+
+/// (signature, members) of every group of the summary, in order.
+fn groups(out: &Path) -> Vec<(String, Vec<String>)> {
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    summary["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(summary["not_reduced"].as_array().unwrap())
+        .map(|g| {
+            let members = g["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap().to_string())
+                .collect();
+            (g["signature"].as_str().unwrap().to_string(), members)
+        })
+        .collect()
+}
+
+fn reduced_bytes(out: &Path, stem: &str) -> Vec<u8> {
+    std::fs::read(out.join(stem).join(format!("{stem}.reduced.cpp"))).unwrap()
+}
+
+#[test]
+fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
+    if !require("g++") || !require("python3") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("in");
+    std::fs::create_dir(&inputs).unwrap();
+    for t in TESTS {
+        std::fs::copy(
+            root().join("fixtures/tests").join(format!("{t}.cpp")),
+            inputs.join(format!("{t}.cpp")),
+        )
+        .unwrap();
+    }
+    let out = dir.path().join("out");
+
+    // SIGTERM stops the campaign with exit 130 and a consistent journal.
+    let stopped = dir.path().join("stopped");
+    let child = mfppr()
+        .arg("batch")
+        .arg(&inputs)
+        .args(campaign_args(&stopped))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while !stopped
+        .join("iset_merge_small_b/iset_merge_small_b.reduced.cpp")
+        .exists()
+    {
+        assert!(
+            began.elapsed() < Duration::from_secs(120),
+            "the batch did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: sends SIGTERM to the child this test started.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+    let ended = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&ended.stderr);
+    assert_eq!(ended.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("continue with --resume"), "{stderr}");
+    let finished = records(&stopped);
+    assert!(finished.len() < TESTS.len());
+    assert!(finished.iter().all(|r| r["outcome"] != "reduced"));
+    assert!(stopped.join("summary.json").is_file());
+
+    // Kill the batch once the passing test and the smaller merge test are journaled.
+    let mut child = mfppr()
+        .arg("batch")
+        .arg(&inputs)
+        .args(campaign_args(&out))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while journal_lines(&out).len() < 2 {
+        assert!(
+            began.elapsed() < Duration::from_secs(400),
+            "two tests did not finish in time"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the batch ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = journal_lines(&out);
+    assert_eq!(before.len(), 2, "the kill came after every test finished");
+    let first = records(&out);
+    assert_eq!(
+        record(&first, "iset_pass_tiny")["outcome"],
+        "not_interesting"
+    );
+    assert_eq!(record(&first, "iset_merge_small_b")["outcome"], "reduced");
+    let unfinished = out.join("iset_merge_small_a/iset_merge_small_a.reduced.cpp");
+    let partial = std::fs::metadata(&unfinished)
+        .expect("a best result so far")
+        .len();
+
+    // A batch without --resume refuses the existing journal.
+    let refused = mfppr()
+        .arg("batch")
+        .arg(&inputs)
+        .args(campaign_args(&out))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--resume"));
+
+    let resumed = mfppr()
+        .arg("batch")
+        .arg(&inputs)
+        .args(campaign_args(&out))
+        .arg("--resume")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "resume failed: {stderr}");
+    assert!(
+        stderr.contains("2 of 3 tests already finished"),
+        "finished tests were not skipped: {stderr}"
+    );
+    assert!(
+        stderr.contains("mfppr batch: 3/3 tests done, 1 groups"),
+        "no progress line: {stderr}"
+    );
+    let after = journal_lines(&out);
+    assert_eq!(after.len(), 3, "finished tests were redone: {after:?}");
+    assert_eq!(
+        after[..2],
+        before[..],
+        "the journal's finished lines changed"
+    );
+    let all = records(&out);
+    let a = record(&all, "iset_merge_small_a");
+    assert_eq!(a["outcome"], "reduced");
+    assert!(a["bytes_after"].as_u64().unwrap() <= partial);
+    assert_eq!(a["hash"].as_str().unwrap().len(), 64);
+    let stdout = String::from_utf8_lossy(&resumed.stdout);
+    assert!(
+        stdout.starts_with("3 tests: 1 not_interesting, 2 reduced"),
+        "{stdout}"
+    );
+
+    // Both merge tests are one bug: one group with the smaller result as representative.
+    let local = groups(&out);
+    assert_eq!(
+        local,
+        vec![
+            (
+                "check_equal | relations::shift".to_string(),
+                vec![
+                    "iset_merge_small_a".to_string(),
+                    "iset_merge_small_b".to_string()
+                ]
+            ),
+            (
+                "not_interesting".to_string(),
+                vec!["iset_pass_tiny".to_string()]
+            ),
+        ]
+    );
+    for t in ["iset_merge_small_a", "iset_merge_small_b"] {
+        let r = record(&all, t);
+        let text = reduced_bytes(&out, t);
+        assert_eq!(r["bytes_after"].as_u64().unwrap(), text.len() as u64);
+        assert!(r["bytes_after"].as_u64() < r["bytes_before"].as_u64());
+        assert!(String::from_utf8_lossy(&text).contains("check_equal"));
+        assert!(out.join(t).join("stats.json").is_file());
+    }
+
+    // The same campaign as tasks for GNU parallel, merged with --collect.
+    if !require("parallel") {
+        return;
+    }
+    let out2 = dir.path().join("out2");
+    let tasks = dir.path().join("tasks.txt");
+    let emitted = mfppr()
+        .arg("batch")
+        .arg(&inputs)
+        .args(campaign_args(&out2))
+        .arg("--emit-tasks")
+        .arg(&tasks)
+        .output()
+        .unwrap();
+    assert!(emitted.status.success());
+    let lines = std::fs::read_to_string(&tasks).unwrap();
+    assert_eq!(lines.lines().count(), 3);
+    assert!(lines.lines().next().unwrap().contains("iset_pass_tiny.cpp"));
+    let ran = Command::new(root().join("scripts/batch-parallel"))
+        .arg(&tasks)
+        .arg("-j2")
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "parallel: {}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("tasks.txt.joblog"))
+            .unwrap()
+            .lines()
+            .count(),
+        4
+    );
+    let collected = mfppr()
+        .arg("batch")
+        .arg("--collect")
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert!(collected.status.success());
+    assert_eq!(groups(&out2), local);
+    assert_eq!(journal_lines(&out2).len(), 3);
+    // The tests the kill did not touch give the same bytes.
+    assert_eq!(
+        reduced_bytes(&out2, "iset_merge_small_b"),
+        reduced_bytes(&out, "iset_merge_small_b")
+    );
+    // Collecting twice adds nothing.
+    let again = mfppr()
+        .arg("batch")
+        .arg("--collect")
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(journal_lines(&out2).len(), 3);
+}
+
+#[test]
+fn the_slurm_script_runs_the_line_of_its_array_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks.txt");
+    let mark = |n: usize| dir.path().join(format!("ran-{n}"));
+    let text: String = (1..=3)
+        .map(|n| format!("echo {n} > '{}'\n", mark(n).display()))
+        .collect();
+    std::fs::write(&tasks, text).unwrap();
+    let script = root().join("scripts/batch-slurm.sbatch");
+    let status = Command::new("bash")
+        .arg(&script)
+        .arg(&tasks)
+        .env("SLURM_ARRAY_TASK_ID", "2")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(mark(2)).unwrap(), "2\n");
+    assert!(!mark(1).exists() && !mark(3).exists());
+    for bad in ["0", "4", "x"] {
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(&tasks)
+            .env("SLURM_ARRAY_TASK_ID", bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "index {bad}");
+    }
+}
