@@ -385,13 +385,12 @@ fn unbalanced_brace(text: &[u8]) -> Option<String> {
                 }
             }
             (b'{', _) => open.push(i),
-            (b'}', _) => {
-                if open.pop().is_none() {
-                    return Some(format!(
-                        "unbalanced braces: the `}}` at line {} closes nothing",
-                        line_of(text, i)
-                    ));
-                }
+            // The guard pops the matching `{`, if any.
+            (b'}', _) if open.pop().is_none() => {
+                return Some(format!(
+                    "unbalanced braces: the `}}` at line {} closes nothing",
+                    line_of(text, i)
+                ));
             }
             _ => {}
         }
