@@ -151,11 +151,11 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    // SAFETY: sends SIGTERM to the child this test started.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
-        0
-    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
     let ended = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&ended.stderr);
     assert_eq!(ended.status.code(), Some(130), "{stderr}");
