@@ -3,39 +3,16 @@
 //! resumed, then the same campaign as a task file run by real GNU parallel and merged with
 //! `--collect`; and the Slurm script's task-line selection (Slurm itself is not run here).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::root;
 use serde_json::Value;
 
 const TESTS: &[&str] = &["iset_merge_small_a", "iset_merge_small_b", "iset_pass_tiny"];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
-}
-
-/// True when `tool` is usable; a missing tool skips the test unless `MFPPR_REQUIRE_TOOLS` is set.
-fn require(tool: &str) -> bool {
-    if have(tool) {
-        return true;
-    }
-    assert!(
-        std::env::var_os("MFPPR_REQUIRE_TOOLS").is_none(),
-        "{tool} not found and MFPPR_REQUIRE_TOOLS is set"
-    );
-    eprintln!("skip: {tool} not found");
-    false
-}
 
 /// The campaign's options after the inputs: check, spec, environment, jobs.
 fn campaign_args(out: &Path) -> Vec<String> {
@@ -115,7 +92,7 @@ fn reduced_bytes(out: &Path, stem: &str) -> Vec<u8> {
 
 #[test]
 fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
-    if !require("g++") || !require("python3") {
+    if !common::require_tools(&["g++", "python3"]) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -271,7 +248,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     }
 
     // The same campaign as tasks for GNU parallel, merged with --collect.
-    if !require("parallel") {
+    if !common::require_tools(&["parallel"]) {
         return;
     }
     let out2 = dir.path().join("out2");
