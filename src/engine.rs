@@ -3,7 +3,8 @@
 //!
 //! Kinds are visited in [`OpportunityKind::ALL`] order. For a kind with n opportunities the windows have size
 //! ⌈n/2⌉, ⌈n/4⌉ … 1 ([`ChunkCursor`]); each window is one candidate. An accepted candidate becomes
-//! the current text, the same kind is gathered again and restarts at the top chunk size. Rounds over
+//! the current text, the same kind is gathered again and restarts at the chunk size of the
+//! accepted window (larger windows come again in the next round). Rounds over
 //! all kinds repeat until a round accepts nothing (fixpoint).
 //!
 //! With `jobs` = N up to N oracle runs are in flight (design §12). Verdicts are used strictly in
@@ -46,6 +47,16 @@ impl ChunkCursor {
         ChunkCursor {
             n,
             size: n.div_ceil(2),
+            offset: 0,
+        }
+    }
+
+    /// A cursor for `n` opportunities that starts at chunk size `size` (or the top size, if that
+    /// is smaller).
+    pub fn starting_at(n: usize, size: usize) -> ChunkCursor {
+        ChunkCursor {
+            n,
+            size: n.div_ceil(2).min(size),
             offset: 0,
         }
     }
@@ -454,9 +465,11 @@ impl<'a> Engine<'a> {
             let mut runs = Runs::default();
             let result = (|| -> anyhow::Result<bool> {
                 let mut accepted = false;
-                while let Some((next, what)) =
-                    self.search(kind, current, &mut runs, start, &results)?
+                let mut size = usize::MAX;
+                while let Some((next, what, window)) =
+                    self.search(kind, current, size, &mut runs, start, &results)?
                 {
+                    size = window;
                     self.accept(kind, current, next, &what)?;
                     on_accept(current)?;
                     accepted = true;
@@ -504,10 +517,11 @@ impl<'a> Engine<'a> {
         &mut self,
         kind: OpportunityKind,
         current: &[u8],
+        size: usize,
         runs: &mut Runs,
         start: &StartRun<'_>,
         results: &mpsc::Receiver<Report>,
-    ) -> anyhow::Result<Option<(Vec<u8>, String)>> {
+    ) -> anyhow::Result<Option<(Vec<u8>, String, usize)>> {
         self.check_interrupt()?;
         let reduction = self.reduction;
         let gathered = reduction
@@ -518,7 +532,7 @@ impl<'a> Engine<'a> {
         }
         let mut enumeration = Enumeration {
             gathered: &*gathered,
-            cursor: ChunkCursor::new(gathered.len()),
+            cursor: ChunkCursor::starting_at(gathered.len(), size),
             current,
             seen: HashSet::new(),
         };
@@ -548,9 +562,10 @@ impl<'a> Engine<'a> {
                 };
                 match verdict {
                     Verdict::Interesting => {
+                        let size = front.window.len();
                         let what = describe_window(&*gathered, front.window);
                         let bytes = Arc::try_unwrap(front.bytes).unwrap_or_else(|b| b.to_vec());
-                        return Ok(Some((bytes, what)));
+                        return Ok(Some((bytes, what, size)));
                     }
                     Verdict::Timeout => ks.timeouts += 1,
                     Verdict::Uninteresting => {}
@@ -707,6 +722,7 @@ impl<'a> Engine<'a> {
             return Ok(());
         };
         let mut text = Arc::clone(&front.bytes);
+        let mut size_at = front.window.len();
         let mut accepted = vec![front.hash];
         for (d, &size) in sizes.iter().enumerate() {
             let built = s.levels.get(d).map(|l| (l.candidates.len(), l.complete));
@@ -714,7 +730,7 @@ impl<'a> Engine<'a> {
                 let gathered = self.reduction.gather(&text, kind)?;
                 let mut enumeration = Enumeration {
                     gathered: &*gathered,
-                    cursor: ChunkCursor::new(gathered.len()),
+                    cursor: ChunkCursor::starting_at(gathered.len(), size_at),
                     current: &text,
                     seen: HashSet::new(),
                 };
@@ -740,6 +756,7 @@ impl<'a> Engine<'a> {
                 break;
             };
             text = Arc::clone(&first.bytes);
+            size_at = first.window.len();
             accepted.push(first.hash);
         }
         Ok(())
