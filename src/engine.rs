@@ -3,16 +3,19 @@
 //!
 //! Kinds are visited in [`OpportunityKind::ALL`] order. For a kind with n opportunities the windows have size
 //! ⌈n/2⌉, ⌈n/4⌉ … 1 ([`ChunkCursor`]); each window is one candidate. An accepted candidate becomes
-//! the current text, the same kind is gathered again and restarts at the top chunk size. Rounds over
+//! the current text, the same kind is gathered again and restarts at the chunk size of the
+//! accepted window (larger windows come again in the next round). Rounds over
 //! all kinds repeat until a round accepts nothing (fixpoint).
 //!
-//! With `jobs` = N the search keeps a sliding window over the enumeration: up to N oracle runs are
-//! in flight, always the earliest candidates not yet judged, and a new run starts as soon as one
-//! ends (one candidate is built ahead while the runs go on). Verdicts are used strictly in
-//! enumeration order: a candidate wins once every earlier one has been found uninteresting, and a
-//! candidate known to be interesting stops the start of later ones and kills those running. The
-//! enumeration between two accepted candidates does not depend on verdicts, so the result is the
-//! same for every N (given a deterministic oracle).
+//! With `jobs` = N up to N oracle runs are in flight (design §12). Verdicts are used strictly in
+//! enumeration order: a candidate wins once every earlier one has been found uninteresting. While
+//! the earliest candidate runs, the engine speculates both ways: later candidates of the
+//! enumeration (needed if it is not interesting) and the first candidates on its text, then on
+//! the first of those, and so on (needed if it is accepted). The N most likely ones run
+//! ([`speculation_shape`], from the kind's acceptance rate so far); runs nothing needs any more
+//! are killed, verdicts of runs that finish early wait for their turn. What runs depends on
+//! timing, but which candidate wins depends only on verdicts, so the result is the same for every
+//! N (given a deterministic oracle).
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -48,6 +51,16 @@ impl ChunkCursor {
         }
     }
 
+    /// A cursor for `n` opportunities that starts at chunk size `size` (or the top size, if that
+    /// is smaller).
+    pub fn starting_at(n: usize, size: usize) -> ChunkCursor {
+        ChunkCursor {
+            n,
+            size: n.div_ceil(2).min(size),
+            offset: 0,
+        }
+    }
+
     /// The current window, or `None` when every size has been tried.
     pub fn next_window(&self) -> Option<Range<usize>> {
         if self.size == 0 || self.offset >= self.n {
@@ -73,10 +86,6 @@ impl ChunkCursor {
         }
     }
 }
-
-/// The window holds at most this many candidates per job: runs in flight, plus finished runs and
-/// cached verdicts waiting for an earlier run. Bounds memory and speculation behind a slow run.
-const WINDOW_PER_JOB: usize = 4;
 
 /// Search settings.
 #[derive(Clone, Debug)]
@@ -193,7 +202,13 @@ struct Enumeration<'g> {
 }
 
 impl Enumeration<'_> {
-    fn next(&mut self, history: &HashSet<blake3::Hash>) -> Option<Candidate> {
+    /// The next candidate; `accepted` lists texts accepted on the way to `current` that are not in
+    /// `history` yet (a speculative path).
+    fn next(
+        &mut self,
+        history: &HashSet<blake3::Hash>,
+        accepted: &[blake3::Hash],
+    ) -> Option<Candidate> {
         while let Some(window) = self.cursor.next_window() {
             self.cursor.advance();
             let Some(bytes) = self.gathered.candidate(window.clone()) else {
@@ -203,7 +218,7 @@ impl Enumeration<'_> {
                 continue;
             }
             let hash = blake3::hash(&bytes);
-            if history.contains(&hash) || !self.seen.insert(hash) {
+            if history.contains(&hash) || accepted.contains(&hash) || !self.seen.insert(hash) {
                 continue;
             }
             return Some(Candidate {
@@ -224,62 +239,86 @@ struct RunResult {
     cancelled: bool,
 }
 
-/// Where a candidate of the window stands.
-enum SlotState {
-    /// Its verdict came from the cache; no run.
-    Cached(Verdict),
-    /// Its oracle run is in flight; setting the flag kills it.
-    Running(Arc<AtomicBool>),
-    /// Its oracle run has ended.
-    Finished(RunResult),
-}
+/// A report from an oracle run's thread: run id, candidate hash, result.
+type Report = (u64, blake3::Hash, RunResult);
 
-/// A candidate of the window with its state.
-struct Slot {
-    candidate: Candidate,
-    state: SlotState,
-}
-
-/// The sliding window of one kind's search: the candidates enumerated but not yet resolved, in
-/// enumeration order. Sequence numbers count candidates of the enumeration from 0.
+/// The oracle runs of one kind's search, by candidate hash: runs of the enumeration and
+/// speculative runs on the texts it leads to if its earliest candidate is accepted.
 #[derive(Default)]
-struct Window {
-    slots: VecDeque<Slot>,
-    /// Sequence number of `slots[0]`.
-    first_seq: u64,
-    /// Sequence number of the next candidate pushed.
-    next_seq: u64,
-    /// Oracle runs in flight.
-    running: usize,
-    /// The earliest candidate known to be interesting: nothing after it can win, so nothing after
-    /// it is started and running ones after it are cancelled.
-    limit: Option<u64>,
-    /// The next candidate, built ahead of time while the oracle runs (waiting for a free job).
-    prefetched: Option<Candidate>,
-    /// The enumeration has no more candidates.
-    exhausted: bool,
+struct Runs {
+    /// In flight: run id and the flag that kills the run.
+    running: HashMap<blake3::Hash, (u64, Arc<AtomicBool>)>,
+    /// Ended; their verdicts are not used yet.
+    finished: HashMap<blake3::Hash, RunResult>,
+    /// Runs cancelled because nothing needs them any more, not reported yet.
+    cancelled: usize,
+    /// Id of the next run.
+    next_id: u64,
 }
 
-impl Window {
-    fn slot_mut(&mut self, seq: u64) -> Option<&mut Slot> {
-        let i = usize::try_from(seq.checked_sub(self.first_seq)?).ok()?;
-        self.slots.get_mut(i)
+impl Runs {
+    /// Threads still running (cancelled ones included: they are being killed).
+    fn alive(&self) -> usize {
+        self.running.len() + self.cancelled
     }
 
-    /// Cancel every run in flight after sequence number `after` (`None`: all of them).
-    fn cancel_after(&self, after: Option<u64>) {
-        for (seq, slot) in (self.first_seq..).zip(&self.slots) {
-            if let (SlotState::Running(cancel), true) = (&slot.state, after.is_none_or(|a| seq > a))
-            {
-                cancel.store(true, Ordering::SeqCst);
-            }
+    fn cancel(&mut self, hash: &blake3::Hash) {
+        if let Some((_, flag)) = self.running.remove(hash) {
+            flag.store(true, Ordering::SeqCst);
+            self.cancelled += 1;
         }
     }
 }
 
-/// Starts the oracle run of candidate `seq` on its own thread; the result comes back on the
-/// engine's channel.
-type StartRun<'s> = dyn Fn(u64, Arc<Vec<u8>>, Arc<AtomicBool>) -> anyhow::Result<()> + 's;
+/// The texts the search reaches if the earliest candidate of the enumeration (`front`) is
+/// accepted, then the first candidate on its text, and so on: level d holds the first candidates
+/// of the text reached after d acceptances.
+struct Speculation {
+    front: blake3::Hash,
+    levels: Vec<Level>,
+}
+
+/// The first candidates of one speculative text.
+struct Level {
+    candidates: Vec<Candidate>,
+    /// The enumeration has no more.
+    complete: bool,
+}
+
+/// Starts an oracle run (id, hash, bytes, kill flag) on its own thread; the result comes back on
+/// the engine's channel.
+type StartRun<'s> =
+    dyn Fn(u64, blake3::Hash, Arc<Vec<u8>>, Arc<AtomicBool>) -> anyhow::Result<()> + 's;
+
+/// The shape of the speculation for `jobs` runs at once when a candidate is accepted with
+/// probability `p`: how many candidates of the enumeration to run (the i-th is needed when the i
+/// before it are not interesting: (1−p)^i), and how many candidates of each speculative level
+/// (the j-th of level d: p^d·(1−p)^j). The `jobs` most likely ones are chosen.
+fn speculation_shape(jobs: usize, p: f64) -> (usize, Vec<usize>) {
+    let q = 1.0 - p;
+    let mut items: Vec<(f64, usize, usize)> = Vec::new();
+    for i in 0..jobs {
+        items.push((q.powi(i as i32), 0, i));
+        for d in 1..jobs {
+            items.push((p.powi(d as i32) * q.powi(i as i32), d, i));
+        }
+    }
+    // Most likely first; ties: shallower level, then earlier candidate.
+    items.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut mains = 0;
+    let mut levels: Vec<usize> = Vec::new();
+    for &(_, d, _) in items.iter().take(jobs) {
+        if d == 0 {
+            mains += 1;
+        } else {
+            if levels.len() < d {
+                levels.resize(d, 0);
+            }
+            levels[d - 1] += 1;
+        }
+    }
+    (mains, levels)
+}
 
 /// The search engine. Owns the verdict cache and the stats.
 pub struct Engine<'a> {
@@ -364,26 +403,7 @@ impl<'a> Engine<'a> {
                 self.stats.rounds = self.round;
                 let mut accepted_in_round = false;
                 for kind in OpportunityKind::ALL {
-                    while let Some((next, what)) = self.run_kind(kind, &current)? {
-                        let ks = self.stats.kind(kind);
-                        ks.accepted += 1;
-                        ks.bytes_removed += current.len() as i64 - next.len() as i64;
-                        self.stats.accepted += 1;
-                        self.stats.bytes_after = next.len() as u64;
-                        self.history.insert(blake3::hash(&next));
-                        if !self.options.quiet {
-                            eprintln!(
-                                "mfppr: round {}, {}: {} -> {} bytes ({what})",
-                                self.round,
-                                kind.name(),
-                                current.len(),
-                                next.len()
-                            );
-                        }
-                        current = next;
-                        on_accept(&current)?;
-                        accepted_in_round = true;
-                    }
+                    accepted_in_round |= self.run_kind(kind, &mut current, on_accept)?;
                 }
                 if !accepted_in_round {
                     return Ok(());
@@ -406,35 +426,22 @@ impl<'a> Engine<'a> {
         result.map(|()| current)
     }
 
-    /// Search `kind` on `current` until one candidate is accepted (returned with a description)
-    /// or the chunk schedule is exhausted (`None`).
+    /// Search `kind` from `current` until the chunk schedule is exhausted; every accepted
+    /// candidate becomes `current` (and goes to `on_accept`) and the kind restarts on it. Returns
+    /// whether anything was accepted.
     fn run_kind(
         &mut self,
         kind: OpportunityKind,
-        current: &[u8],
-    ) -> anyhow::Result<Option<(Vec<u8>, String)>> {
-        self.check_interrupt()?;
-        let reduction = self.reduction;
-        let gathered = reduction
-            .gather(current, kind)
-            .with_context(|| format!("cannot gather {} opportunities", kind.name()))?;
-        let n = gathered.len();
-        if n == 0 {
-            return Ok(None);
-        }
-        let mut enumeration = Enumeration {
-            gathered: &*gathered,
-            cursor: ChunkCursor::new(n),
-            current,
-            seen: HashSet::new(),
-        };
+        current: &mut Vec<u8>,
+        on_accept: &mut OnAccept<'_>,
+    ) -> anyhow::Result<bool> {
         let (oracle, interrupt) = (self.oracle, self.interrupt);
-        let (sender, results) = mpsc::channel::<(u64, RunResult)>();
-        let winner = std::thread::scope(|scope| {
-            let start: &StartRun<'_> = &|seq, bytes, cancel| {
+        let (sender, results) = mpsc::channel::<Report>();
+        std::thread::scope(|scope| {
+            let start: &StartRun<'_> = &|id, hash, bytes, cancel| {
                 let sender = sender.clone();
                 std::thread::Builder::new()
-                    .name(format!("mfppr-oracle-{seq}"))
+                    .name(format!("mfppr-oracle-{id}"))
                     .spawn_scoped(scope, move || {
                         let started = Instant::now();
                         let verdict = if cancel.load(Ordering::SeqCst) {
@@ -450,201 +457,362 @@ impl<'a> Engine<'a> {
                                 || interrupt.load(Ordering::SeqCst),
                         };
                         // The engine only stops listening once every run has reported.
-                        let _ = sender.send((seq, run));
+                        let _ = sender.send((id, hash, run));
                     })
                     .context("cannot start a thread for an oracle run")?;
                 Ok(())
             };
-            let mut window = Window::default();
-            let result = self.search(
-                kind,
-                current.len(),
-                &mut enumeration,
-                &mut window,
-                start,
-                &results,
-            );
+            let mut runs = Runs::default();
+            let result = (|| -> anyhow::Result<bool> {
+                let mut accepted = false;
+                let mut size = usize::MAX;
+                while let Some((next, what, window)) =
+                    self.search(kind, current, size, &mut runs, start, &results)?
+                {
+                    size = window;
+                    self.accept(kind, current, next, &what)?;
+                    on_accept(current)?;
+                    accepted = true;
+                }
+                Ok(accepted)
+            })();
             // Whatever happened, nothing in flight is needed any more: kill it and wait for it.
-            window.cancel_after(None);
-            self.drain(kind, &mut window, &results);
+            self.drain(kind, &mut runs, &results);
             result
-        })?;
-        Ok(winner.map(|c| {
-            let what = describe_window(&*gathered, c.window);
-            let bytes = Arc::try_unwrap(c.bytes).unwrap_or_else(|b| b.to_vec());
-            (bytes, what)
-        }))
+        })
     }
 
-    /// The sliding window: keep up to `jobs` runs in flight, in enumeration order, and resolve
-    /// candidates strictly in that order; the first interesting one wins.
+    /// Make `next` the current text and count it.
+    fn accept(
+        &mut self,
+        kind: OpportunityKind,
+        current: &mut Vec<u8>,
+        next: Vec<u8>,
+        what: &str,
+    ) -> anyhow::Result<()> {
+        let ks = self.stats.kind(kind);
+        ks.accepted += 1;
+        ks.bytes_removed += current.len() as i64 - next.len() as i64;
+        self.stats.accepted += 1;
+        self.stats.bytes_after = next.len() as u64;
+        self.history.insert(blake3::hash(&next));
+        if !self.options.quiet {
+            eprintln!(
+                "mfppr: round {}, {}: {} -> {} bytes ({what})",
+                self.round,
+                kind.name(),
+                current.len(),
+                next.len()
+            );
+        }
+        *current = next;
+        Ok(())
+    }
+
+    /// Search `kind` on `current` until one candidate is accepted (returned with a description)
+    /// or the chunk schedule is exhausted (`None`). Candidates are resolved strictly in
+    /// enumeration order; while the earliest one runs, later ones and speculative ones run too
+    /// ([`Engine::schedule`]).
     fn search(
         &mut self,
         kind: OpportunityKind,
+        current: &[u8],
         size: usize,
-        enumeration: &mut Enumeration<'_>,
-        window: &mut Window,
+        runs: &mut Runs,
         start: &StartRun<'_>,
-        results: &mpsc::Receiver<(u64, RunResult)>,
-    ) -> anyhow::Result<Option<Candidate>> {
+        results: &mpsc::Receiver<Report>,
+    ) -> anyhow::Result<Option<(Vec<u8>, String, usize)>> {
+        self.check_interrupt()?;
+        let reduction = self.reduction;
+        let gathered = reduction
+            .gather(current, kind)
+            .with_context(|| format!("cannot gather {} opportunities", kind.name()))?;
+        if gathered.is_empty() {
+            return Ok(None);
+        }
+        let mut enumeration = Enumeration {
+            gathered: &*gathered,
+            cursor: ChunkCursor::starting_at(gathered.len(), size),
+            current,
+            seen: HashSet::new(),
+        };
+        let mut pending: VecDeque<Candidate> = VecDeque::new();
+        let mut exhausted = false;
+        let mut speculation: Option<Speculation> = None;
         loop {
-            self.fill(enumeration, window, start)?;
-            let mut resolved = false;
-            while let Some(slot) = window.slots.front() {
-                if matches!(slot.state, SlotState::Running(_)) {
-                    break;
+            if pending.is_empty() && !exhausted {
+                match enumeration.next(&self.history, &[]) {
+                    Some(c) => {
+                        self.stats.built += 1;
+                        pending.push_back(c);
+                    }
+                    None => exhausted = true,
                 }
-                let Some(slot) = window.slots.pop_front() else {
-                    break;
-                };
-                window.first_seq += 1;
-                let verdict = match slot.state {
-                    SlotState::Cached(v) => {
-                        self.stats.kind(kind).cache_hits += 1;
-                        self.stats.cache_hits += 1;
-                        v
-                    }
-                    // Only runs after a known winner are cancelled, and those never reach the
-                    // front: a cancelled run here was stopped by an interrupt.
-                    SlotState::Finished(RunResult {
-                        cancelled: true, ..
-                    }) => {
-                        return Err(coded(ExitKind::Interrupted, "interrupted"));
-                    }
-                    SlotState::Finished(run) => run.verdict.context("the oracle failed")?,
-                    SlotState::Running(_) => unreachable!("checked above"),
-                };
-                resolved = true;
+            }
+            let Some(front) = pending.front() else {
+                return Ok(None);
+            };
+            if let Some(verdict) = self.verdict_of(kind, &front.hash, runs)? {
                 self.tried += 1;
                 self.stats.candidates += 1;
                 let ks = self.stats.kind(kind);
                 ks.candidates += 1;
+                let Some(front) = pending.pop_front() else {
+                    continue;
+                };
                 match verdict {
-                    Verdict::Interesting => return Ok(Some(slot.candidate)),
+                    Verdict::Interesting => {
+                        let size = front.window.len();
+                        let what = describe_window(&*gathered, front.window);
+                        let bytes = Arc::try_unwrap(front.bytes).unwrap_or_else(|b| b.to_vec());
+                        return Ok(Some((bytes, what, size)));
+                    }
                     Verdict::Timeout => ks.timeouts += 1,
                     Verdict::Uninteresting => {}
                 }
-            }
-            if window.slots.is_empty() && window.exhausted {
-                return Ok(None);
-            }
-            if resolved {
-                // The window moved: fill it again before waiting.
                 continue;
             }
+            self.schedule(
+                kind,
+                &mut enumeration,
+                &mut pending,
+                &mut exhausted,
+                &mut speculation,
+                runs,
+                start,
+            )?;
             let waited = Instant::now();
             let received = results.recv();
             self.waiting += waited.elapsed();
-            let (seq, run) = received.context("lost an oracle run")?;
-            self.finished(kind, window, seq, run);
+            let (id, hash, run) = received.context("lost an oracle run")?;
+            self.finished(kind, runs, id, hash, run);
             self.check_interrupt()?;
-            self.progress(kind, size);
+            self.progress(kind, current.len());
         }
     }
 
-    /// Start runs (and take cached verdicts) in enumeration order until `jobs` runs are in flight,
-    /// the window is full, or a candidate is known to be interesting. Builds one candidate ahead,
-    /// so that the next run can start as soon as a job is free.
-    fn fill(
+    /// The verdict of candidate `hash` if it is known: from its finished run (used once), or from
+    /// the cache.
+    fn verdict_of(
         &mut self,
+        kind: OpportunityKind,
+        hash: &blake3::Hash,
+        runs: &mut Runs,
+    ) -> anyhow::Result<Option<Verdict>> {
+        if let Some(run) = runs.finished.remove(hash) {
+            if run.cancelled {
+                return Err(coded(ExitKind::Interrupted, "interrupted"));
+            }
+            return run.verdict.context("the oracle failed").map(Some);
+        }
+        if !self.options.cache {
+            return Ok(None);
+        }
+        let known = self.cache.get(hash).copied();
+        if known.is_some() {
+            self.stats.kind(kind).cache_hits += 1;
+            self.stats.cache_hits += 1;
+        }
+        Ok(known)
+    }
+
+    /// Whether the verdict of `hash` is known or on its way.
+    fn judged(&self, hash: &blake3::Hash, runs: &Runs) -> Option<Verdict> {
+        if let Some(run) = runs.finished.get(hash) {
+            return Some(*run.verdict.as_ref().unwrap_or(&Verdict::Uninteresting));
+        }
+        if self.options.cache {
+            return self.cache.get(hash).copied();
+        }
+        None
+    }
+
+    /// Decide which candidates run now, from the verdict-independent [`speculation_shape`]: the
+    /// earliest candidates of the enumeration, and the first candidates on the texts reached by
+    /// accepting the earliest one (level 1), then the first of those (level 2), and so on. Runs
+    /// nothing needs any more are cancelled. Only what runs depends on timing; which candidate
+    /// wins never does, so the result is the same for every `jobs`.
+    #[allow(clippy::too_many_arguments)]
+    fn schedule(
+        &mut self,
+        kind: OpportunityKind,
         enumeration: &mut Enumeration<'_>,
-        window: &mut Window,
+        pending: &mut VecDeque<Candidate>,
+        exhausted: &mut bool,
+        speculation: &mut Option<Speculation>,
+        runs: &mut Runs,
         start: &StartRun<'_>,
     ) -> anyhow::Result<()> {
         let jobs = self.options.jobs;
-        while window.limit.is_none() && window.slots.len() < jobs * WINDOW_PER_JOB {
-            let Some(candidate) = &window.prefetched else {
-                if window.exhausted {
-                    break;
+        let ks = &self.stats.kinds[&kind];
+        let p = (ks.accepted as f64 + 1.0) / (ks.candidates as f64 + 2.0);
+        let (mains, level_sizes) = speculation_shape(jobs, p);
+        while pending.len() < mains && !*exhausted {
+            match enumeration.next(&self.history, &[]) {
+                Some(c) => {
+                    self.stats.built += 1;
+                    pending.push_back(c);
                 }
-                window.prefetched = enumeration.next(&self.history);
-                match window.prefetched {
-                    Some(_) => self.stats.built += 1,
-                    None => window.exhausted = true,
-                }
-                continue;
-            };
-            let seq = window.next_seq;
-            let known = if self.options.cache {
-                self.cache.get(&candidate.hash).copied()
-            } else {
-                None
-            };
-            let state = match known {
-                Some(verdict) => {
-                    if verdict == Verdict::Interesting {
-                        window.limit = Some(seq);
-                    }
-                    SlotState::Cached(verdict)
-                }
-                None if window.running < jobs => {
-                    let cancel = Arc::new(AtomicBool::new(false));
-                    start(seq, Arc::clone(&candidate.bytes), Arc::clone(&cancel))?;
-                    window.running += 1;
-                    SlotState::Running(cancel)
-                }
-                None => break,
-            };
-            let Some(candidate) = window.prefetched.take() else {
+                None => *exhausted = true,
+            }
+        }
+        // Wanted runs, most likely first. Nothing after a candidate known to be interesting can
+        // win.
+        let mut wanted: Vec<(blake3::Hash, Arc<Vec<u8>>)> = Vec::new();
+        for c in pending.iter().take(mains) {
+            wanted.push((c.hash, Arc::clone(&c.bytes)));
+            if self.judged(&c.hash, runs) == Some(Verdict::Interesting) {
                 break;
-            };
-            window.slots.push_back(Slot { candidate, state });
-            window.next_seq += 1;
+            }
+        }
+        if let Some(front) = pending.front() {
+            if !level_sizes.is_empty() && self.judged(&front.hash, runs).is_none() {
+                self.speculate(kind, front, &level_sizes, speculation)?;
+                if let Some(s) = speculation.as_ref() {
+                    for (level, &size) in s.levels.iter().zip(&level_sizes) {
+                        for c in level.candidates.iter().take(size) {
+                            wanted.push((c.hash, Arc::clone(&c.bytes)));
+                        }
+                    }
+                }
+            }
+        }
+        let keep: HashSet<blake3::Hash> = wanted.iter().map(|(h, _)| *h).collect();
+        let stale: Vec<blake3::Hash> = runs
+            .running
+            .keys()
+            .filter(|h| !keep.contains(h))
+            .copied()
+            .collect();
+        for h in &stale {
+            runs.cancel(h);
+        }
+        for (hash, bytes) in wanted {
+            if runs.alive() >= jobs {
+                break;
+            }
+            if runs.running.contains_key(&hash) || self.judged(&hash, runs).is_some() {
+                continue;
+            }
+            let id = runs.next_id;
+            runs.next_id += 1;
+            let cancel = Arc::new(AtomicBool::new(false));
+            start(id, hash, bytes, Arc::clone(&cancel))?;
+            runs.running.insert(hash, (id, cancel));
         }
         Ok(())
     }
 
-    /// Record the end of run `seq`: stats, cache, and — when it is interesting — the new limit.
-    fn finished(&mut self, kind: OpportunityKind, window: &mut Window, seq: u64, run: RunResult) {
-        self.stats.oracle_calls += 1;
-        self.stats.kind(kind).oracle_secs += run.elapsed.as_secs_f64();
-        window.running = window.running.saturating_sub(1);
-        if let (Ok(verdict), false) = (&run.verdict, run.cancelled) {
-            let hash = window.slot_mut(seq).map(|slot| slot.candidate.hash);
-            if let Some(hash) = hash {
-                // Without the cache the same text can run twice: a flaky check shows up here.
-                let before = self.cache.insert(hash, *verdict);
-                if before.is_some_and(|b| {
-                    (b == Verdict::Interesting) != (*verdict == Verdict::Interesting)
-                }) {
-                    self.stats.disagreements += 1;
-                }
-            }
-            if *verdict == Verdict::Interesting && window.limit.is_none_or(|l| seq < l) {
-                window.limit = Some(seq);
-                window.cancel_after(Some(seq));
-            }
-        }
-        if let Some(slot) = window.slot_mut(seq) {
-            slot.state = SlotState::Finished(run);
-        }
-    }
-
-    /// Wait for every run in flight (they have been cancelled) and count every run whose verdict
-    /// was not used as wasted.
-    fn drain(
+    /// Build the speculative levels for `front` (kept while the front stays the same), with at
+    /// least `sizes[d]` candidates on level d where the enumeration has them.
+    fn speculate(
         &mut self,
         kind: OpportunityKind,
-        window: &mut Window,
-        results: &mpsc::Receiver<(u64, RunResult)>,
+        front: &Candidate,
+        sizes: &[usize],
+        speculation: &mut Option<Speculation>,
+    ) -> anyhow::Result<()> {
+        if speculation.as_ref().is_none_or(|s| s.front != front.hash) {
+            *speculation = Some(Speculation {
+                front: front.hash,
+                levels: Vec::new(),
+            });
+        }
+        let Some(s) = speculation.as_mut() else {
+            return Ok(());
+        };
+        let mut text = Arc::clone(&front.bytes);
+        let mut size_at = front.window.len();
+        let mut accepted = vec![front.hash];
+        for (d, &size) in sizes.iter().enumerate() {
+            let built = s.levels.get(d).map(|l| (l.candidates.len(), l.complete));
+            if built.is_none_or(|(n, complete)| n < size && !complete) {
+                let gathered = self.reduction.gather(&text, kind)?;
+                let mut enumeration = Enumeration {
+                    gathered: &*gathered,
+                    cursor: ChunkCursor::starting_at(gathered.len(), size_at),
+                    current: &text,
+                    seen: HashSet::new(),
+                };
+                let mut level = Level {
+                    candidates: Vec::new(),
+                    complete: false,
+                };
+                while level.candidates.len() < size {
+                    let Some(c) = enumeration.next(&self.history, &accepted) else {
+                        level.complete = true;
+                        break;
+                    };
+                    self.stats.built += 1;
+                    level.candidates.push(c);
+                }
+                if d < s.levels.len() {
+                    s.levels[d] = level;
+                } else {
+                    s.levels.push(level);
+                }
+            }
+            let Some(first) = s.levels[d].candidates.first() else {
+                break;
+            };
+            text = Arc::clone(&first.bytes);
+            size_at = first.window.len();
+            accepted.push(first.hash);
+        }
+        Ok(())
+    }
+
+    /// Record the end of run `id` on candidate `hash`: stats, cache, and its verdict for the
+    /// search (unless it was cancelled because nothing needed it).
+    fn finished(
+        &mut self,
+        kind: OpportunityKind,
+        runs: &mut Runs,
+        id: u64,
+        hash: blake3::Hash,
+        run: RunResult,
     ) {
-        while window.running > 0 {
+        self.stats.oracle_calls += 1;
+        self.stats.kind(kind).oracle_secs += run.elapsed.as_secs_f64();
+        if runs.running.get(&hash).is_none_or(|(rid, _)| *rid != id) {
+            runs.cancelled = runs.cancelled.saturating_sub(1);
+            self.stats.kind(kind).wasted += 1;
+            self.stats.wasted += 1;
+            return;
+        }
+        runs.running.remove(&hash);
+        if let (Ok(verdict), false) = (&run.verdict, run.cancelled) {
+            // Without the cache the same text can run twice: a flaky check shows up here.
+            let before = self.cache.insert(hash, *verdict);
+            if before
+                .is_some_and(|b| (b == Verdict::Interesting) != (*verdict == Verdict::Interesting))
+            {
+                self.stats.disagreements += 1;
+            }
+        }
+        runs.finished.insert(hash, run);
+    }
+
+    /// Kill every run in flight, wait for them, and count every run whose verdict was not used as
+    /// wasted.
+    fn drain(&mut self, kind: OpportunityKind, runs: &mut Runs, results: &mpsc::Receiver<Report>) {
+        let running: Vec<blake3::Hash> = runs.running.keys().copied().collect();
+        for h in &running {
+            runs.cancel(h);
+        }
+        while runs.alive() > 0 {
             let waited = Instant::now();
             let received = results.recv();
             self.waiting += waited.elapsed();
             match received {
-                Ok((seq, run)) => self.finished(kind, window, seq, run),
+                Ok((id, hash, run)) => self.finished(kind, runs, id, hash, run),
                 Err(_) => break,
             }
         }
-        let wasted = window
-            .slots
-            .iter()
-            .filter(|s| !matches!(s.state, SlotState::Cached(_)))
-            .count() as u64;
-        self.stats.kind(kind).wasted += wasted;
-        self.stats.wasted += wasted;
-        window.slots.clear();
+        let unused = runs.finished.len() as u64;
+        self.stats.kind(kind).wasted += unused;
+        self.stats.wasted += unused;
+        runs.finished.clear();
     }
 
     fn check_interrupt(&self) -> anyhow::Result<()> {

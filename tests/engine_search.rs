@@ -510,3 +510,73 @@ fn an_oracle_error_stops_the_search() {
     let err = engine.run(s.text, &mut |_t: &[u8]| Ok(())).unwrap_err();
     assert!(format!("{err:#}").contains("script vanished"));
 }
+
+/// [`FakeOracle`]'s verdicts with a random latency (0–3 ms, from a generator shared by all runs,
+/// so the delays depend on the order in which runs start).
+struct JitterOracle {
+    inner: FakeOracle,
+    rng: Mutex<Lcg>,
+}
+
+impl Oracle for JitterOracle {
+    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+        let micros = self.rng.lock().unwrap().below(3000);
+        let until = Instant::now() + Duration::from_micros(micros);
+        while Instant::now() < until {
+            if cancel.load(Ordering::SeqCst) {
+                return Ok(Verdict::Uninteresting);
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        Ok(self.inner.verdict(candidate))
+    }
+}
+
+fn reduce_with_jitter(s: &Scenario, jobs: usize, seed: u64) -> (Vec<u8>, Vec<Vec<u8>>, Stats) {
+    let oracle = JitterOracle {
+        inner: FakeOracle::new(s.rule.clone(), 0),
+        rng: Mutex::new(Lcg(seed ^ jobs as u64)),
+    };
+    let interrupt = AtomicBool::new(false);
+    let mut engine = Engine::new(
+        &LineReduction,
+        &oracle,
+        EngineOptions {
+            jobs,
+            quiet: true,
+            ..EngineOptions::default()
+        },
+        &interrupt,
+    )
+    .unwrap();
+    let mut accepted = Vec::new();
+    let result = engine
+        .run(s.text.clone(), &mut |t: &[u8]| {
+            accepted.push(t.to_vec());
+            Ok(())
+        })
+        .unwrap();
+    (result, accepted, engine.stats().clone())
+}
+
+#[test]
+fn speculation_with_random_latency_gives_the_same_output_at_every_job_count() {
+    let mut speculated = 0;
+    for seed in 0..12 {
+        let s = scenario(seed);
+        let (reference, accepted, one) = reduce_with_jitter(&s, 1, seed);
+        assert_eq!(one.wasted, 0, "seed {seed}: one job never speculates");
+        for jobs in [3, 8, 16] {
+            let (result, other_accepted, stats) = reduce_with_jitter(&s, jobs, seed);
+            assert_eq!(
+                String::from_utf8_lossy(&result),
+                String::from_utf8_lossy(&reference),
+                "seed {seed}: jobs {jobs}"
+            );
+            assert_eq!(other_accepted, accepted, "seed {seed}: jobs {jobs}");
+            assert_eq!(stats.candidates, one.candidates, "seed {seed}: jobs {jobs}");
+            speculated += stats.wasted;
+        }
+    }
+    assert!(speculated > 0, "parallel runs should speculate");
+}
