@@ -70,7 +70,7 @@ pub struct InjectOptions {
 }
 
 /// One injected marker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Marker {
     /// Stable id (`P<n>`).
     pub id: String,
