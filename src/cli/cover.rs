@@ -335,8 +335,8 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 #[command(
     after_help = FIND_HELP,
     mut_arg("source_root", |a| a.required(true)),
-    mut_arg("suite", |a| a.required_unless_present("marked")),
-    mut_arg("fuzz", |a| a.required_unless_present("marked"))
+    mut_arg("suite", |a| a.required(false).required_unless_present("marked")),
+    mut_arg("fuzz", |a| a.required(false).required_unless_present("marked"))
 )]
 struct FindCmd {
     #[command(flatten)]
