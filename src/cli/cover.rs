@@ -43,7 +43,9 @@ gcovr --json reports, and text .gcov files; directories are searched recursively
 New line = executed in the fuzz run, never in the suite run (lcov's GBC + GIC).";
 
 const FIND_HELP: &str = "\
-find injects markers into --inject-into DIR (default OUT/injected) and runs `sh -c` on the --run
+find injects markers into --inject-into DIR (default OUT/injected; with --build CMD it builds it
+there once), or reuses a tree made by `cover inject --inject-into DIR --build CMD` (--marked DIR),
+and runs `sh -c` on the --run
 command for each test, with {test} = the test's absolute path, in a fresh directory, with
 MFPPR_INJECTED = the marked tree (put it first on the include path). Each `MFPPR-COV <id> ` line on
 its stderr or stdout means marker <id> was reached; per marker, the smallest test (bytes, then
