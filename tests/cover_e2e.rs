@@ -173,8 +173,7 @@ fn cover_report_inject_and_restore_with_real_gcc() {
         .collect();
     let expected: Vec<(String, u64)> = [9, 19, 30, 31, 33]
         .iter()
-        .enumerate()
-        .map(|(i, &l)| (format!("P{}", i + 1), l))
+        .map(|&l| (format!("include_shapes_hpp-L{l}"), l))
         .collect();
     assert_eq!(ids, expected, "{markers:#}");
     assert_eq!(markers["skipped"], serde_json::json!([]));
@@ -237,9 +236,8 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     );
     let aborted = std::process::Command::new(dir.join("t")).output().unwrap();
     assert!(!aborted.status.success());
-    assert!(
-        String::from_utf8_lossy(&aborted.stderr).starts_with("MFPPR-COV P1 include/shapes.hpp:9\n")
-    );
+    assert!(String::from_utf8_lossy(&aborted.stderr)
+        .starts_with("MFPPR-COV include_shapes_hpp-L9 include/shapes.hpp:9\n"));
 
     // In place, then restore byte for byte.
     let header = root.join("lib/include/shapes.hpp");
@@ -259,7 +257,7 @@ fn cover_report_inject_and_restore_with_real_gcc() {
     );
     assert!(std::fs::read_to_string(&header)
         .unwrap()
-        .contains("MFPPR-COV P3"));
+        .contains("MFPPR-COV include_shapes_hpp-L30"));
     assert!(root.join("markers.json").exists() && root.join("m.json").exists());
     let again = mfppr(
         root,

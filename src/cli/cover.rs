@@ -43,7 +43,9 @@ gcovr --json reports, and text .gcov files; directories are searched recursively
 New line = executed in the fuzz run, never in the suite run (lcov's GBC + GIC).";
 
 const FIND_HELP: &str = "\
-find injects markers into --inject-into DIR (default OUT/injected) and runs `sh -c` on the --run
+find injects markers into --inject-into DIR (default OUT/injected; with --build CMD it builds it
+there once), or reuses a tree made by `cover inject --inject-into DIR --build CMD` (--marked DIR),
+and runs `sh -c` on the --run
 command for each test, with {test} = the test's absolute path, in a fresh directory, with
 MFPPR_INJECTED = the marked tree (put it first on the include path). Each `MFPPR-COV <id> ` line on
 its stderr or stdout means marker <id> was reached; per marker, the smallest test (bytes, then
@@ -199,6 +201,10 @@ struct InjectCmd {
         help_heading = "Injection"
     )]
     manifest: PathBuf,
+    /// Build the marked tree once with this shell command, run in it (e.g. 'make -j4'); a
+    /// failure is an error and the original sources stay untouched.
+    #[arg(long, value_name = "CMD", help_heading = "Injection")]
+    build: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -284,6 +290,10 @@ struct ReduceArgs {
     /// (default: $CXXFLAGS, else -std=c++17 -O0 -w).
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     cxxflags: Option<String>,
+    /// The default oracle builds and runs each candidate with the --run command (against the
+    /// marked, built library) instead of compiling it itself: for a compiled library.
+    #[arg(long, requires = "reduce")]
+    reduce_with_run: bool,
 }
 
 /// gcov verification of each reduced test.
@@ -306,10 +316,30 @@ struct VerifyArgs {
     /// The gcov program for --verify-gcov (e.g. gcov-13 to match g++-13).
     #[arg(long, value_name = "PROG", default_value = "gcov")]
     gcov: String,
+    /// A directory of the library's .gcno files (its own coverage build; repeatable): the test
+    /// runs with GCOV_PREFIX in a fresh directory and gcov reads the library's counts there.
+    #[arg(long, value_name = "DIR", requires = "verify_gcov")]
+    gcov_objdir: Vec<PathBuf>,
+    /// Extra environment of the verification build and run (repeatable), e.g.
+    /// LD_LIBRARY_PATH=/lib/build or GCOV_PREFIX=/tmp/g.
+    #[arg(long, value_name = "K=V", value_parser = parse_env, requires = "verify_gcov")]
+    env: Vec<(String, String)>,
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("`{s}` is not K=V")),
+    }
 }
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = FIND_HELP, mut_arg("source_root", |a| a.required(true)))]
+#[command(
+    after_help = FIND_HELP,
+    mut_arg("source_root", |a| a.required(true)),
+    mut_arg("suite", |a| a.required(false).required_unless_present("marked")),
+    mut_arg("fuzz", |a| a.required(false).required_unless_present("marked"))
+)]
 struct FindCmd {
     #[command(flatten)]
     coverage: CoverageArgs,
@@ -320,6 +350,31 @@ struct FindCmd {
     /// Write the marked copy of --source-root to DIR (default: OUT/injected).
     #[arg(long, value_name = "DIR", help_heading = "Injection")]
     inject_into: Option<PathBuf>,
+    /// Reuse a marked tree made (and built) by `cover inject --inject-into DIR [--build CMD]`:
+    /// read DIR/markers.json, inject nothing; --suite and --fuzz are then not needed.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "inject_into",
+        help_heading = "Injection"
+    )]
+    marked: Option<PathBuf>,
+    /// Build the new marked copy once with this shell command, run in it.
+    #[arg(
+        long,
+        value_name = "CMD",
+        conflicts_with = "marked",
+        help_heading = "Injection"
+    )]
+    build: Option<String>,
+    /// Only these markers: ids or FILE:LINE, comma-separated (e.g. iset_h-L120,src/p.c:408).
+    #[arg(
+        long,
+        value_name = "P1,P2",
+        value_delimiter = ',',
+        help_heading = "Injection"
+    )]
+    points: Vec<String>,
     #[command(flatten)]
     tests: TestsArgs,
     #[command(flatten)]
@@ -409,6 +464,7 @@ impl CoverCommand {
                     kind: cmd.marker.marker,
                     target,
                     markers_path: cmd.marker.markers,
+                    build: cmd.build,
                 })?;
                 print_report(&report, &cmd.output)?;
             }
@@ -419,7 +475,9 @@ impl CoverCommand {
             CoverCommand::Find(cmd) => {
                 messages::set_quiet(cmd.output.quiet);
                 let (report, summary) = coverage::run_find(&cmd.options())?;
-                print_report(&report, &cmd.output)?;
+                if let Some(report) = &report {
+                    print_report(report, &cmd.output)?;
+                }
                 let mut stdout = std::io::stdout().lock();
                 write!(stdout, "\n{}\n{}\n", summary.table(), summary.last_line())
                     .context("cannot write the summary")?;
@@ -461,6 +519,9 @@ impl FindCmd {
             report: self.coverage.options(&self.output),
             kind: self.marker.marker,
             inject_into: self.inject_into.clone(),
+            marked: self.marked.clone(),
+            build: self.build.clone(),
+            points: self.points.clone(),
             markers_path: self.marker.markers.clone(),
             source,
             run: t.run.clone(),
@@ -472,10 +533,13 @@ impl FindCmd {
                 check: r.check.clone(),
                 cxxflags: r.cxxflags.clone(),
                 timeout: r.timeout.map(Duration::from_secs),
+                with_run: r.reduce_with_run,
             }),
             verify: self.verify.verify_gcov.then(|| VerifySettings {
                 command: self.verify.verify_cmd.clone(),
                 gcov: self.verify.gcov.clone(),
+                objdirs: self.verify.gcov_objdir.clone(),
+                env: self.verify.env.clone(),
             }),
         }
     }

@@ -6,18 +6,29 @@
 //! `#line 1` keeps compiler diagnostics (and `__LINE__`) on the original line numbers. Markers are
 //! inserted on the statement's own line, so no line moves.
 //!
-//! Ids are `P1`, `P2`, … in (file, line) order of the insertion points; several new lines that
-//! map to the same statement share one marker.
+//! A continuation line of a multi-line statement gets a marker only where it fires exactly when
+//! that line's code runs ([`super::continuation`]): the statement's marker when nothing between
+//! them is conditional, a comma expression around its `&&`/`||` operand or `?:` branch, or none
+//! (reported in `skipped`). Several new lines that map to the same place share one marker.
+//!
+//! Ids are stable: [`marker_id`] of the file key and the line where the marker is placed, so a
+//! filter or another file does not change them. `markers.json` lists the markers and the skipped
+//! lines and their accounting (every new line is in exactly one of them).
+//!
+//! Into a copy ([`InjectTarget::Copy`]), only sources are copied ([`is_build_output`]), each with
+//! its modification time, so the user's build in the copy remakes only what the markers changed
+//! (edited files are newer than anything else).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
+use super::continuation::{self, Continuation, Parsed};
 use super::diff::NewLines;
 use super::manifest::{self, write_atomically};
 use super::paths::{join_lexically, relative_to};
-use crate::document::statements::StatementIndex;
+use crate::document::statements::{Insertion, StatementIndex};
 use crate::edit::{self, Edit};
 use crate::error::{coded, ExitKind};
 
@@ -59,7 +70,7 @@ pub struct InjectOptions {
 }
 
 /// One injected marker.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Marker {
     /// Stable id (`P<n>`).
     pub id: String,
@@ -95,6 +106,51 @@ pub struct Injection {
     pub skipped: Vec<Skipped>,
     /// Where `markers.json` was written.
     pub markers_file: PathBuf,
+    /// How many new lines were given: every one is in exactly one marker's `lines` or in
+    /// `skipped`.
+    pub new_lines: usize,
+    /// What the copy copied and left out (`None` in place).
+    pub copy: Option<CopyStats>,
+}
+
+impl Injection {
+    /// New lines that a marker stands for.
+    pub fn marked_lines(&self) -> usize {
+        self.markers.iter().map(|m| m.lines.len()).sum()
+    }
+
+    /// The line accounting, `N new lines: M markers for K lines, S skipped (reason: n, …)`, which
+    /// adds up (K + S = N).
+    pub fn accounting(&self) -> String {
+        let mut reasons: Vec<(String, usize)> = Vec::new();
+        for s in &self.skipped {
+            let key = s
+                .reason
+                .split_once(", ")
+                .filter(|_| s.reason.starts_with("continuation"))
+                .map_or(s.reason.as_str(), |(_, why)| why);
+            let key = key.split(" (").next().unwrap_or(key).to_string();
+            match reasons.iter_mut().find(|(r, _)| *r == key) {
+                Some((_, n)) => *n += 1,
+                None => reasons.push((key, 1)),
+            }
+        }
+        let folded = self.marked_lines() - self.markers.len();
+        let mut text = format!(
+            "{} new lines: {} markers for {} lines ({} of them folded into a marker of the same \
+             statement), {} skipped",
+            self.new_lines,
+            self.markers.len(),
+            self.marked_lines(),
+            folded,
+            self.skipped.len()
+        );
+        if !reasons.is_empty() {
+            let list: Vec<String> = reasons.iter().map(|(r, n)| format!("{n}: {r}")).collect();
+            text.push_str(&format!(" ({})", list.join("; ")));
+        }
+        text
+    }
 }
 
 /// A planned edit of one file.
@@ -123,16 +179,80 @@ fn c_string_body(s: &str) -> String {
     out
 }
 
+fn print_call(id: &str, file: &str, line: u32) -> String {
+    format!(
+        "fprintf(stderr, \"MFPPR-COV {id} {}:{line}\\n\")",
+        c_string_body(file)
+    )
+}
+
 /// The marker statement for `id` at `file:line`.
 pub fn marker_statement(kind: MarkerKind, id: &str, file: &str, line: u32) -> String {
-    let print = format!(
-        "fprintf(stderr, \"MFPPR-COV {id} {}:{line}\\n\");",
-        c_string_body(file)
-    );
+    let print = print_call(id, file, line);
     match kind {
-        MarkerKind::Log => format!("{{ {print} }} "),
-        MarkerKind::Abort => format!("{{ {print} abort(); }} "),
+        MarkerKind::Log => format!("{{ {print}; }} "),
+        MarkerKind::Abort => format!("{{ {print}; abort(); }} "),
     }
+}
+
+/// The marker as a void expression, for the left side of a comma expression around an operand
+/// (a continuation line in a `&&`/`||` operand or a `?:` branch).
+pub fn marker_expression(kind: MarkerKind, id: &str, file: &str, line: u32) -> String {
+    let print = print_call(id, file, line);
+    match kind {
+        MarkerKind::Log => format!("(void){print}"),
+        MarkerKind::Abort => format!("(void){print}, abort()"),
+    }
+}
+
+/// The stable id of a marker placed on `line` of `file`: the file key with every character other
+/// than a letter or digit turned into `_`, then `-L<line>` (`src/isl_point.c`, 408 →
+/// `src_isl_point_c-L408`). It depends on nothing else, so filters and other files do not move it.
+pub fn marker_id(file: &str, line: u32) -> String {
+    let stem: String = file
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("{stem}-L{line}")
+}
+
+/// `id`, or `id.2`, `id.3`, … when a marker already has it (two markers on one line).
+fn unique_id<'a>(id: String, taken: impl Iterator<Item = &'a Marker> + Clone) -> String {
+    let free = |c: &str| !taken.clone().any(|m| m.id == c);
+    if free(&id) {
+        return id;
+    }
+    (2..)
+        .map(|n| format!("{id}.{n}"))
+        .find(|c| free(c))
+        .unwrap_or(id)
+}
+
+/// Where one marker goes.
+#[derive(Clone, Copy, Debug)]
+enum Placement {
+    /// Before (or wrapping) a statement.
+    Statement(Insertion),
+    /// Around the operand with these bytes.
+    Operand(usize, usize),
+}
+
+fn line_starts(source: &[u8]) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(
+            source
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        )
+        .collect()
+}
+
+fn leading_space(text: &[u8]) -> usize {
+    text.iter()
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count()
 }
 
 /// Prepended to each edited file (see the module docs).
@@ -184,10 +304,13 @@ fn plan(
                 continue;
             }
         };
-        let Some(index) = StatementIndex::new(&original) else {
+        let (Some(index), Some(parsed)) = (StatementIndex::new(&original), Parsed::new(&original))
+        else {
             skip_all("cannot parse the file", &mut skipped);
             continue;
         };
+        let line_starts = line_starts(&original);
+        let line_of = |at: usize| line_starts.partition_point(|&s| s <= at) as u32;
         let mut edits = vec![Edit::replace(0..0, PRELUDE)];
         let mut file_markers: Vec<Marker> = Vec::new();
         for l in &f.lines {
@@ -195,21 +318,62 @@ fn plan(
                 skipped.push(Skipped {
                     file: f.path.clone(),
                     line: l.line,
-                    reason: "no statement can go there (brace, declaration, function header or preprocessor line)".into(),
+                    reason: "no statement can go there (brace, function header, namespace- or \
+                             class-scope declaration, or preprocessor line)"
+                        .into(),
                 });
                 continue;
             };
-            if let Some(m) = file_markers.iter_mut().find(|m| m.inserted_at == ins.at) {
+            let statement_line = line_of(ins.at);
+            let placement = if statement_line == l.line {
+                Placement::Statement(ins)
+            } else {
+                let pos = line_starts
+                    .get(l.line as usize - 1)
+                    .map(|&s| s + leading_space(&original[s..]))
+                    .unwrap_or(ins.at);
+                match continuation::classify(&parsed, pos, ins.at) {
+                    Continuation::Statement => Placement::Statement(ins),
+                    Continuation::Operand { start, end } => Placement::Operand(start, end),
+                    Continuation::Unmarkable(why) => {
+                        skipped.push(Skipped {
+                            file: f.path.clone(),
+                            line: l.line,
+                            reason: format!(
+                                "continuation of the statement on line {statement_line}, {why}"
+                            ),
+                        });
+                        continue;
+                    }
+                }
+            };
+            let at = match placement {
+                Placement::Statement(ins) => ins.at,
+                Placement::Operand(start, _) => start,
+            };
+            if let Some(m) = file_markers.iter_mut().find(|m| m.inserted_at == at) {
                 m.lines.push(l.line);
                 continue;
             }
-            let id = format!("P{}", markers.len() + file_markers.len() + 1);
-            let stmt = marker_statement(opts.kind, &id, &f.path, l.line);
-            match ins.wrap_end {
-                None => edits.push(Edit::replace(ins.at..ins.at, stmt)),
-                Some(end) => {
-                    edits.push(Edit::replace(ins.at..ins.at, format!("{{ {stmt}")));
-                    edits.push(Edit::replace(end..end, " }"));
+            let id = unique_id(
+                marker_id(&f.path, line_of(at)),
+                markers.iter().chain(&file_markers),
+            );
+            match placement {
+                Placement::Statement(ins) => {
+                    let stmt = marker_statement(opts.kind, &id, &f.path, l.line);
+                    match ins.wrap_end {
+                        None => edits.push(Edit::replace(at..at, stmt)),
+                        Some(end) => {
+                            edits.push(Edit::replace(at..at, format!("{{ {stmt}")));
+                            edits.push(Edit::replace(end..end, " }"));
+                        }
+                    }
+                }
+                Placement::Operand(start, end) => {
+                    let expr = marker_expression(opts.kind, &id, &f.path, l.line);
+                    edits.push(Edit::replace(start..start, format!("({expr}, (")));
+                    edits.push(Edit::replace(end..end, "))"));
                 }
             }
             file_markers.push(Marker {
@@ -217,7 +381,7 @@ fn plan(
                 file: f.path.clone(),
                 line: l.line,
                 lines: vec![l.line],
-                inserted_at: ins.at,
+                inserted_at: at,
                 path: path.clone(),
             });
         }
@@ -253,6 +417,7 @@ fn inject_unless(
     mut stop: impl FnMut() -> bool,
 ) -> Result<Injection> {
     let (plans, mut markers, skipped) = plan(new, opts)?;
+    let mut copy = None;
     let markers_file = match &opts.target {
         InjectTarget::Copy(dest) => {
             let root = opts.source_root.as_deref().ok_or_else(|| {
@@ -271,7 +436,13 @@ fn inject_unless(
                     ),
                 )
             };
-            copy_tree(root, &dest, &mut stop).map_err(|e| if stop() { incomplete() } else { e })?;
+            copy = Some(copy_tree(root, &dest, &mut stop).map_err(|e| {
+                if stop() {
+                    incomplete()
+                } else {
+                    e
+                }
+            })?);
             for p in &plans {
                 if stop() {
                     return Err(incomplete());
@@ -311,8 +482,12 @@ fn inject_unless(
         markers,
         skipped,
         markers_file: markers_file.clone(),
+        new_lines: new.total(),
+        copy,
     };
     let mut json = serde_json::to_vec_pretty(&serde_json::json!({
+        "new_lines": injection.new_lines,
+        "accounting": injection.accounting(),
         "markers": injection.markers,
         "skipped": injection.skipped,
     }))
@@ -344,9 +519,38 @@ fn undo_interrupted(manifest: &Path, edited: usize, total: usize) -> anyhow::Err
     }
 }
 
-/// Copy everything under `root` into `dest` (which must not exist or be empty), skipping `dest`
-/// itself when it lies inside `root`; gives up (with an error) as soon as `stop` says so.
-fn copy_tree(root: &Path, dest: &Path, stop: &mut impl FnMut() -> bool) -> Result<()> {
+/// What [`copy_tree`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CopyStats {
+    /// Files copied (their modification times kept).
+    pub copied: usize,
+    /// Their bytes.
+    pub copied_bytes: u64,
+    /// Build outputs left out ([`is_build_output`]).
+    pub left_out: usize,
+    /// Their bytes.
+    pub left_out_bytes: u64,
+}
+
+/// Build outputs and version-control data that a marked copy does not need: the user's build in
+/// the copy remakes them. Object files and libraries (`.o .obj .a .so .lo .la .dylib`), coverage
+/// data (`.gcda .gcno .gcov`) and the `.git`, `.libs` and `.hg` directories.
+pub fn is_build_output(name: &str, is_dir: bool) -> bool {
+    if is_dir {
+        return matches!(name, ".git" | ".hg" | ".libs");
+    }
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(
+        ext,
+        "o" | "obj" | "a" | "so" | "lo" | "la" | "dylib" | "gcda" | "gcno" | "gcov"
+    ) || name.contains(".so.")
+}
+
+/// Copy the sources under `root` into `dest` (which must not exist or be empty), keeping each
+/// file's modification time (build systems compare them) and leaving out build outputs
+/// ([`is_build_output`]) and `dest` itself when it lies inside `root`; gives up (with an error) as
+/// soon as `stop` says so.
+fn copy_tree(root: &Path, dest: &Path, stop: &mut impl FnMut() -> bool) -> Result<CopyStats> {
     let root = super::paths::absolute(root);
     let dest = super::paths::absolute(dest);
     if dest == root || root.starts_with(&dest) {
@@ -371,11 +575,12 @@ fn copy_tree(root: &Path, dest: &Path, stop: &mut impl FnMut() -> bool) -> Resul
         ));
     }
     std::fs::create_dir_all(&dest).with_context(|| format!("cannot create {}", dest.display()))?;
-    let walker = walkdir::WalkDir::new(&root)
+    let mut stats = CopyStats::default();
+    let mut walker = walkdir::WalkDir::new(&root)
         .min_depth(1)
         .into_iter()
         .filter_entry(|e| e.path() != dest);
-    for entry in walker {
+    while let Some(entry) = walker.next() {
         if stop() {
             anyhow::bail!("copy of {} stopped", root.display());
         }
@@ -383,6 +588,15 @@ fn copy_tree(root: &Path, dest: &Path, stop: &mut impl FnMut() -> bool) -> Resul
         let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path());
         let out = dest.join(rel);
         let ft = entry.file_type();
+        if is_build_output(&entry.file_name().to_string_lossy(), ft.is_dir()) {
+            stats.left_out += 1;
+            if ft.is_dir() {
+                walker.skip_current_dir();
+            } else {
+                stats.left_out_bytes += entry.metadata().map_or(0, |m| m.len());
+            }
+            continue;
+        }
         if ft.is_dir() {
             std::fs::create_dir_all(&out)
                 .with_context(|| format!("cannot create {}", out.display()))?;
@@ -392,16 +606,34 @@ fn copy_tree(root: &Path, dest: &Path, stop: &mut impl FnMut() -> bool) -> Resul
             std::os::unix::fs::symlink(&target, &out)
                 .with_context(|| format!("cannot create link {}", out.display()))?;
         } else {
-            std::fs::copy(entry.path(), &out).with_context(|| {
+            stats.copied_bytes += std::fs::copy(entry.path(), &out).with_context(|| {
                 format!(
                     "cannot copy {} to {}",
                     entry.path().display(),
                     out.display()
                 )
             })?;
+            stats.copied += 1;
+            keep_times(entry.path(), &out)?;
         }
     }
-    Ok(())
+    Ok(stats)
+}
+
+/// Give `to` the access and modification times of `from`.
+fn keep_times(from: &Path, to: &Path) -> Result<()> {
+    let meta = std::fs::metadata(from)
+        .with_context(|| format!("cannot read the times of {}", from.display()))?;
+    let mut times = std::fs::FileTimes::new();
+    if let Ok(t) = meta.accessed() {
+        times = times.set_accessed(t);
+    }
+    if let Ok(t) = meta.modified() {
+        times = times.set_modified(t);
+    }
+    std::fs::File::open(to)
+        .and_then(|f| f.set_times(times))
+        .with_context(|| format!("cannot set the times of {}", to.display()))
 }
 
 #[cfg(test)]
@@ -457,17 +689,29 @@ mod tests {
             .iter()
             .map(|m| (m.id.as_str(), m.line, m.lines.as_slice()))
             .collect();
-        assert_eq!(ids, vec![("P1", 3, &[3][..]), ("P2", 4, &[4, 5][..])]);
+        assert_eq!(
+            ids,
+            vec![("x_hpp-L3", 3, &[3][..]), ("x_hpp-L4", 4, &[4, 5][..])]
+        );
+        assert_eq!(
+            inj.accounting(),
+            "5 new lines: 2 markers for 3 lines (1 of them folded into a marker of the same \
+             statement), 2 skipped (2: no statement can go there)"
+        );
         let skipped: Vec<u32> = inj.skipped.iter().map(|s| s.line).collect();
         assert_eq!(skipped, vec![1, 7]);
         let text = std::fs::read_to_string(dest.join("x.hpp")).unwrap();
         assert!(text.starts_with(PRELUDE));
         assert!(
-            text.contains("    { { fprintf(stderr, \"MFPPR-COV P1 x.hpp:3\\n\"); } return 1; }\n"),
+            text.contains(
+                "    { { fprintf(stderr, \"MFPPR-COV x_hpp-L3 x.hpp:3\\n\"); } return 1; }\n"
+            ),
             "{text}"
         );
         assert!(
-            text.contains("  { fprintf(stderr, \"MFPPR-COV P2 x.hpp:4\\n\"); } int y = x +\n"),
+            text.contains(
+                "  { fprintf(stderr, \"MFPPR-COV x_hpp-L4 x.hpp:4\\n\"); } int y = x +\n"
+            ),
             "{text}"
         );
         assert_eq!(
@@ -479,6 +723,85 @@ mod tests {
         assert!(!std::fs::read_to_string(src.path().join("x.hpp"))
             .unwrap()
             .contains("MFPPR"));
+    }
+
+    /// Defect 1 of issue 14: the second line of `if (a &&\n b)` got a marker before the `if`,
+    /// which fired whenever the first line ran.
+    #[test]
+    fn continuation_lines_get_operand_markers_or_none() {
+        let src = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(
+            src.path().join("p.c"),
+            "int f(int a, int b) {\n  if (a &&\n      b)\n    return 1;\n  for (int i = 0; i < a;\n       i++)\n    b++;\n  return b;\n}\n",
+        )
+        .unwrap();
+        let opts = InjectOptions {
+            source_root: Some(src.path().to_path_buf()),
+            kind: MarkerKind::Log,
+            target: InjectTarget::Copy(out.path().join("c")),
+            markers_path: None,
+        };
+        let inj = inject(&new_lines("p.c", &[3, 6]), &opts).unwrap();
+        assert_eq!(inj.markers.len(), 1);
+        assert_eq!(inj.markers[0].id, "p_c-L3");
+        let text = std::fs::read_to_string(out.path().join("c/p.c")).unwrap();
+        assert!(
+            text.contains(
+                "  if (a &&\n      ((void)fprintf(stderr, \"MFPPR-COV p_c-L3 p.c:3\\n\"), (b)))\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(inj.skipped.len(), 1);
+        assert!(
+            inj.skipped[0]
+                .reason
+                .starts_with("continuation of the statement on line 5, part of a for loop"),
+            "{:?}",
+            inj.skipped
+        );
+        assert!(inj
+            .accounting()
+            .starts_with("2 new lines: 1 markers for 1 lines"));
+    }
+
+    /// Defects 2 and 3 of issue 14: the copy kept no file times and copied build outputs.
+    #[test]
+    fn the_copy_keeps_file_times_and_leaves_out_build_outputs() {
+        let src = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        for (name, text) in [
+            ("a.c", "int a(int x) {\n  return x;\n}\n"),
+            ("configure.ac", "AC_INIT\n"),
+            ("a.o", "object"),
+            ("libx.a", "archive"),
+            ("a.gcno", "notes"),
+        ] {
+            std::fs::write(src.path().join(name), text).unwrap();
+            std::fs::File::open(src.path().join(name))
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        std::fs::create_dir(src.path().join(".git")).unwrap();
+        std::fs::write(src.path().join(".git/HEAD"), "ref").unwrap();
+        let dest = out.path().join("c");
+        let opts = InjectOptions {
+            source_root: Some(src.path().to_path_buf()),
+            kind: MarkerKind::Log,
+            target: InjectTarget::Copy(dest.clone()),
+            markers_path: None,
+        };
+        let inj = inject(&new_lines("a.c", &[2]), &opts).unwrap();
+        let mtime = |p: &str| std::fs::metadata(dest.join(p)).unwrap().modified().unwrap();
+        assert_eq!(mtime("configure.ac"), old);
+        assert!(mtime("a.c") > old);
+        for gone in ["a.o", "libx.a", "a.gcno", ".git"] {
+            assert!(!dest.join(gone).exists(), "{gone} was copied");
+        }
+        let copy = inj.copy.unwrap();
+        assert_eq!((copy.copied, copy.left_out), (2, 4));
     }
 
     #[test]

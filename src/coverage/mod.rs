@@ -9,6 +9,7 @@
 //! reduce it toward the marker, verify the result with gcov) on top of [`find`], [`verify`] and
 //! [`shell`]; the default oracle of the reductions is [`embedded`] in the binary.
 
+pub mod continuation;
 pub mod diff;
 pub mod embedded;
 pub mod find;

@@ -53,6 +53,9 @@ pub struct ReduceStep {
     pub cxxflags: Option<String>,
     /// Per-check timeout (default: derived by `reduce`).
     pub timeout: Option<Duration>,
+    /// The `--run` template, for the default oracle to build and run candidates with
+    /// (`MFPPR_RUN`; `--reduce-with-run`).
+    pub run: Option<String>,
 }
 
 /// Everything the pipeline needs.
@@ -336,6 +339,13 @@ fn reduce_one(
     ];
     if let Some(flags) = &step.cxxflags {
         extra_env.push(("CXXFLAGS".to_string(), flags.clone()));
+    }
+    if let Some(run) = &step.run {
+        extra_env.push(("MFPPR_RUN".to_string(), run.clone()));
+        extra_env.push((
+            find::INJECTED_ENV.to_string(),
+            opts.injected.to_string_lossy().into_owned(),
+        ));
     }
     let mut ro = ReduceOptions::new(&test.path, &step.check);
     ro.output = Some(output);

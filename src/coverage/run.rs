@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 
 use super::diff::{self, Filters, NewLines};
 use super::embedded::DefaultCheck;
-use super::inject::{self, InjectOptions, InjectTarget, Injection, MarkerKind};
+use super::inject::{self, InjectOptions, InjectTarget, Injection, Marker, MarkerKind};
 use super::load::{self, LoadOptions};
 use super::manifest::{self, RestoreReport};
 use super::paths::absolute;
@@ -124,7 +124,12 @@ pub struct InjectRunOptions {
     pub target: InjectTarget,
     /// Where to write `markers.json` (default: in the copy, or next to the manifest).
     pub markers_path: Option<PathBuf>,
+    /// The user's build command, run once with `sh -c` in the marked copy (`--build`).
+    pub build: Option<String>,
 }
+
+/// How long `--build` may run.
+const BUILD_TIMEOUT: Duration = Duration::from_secs(3 * 3600);
 
 /// Run the report and inject markers for its new lines.
 pub fn run_inject(opts: &InjectRunOptions) -> Result<(Report, Injection)> {
@@ -136,7 +141,45 @@ pub fn run_inject(opts: &InjectRunOptions) -> Result<(Report, Injection)> {
     }
     let report = run_report(&opts.report)?;
     let injection = inject_report(&report, opts)?;
+    if let Some(build) = &opts.build {
+        build_marked(build, &opts.target, report.source_root.as_deref())?;
+    }
     Ok((report, injection))
+}
+
+/// Run the user's build command once in the marked tree; a failure is an error that says the
+/// original sources are untouched (a copy) or how to restore them (in place).
+fn build_marked(build: &str, target: &InjectTarget, source_root: Option<&Path>) -> Result<()> {
+    let (dir, untouched) = match target {
+        InjectTarget::Copy(dir) => (
+            absolute(dir),
+            "the original sources are untouched".to_string(),
+        ),
+        InjectTarget::InPlace { manifest } => (
+            source_root.map_or_else(|| absolute(Path::new(".")), Path::to_path_buf),
+            format!(
+                "the sources are still marked: `mfppr cover restore {}` puts them back",
+                manifest.display()
+            ),
+        ),
+    };
+    note(format!("build: `{build}` in {}", dir.display()));
+    let ran = super::shell::run(build, &dir, &[], BUILD_TIMEOUT)?;
+    if !ran.passed() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "--build `{build}` failed in the marked tree {} ({}): {}; {untouched}; fix the \
+                 command and run it there by hand, then `find --marked {}`",
+                dir.display(),
+                ran.describe(),
+                ran.last_line(),
+                dir.display()
+            ),
+        ));
+    }
+    note(format!("build: done in {:.1} s", ran.elapsed.as_secs_f64()));
+    Ok(())
 }
 
 fn inject_report(report: &Report, opts: &InjectRunOptions) -> Result<Injection> {
@@ -162,9 +205,19 @@ fn inject_report(report: &Report, opts: &InjectRunOptions) -> Result<Injection> 
             manifest.display()
         ));
     }
+    if let Some(c) = &inj.copy {
+        note(format!(
+            "copied {} source files ({} KB, file times kept); left out {} build outputs ({} KB)",
+            c.copied,
+            c.copied_bytes / 1024,
+            c.left_out,
+            c.left_out_bytes / 1024
+        ));
+    }
     for s in &inj.skipped {
         note(format!("skipped {}:{}: {}", s.file, s.line, s.reason));
     }
+    note(inj.accounting());
     Ok(inj)
 }
 
@@ -197,6 +250,9 @@ pub struct ReduceSettings {
     pub cxxflags: Option<String>,
     /// Per-check timeout (default: derived by `reduce`).
     pub timeout: Option<Duration>,
+    /// The default oracle builds and runs each candidate with the `--run` command instead of
+    /// compiling it itself (`--reduce-with-run`: a compiled library).
+    pub with_run: bool,
 }
 
 /// How `cover find` verifies each reduced test with gcov.
@@ -207,6 +263,10 @@ pub struct VerifySettings {
     pub command: Option<String>,
     /// The gcov program.
     pub gcov: String,
+    /// Directories of the library's `.gcno` files (`--gcov-objdir`).
+    pub objdirs: Vec<PathBuf>,
+    /// Extra environment of the verification build and run (`--env K=V`).
+    pub env: Vec<(String, String)>,
 }
 
 /// `cover find`: report, markers in a copy, find, and (as asked) reduce and verify.
@@ -218,6 +278,13 @@ pub struct FindOptions {
     pub kind: MarkerKind,
     /// Where the marked copy goes (default: `OUT/injected`).
     pub inject_into: Option<PathBuf>,
+    /// An existing marked tree (`--marked DIR`, from `cover inject --inject-into DIR`, built):
+    /// its `markers.json` is read and nothing is injected; `report` is then not used.
+    pub marked: Option<PathBuf>,
+    /// The user's build command, run once in the new marked copy.
+    pub build: Option<String>,
+    /// Only these markers (`--points`: ids or `file:line`); all when empty.
+    pub points: Vec<String>,
     /// Where to write `markers.json`.
     pub markers_path: Option<PathBuf>,
     /// Where the tests come from.
@@ -238,8 +305,9 @@ pub struct FindOptions {
     pub verify: Option<VerifySettings>,
 }
 
-/// Run `cover find` (see [`FindOptions`]); the report and the pipeline's summary.
-pub fn run_find(opts: &FindOptions) -> Result<(Report, Summary)> {
+/// Run `cover find` (see [`FindOptions`]); the report (none with `--marked`) and the pipeline's
+/// summary.
+pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
     let Some(root) = &opts.report.source_root else {
         return Err(coded(
             ExitKind::Usage,
@@ -248,19 +316,41 @@ pub fn run_find(opts: &FindOptions) -> Result<(Report, Summary)> {
     };
     let out = prepare_out(&opts.out)?;
     let source_root = absolute(root);
-    let injected = absolute(
-        &opts
-            .inject_into
-            .clone()
-            .unwrap_or_else(|| out.join("injected")),
-    );
-    let inject_opts = InjectRunOptions {
-        report: opts.report.clone(),
-        kind: opts.kind,
-        target: InjectTarget::Copy(injected.clone()),
-        markers_path: opts.markers_path.clone(),
+    let (report, injected, markers, new_lines) = match &opts.marked {
+        Some(marked) => {
+            let marked = absolute(marked);
+            let file = opts
+                .markers_path
+                .clone()
+                .unwrap_or_else(|| marked.join("markers.json"));
+            let (markers, new_lines) = read_markers(&file)?;
+            note(format!(
+                "find: reusing the marked tree {} ({} markers from {})",
+                marked.display(),
+                markers.len(),
+                file.display()
+            ));
+            (None, marked, markers, new_lines)
+        }
+        None => {
+            let injected = absolute(
+                &opts
+                    .inject_into
+                    .clone()
+                    .unwrap_or_else(|| out.join("injected")),
+            );
+            let (report, injection) = run_inject(&InjectRunOptions {
+                report: opts.report.clone(),
+                kind: opts.kind,
+                target: InjectTarget::Copy(injected.clone()),
+                markers_path: opts.markers_path.clone(),
+                build: opts.build.clone(),
+            })?;
+            let new_lines = report.new.total();
+            (Some(report), injected, injection.markers, new_lines)
+        }
     };
-    let (report, injection) = run_inject(&inject_opts)?;
+    let markers = select_points(markers, &opts.points)?;
     let include_dirs: Vec<PathBuf> = opts.include_dirs.iter().map(|d| absolute(d)).collect();
     // Lives until the pipeline is done: the reductions run the scripts it wrote.
     let mut default_check = None;
@@ -274,6 +364,7 @@ pub fn run_find(opts: &FindOptions) -> Result<(Report, Summary)> {
             source_root: source_root.clone(),
             cxxflags: r.cxxflags.clone(),
             timeout: r.timeout,
+            run: r.with_run.then(|| opts.run.clone()),
         }),
         None => None,
     };
@@ -289,12 +380,14 @@ pub fn run_find(opts: &FindOptions) -> Result<(Report, Summary)> {
         gcov: v.gcov.clone(),
         source_root: source_root.clone(),
         timeout: opts.run_timeout,
+        objdirs: v.objdirs.iter().map(|d| absolute(d)).collect(),
+        env: v.env.clone(),
     });
     let summary = pipeline::run(&PipelineOptions {
         out,
         injected,
-        markers: injection.markers,
-        new_lines: report.new.total(),
+        markers,
+        new_lines,
         source: opts.source.clone(),
         run: opts.run.clone(),
         run_timeout: opts.run_timeout,
@@ -303,6 +396,78 @@ pub fn run_find(opts: &FindOptions) -> Result<(Report, Summary)> {
         verify,
     })?;
     Ok((report, summary))
+}
+
+/// The markers and the new-line count of a `markers.json` written by `cover inject`.
+fn read_markers(file: &Path) -> Result<(Vec<Marker>, usize)> {
+    #[derive(serde::Deserialize)]
+    struct MarkersFile {
+        #[serde(default)]
+        new_lines: Option<usize>,
+        markers: Vec<Marker>,
+    }
+    let text = std::fs::read(file).map_err(|e| {
+        coded(
+            ExitKind::Input,
+            format!(
+                "cannot read {}: {e}; --marked needs a tree made by `mfppr cover inject \
+                 --inject-into DIR` (or pass --markers FILE)",
+                file.display()
+            ),
+        )
+    })?;
+    let parsed: MarkersFile = serde_json::from_slice(&text).map_err(|e| {
+        coded(
+            ExitKind::Input,
+            format!(
+                "{} is not a markers.json of `cover inject`: {e}",
+                file.display()
+            ),
+        )
+    })?;
+    let new_lines = parsed
+        .new_lines
+        .unwrap_or_else(|| parsed.markers.iter().map(|m| m.lines.len()).sum());
+    Ok((parsed.markers, new_lines))
+}
+
+/// The markers `points` names (ids, or `file:line` with any new line of the marker; a file
+/// matches its key or a `/`-suffix of it), in id order; all of them when `points` is empty. A
+/// selector that names no marker is an error listing a few ids.
+pub fn select_points(markers: Vec<Marker>, points: &[String]) -> Result<Vec<Marker>> {
+    if points.is_empty() {
+        return Ok(markers);
+    }
+    let matches = |m: &Marker, p: &str| {
+        if m.id == p {
+            return true;
+        }
+        let Some((file, line)) = p.rsplit_once(':') else {
+            return false;
+        };
+        let Ok(line) = line.parse::<u32>() else {
+            return false;
+        };
+        (m.file == file || m.file.ends_with(&format!("/{file}")))
+            && (m.line == line || m.lines.contains(&line))
+    };
+    for p in points {
+        if !markers.iter().any(|m| matches(m, p)) {
+            let known: Vec<String> = markers.iter().take(5).map(|m| m.id.clone()).collect();
+            return Err(coded(
+                ExitKind::Usage,
+                format!(
+                    "--points {p} names no marker (ids: {}{}; or FILE:LINE of a marked line)",
+                    known.join(", "),
+                    if markers.len() > 5 { ", …" } else { "" }
+                ),
+            ));
+        }
+    }
+    Ok(markers
+        .into_iter()
+        .filter(|m| points.iter().any(|p| matches(m, p)))
+        .collect())
 }
 
 /// Create the --out directory (it must be new or empty) and make it absolute.

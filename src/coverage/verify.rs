@@ -4,7 +4,14 @@
 //! In a fresh directory: build the test with the `--verify-cmd` template (`{test}`, `{exe}`; the
 //! default is g++ with `--coverage` against the original sources), run `{exe}`, run
 //! `gcov --json-format --stdout` on every `.gcda` written below that directory, and read the count
-//! of the marker's line through the normal coverage reader.
+//! of the marker's line through the normal coverage reader. Both steps get the `--env`
+//! variables.
+//!
+//! A separately built library (`--gcov-objdir DIR`, the directories of its `.gcno` files): the
+//! run gets `GCOV_PREFIX=<fresh dir>/gcda` and `GCOV_PREFIX_STRIP=0` (unless `--env` sets
+//! `GCOV_PREFIX`), so the library's counts of this one run land in the fresh directory and the
+//! user's build keeps its own `.gcda` files; each `.gcda` gets its `.gcno` copied beside it (from
+//! the path it stands for, or by name from the object directories) before gcov reads it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -29,6 +36,10 @@ pub struct VerifyOptions {
     pub source_root: PathBuf,
     /// Timeout of each step (build, run, gcov).
     pub timeout: Duration,
+    /// Directories of the library's `.gcno` files (`--gcov-objdir`).
+    pub objdirs: Vec<PathBuf>,
+    /// Extra environment of the build and the run (`--env K=V`).
+    pub env: Vec<(String, String)>,
 }
 
 /// The default `--verify-cmd`: `$CXX` (or g++) with `cxxflags`, `-DEXECUTE=1 --coverage` and
@@ -71,6 +82,35 @@ fn failed(note: String) -> Verification {
     }
 }
 
+/// Copy the `.gcno` of `gcda` beside it when missing: from the path the `.gcda` stands for below
+/// `prefix` (`GCOV_PREFIX_STRIP=0`), else the first file of that name in `objdirs`.
+fn place_gcno(gcda: &Path, prefix: &Path, objdirs: &[PathBuf]) -> Result<()> {
+    let gcno = gcda.with_extension("gcno");
+    if gcno.exists() {
+        return Ok(());
+    }
+    let original = gcda
+        .strip_prefix(prefix)
+        .ok()
+        .map(|rel| Path::new("/").join(rel).with_extension("gcno"))
+        .filter(|p| p.exists());
+    let by_name = || {
+        let name = gcno.file_name()?;
+        objdirs
+            .iter()
+            .flat_map(|d| walkdir::WalkDir::new(d).sort_by_file_name())
+            .filter_map(|e| e.ok())
+            .find(|e| e.file_name() == name)
+            .map(|e| e.path().to_path_buf())
+    };
+    if let Some(from) = original.or_else(by_name) {
+        std::fs::copy(&from, &gcno).map_err(|e| {
+            anyhow::anyhow!("cannot copy {} to {}: {e}", from.display(), gcno.display())
+        })?;
+    }
+    Ok(())
+}
+
 /// Build and run `test` with coverage and read the count of `marker`'s line (see module docs).
 pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Verification> {
     let dir = tempfile::Builder::new()
@@ -85,7 +125,12 @@ pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Veri
             ("exe", &exe.to_string_lossy()),
         ],
     );
-    let run = shell::run(&build, dir.path(), &[], opts.timeout)?;
+    let env: Vec<(&str, &Path)> = opts
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_str(), Path::new(v)))
+        .collect();
+    let run = shell::run(&build, dir.path(), &env, opts.timeout)?;
     if !run.passed() {
         return Ok(failed(format!(
             "build failed ({}): {}; run `{build}` by hand",
@@ -94,18 +139,36 @@ pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Veri
         )));
     }
     let exe_cmd = shell_quote(&exe.to_string_lossy());
-    let ran = shell::run(&exe_cmd, dir.path(), &[], opts.timeout)?;
+    let prefix = dir.path().join("gcda");
+    let user_prefix = opts
+        .env
+        .iter()
+        .find(|(k, _)| k == "GCOV_PREFIX")
+        .map(|(_, v)| PathBuf::from(v));
+    let mut run_env = env.clone();
+    if user_prefix.is_none() && !opts.objdirs.is_empty() {
+        run_env.push(("GCOV_PREFIX", prefix.as_path()));
+        run_env.push(("GCOV_PREFIX_STRIP", Path::new("0")));
+    }
+    let ran = shell::run(&exe_cmd, dir.path(), &run_env, opts.timeout)?;
+    let mut roots = vec![dir.path().to_path_buf()];
+    roots.extend(user_prefix.clone());
     let mut gcdas = Vec::new();
-    for entry in walkdir::WalkDir::new(dir.path()).sort_by_file_name() {
-        let entry = entry?;
-        if entry.path().extension().is_some_and(|e| e == "gcda") {
-            gcdas.push(shell_quote(&entry.path().to_string_lossy()));
+    for root in &roots {
+        for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+            let entry = entry?;
+            if entry.path().extension().is_some_and(|e| e == "gcda") {
+                let prefix_used = user_prefix.as_deref().unwrap_or(&prefix);
+                place_gcno(entry.path(), prefix_used, &opts.objdirs)?;
+                gcdas.push(shell_quote(&entry.path().to_string_lossy()));
+            }
         }
     }
     if gcdas.is_empty() {
         return Ok(failed(format!(
             "no .gcda file after running the test ({}); the build command must use --coverage \
-             and write its objects below the directory of {{exe}}",
+             and write its objects below the directory of {{exe}}, or the library's objects \
+             must be in a --gcov-objdir",
             ran.describe()
         )));
     }
