@@ -320,8 +320,14 @@ fn reduce_one(
     let output = opts.out.join(format!("{}.cpp", marker.id));
     if let Some(start) = start {
         let from = opts.out.join(format!("{start}.cpp"));
-        std::fs::copy(&from, &output)
-            .with_context(|| format!("cannot copy {} to {}", from.display(), output.display()))?;
+        // The result and its origin record: the same test, so `--resume` accepts it.
+        for (a, b) in [
+            (from.clone(), output.clone()),
+            (reduce::origin_path(&from), reduce::origin_path(&output)),
+        ] {
+            std::fs::copy(&a, &b)
+                .with_context(|| format!("cannot copy {} to {}", a.display(), b.display()))?;
+        }
         progress(format!(
             "reduce {}: starting from {start}'s reduced test",
             marker.id
