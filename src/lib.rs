@@ -12,6 +12,7 @@ pub mod document;
 pub mod edit;
 pub mod engine;
 pub mod error;
+pub mod export;
 pub mod inspect;
 pub mod interrupt;
 pub mod line_endings;

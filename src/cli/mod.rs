@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod cover;
+pub mod export;
 pub mod inspect;
 pub mod reduce;
 
@@ -33,6 +34,8 @@ enum Command {
     Reduce(reduce::ReduceArgs),
     /// Diff suite/fuzz gcov coverage, inject markers, find and reduce tests for new lines.
     Cover(cover::CoverArgs),
+    /// Write a self-contained C++ file that compiles against the library alone.
+    Export(export::ExportArgs),
 }
 
 impl Cli {
@@ -42,6 +45,7 @@ impl Cli {
             Command::Inspect(args) => args.run(),
             Command::Reduce(args) => args.run(),
             Command::Cover(args) => args.run(),
+            Command::Export(args) => args.run(),
         }
     }
 }
