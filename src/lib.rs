@@ -24,3 +24,4 @@ pub mod outputs;
 pub mod passes;
 pub mod process;
 pub mod reduce;
+pub mod report;

@@ -8,6 +8,7 @@ pub mod cover;
 pub mod export;
 pub mod inspect;
 pub mod reduce;
+pub mod report;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -36,6 +37,8 @@ enum Command {
     Cover(cover::CoverArgs),
     /// Write a self-contained C++ file that compiles against the library alone.
     Export(export::ExportArgs),
+    /// Write a bug report with blame for a reduced test.
+    Report(report::ReportArgs),
 }
 
 impl Cli {
@@ -46,6 +49,7 @@ impl Cli {
             Command::Reduce(args) => args.run(),
             Command::Cover(args) => args.run(),
             Command::Export(args) => args.run(),
+            Command::Report(args) => args.run(),
         }
     }
 }
