@@ -140,10 +140,7 @@ fn base_operations_alone_are_implicated() {
     );
     assert_eq!(r["blame"]["base_operations_implicated"], true, "{r}");
     assert!(r["blame"]["suspects"].as_array().unwrap().is_empty());
-    assert!(
-        r["message"].as_str().unwrap().contains("out_of_range")
-            || !r["message"].as_str().unwrap().is_empty()
-    );
+    assert!(!r["message"].as_str().unwrap().is_empty(), "{r}");
 }
 
 #[test]
