@@ -555,7 +555,7 @@ mod tests {
         );
         assert_eq!(
             got,
-            "namespace a {\nint f()\n{\n    if (x) {\n        return \"}\";\n    } }\n}\n\n#define X\nint g() { return 1; }\n"
+            "namespace a {\nint f()\n{\n    if (x) {\n        return \"}\";\n} }\n}\n\n#define X\nint g() { return 1; }\n"
         );
     }
 
