@@ -6,8 +6,10 @@ use clap::{Parser, Subcommand};
 
 pub mod batch;
 pub mod cover;
+pub mod export;
 pub mod inspect;
 pub mod reduce;
+pub mod report;
 
 /// Structure-aware reducer for MF++ metamorphic tests.
 #[derive(Debug, Parser)]
@@ -27,6 +29,10 @@ enum Command {
     Cover(cover::CoverArgs),
     /// Reduce and triage a campaign of failing tests, locally or as tasks for parallel / Slurm.
     Batch(batch::BatchArgs),
+    /// Write a self-contained C++ file that compiles against the library alone.
+    Export(export::ExportArgs),
+    /// Write a bug report with blame for a reduced test.
+    Report(report::ReportArgs),
 }
 
 /// The README's exit-code table, generated from the same source as `--help`.
@@ -46,6 +52,8 @@ impl Cli {
             Command::Reduce(args) => args.run(),
             Command::Cover(args) => args.run(),
             Command::Batch(args) => args.run(),
+            Command::Export(args) => args.run(),
+            Command::Report(args) => args.run(),
         }
     }
 }

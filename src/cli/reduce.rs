@@ -98,6 +98,18 @@ pub struct ReduceArgs {
     #[arg(long, help_heading = "Output")]
     resume: bool,
 
+    /// Also write a bug report with blame into this directory (see `mfppr report`).
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    report: Option<PathBuf>,
+
+    /// With --report: shell command printing the library's version.
+    #[arg(long, value_name = "CMD", help_heading = "Output")]
+    library_version: Option<String>,
+
+    /// With --report: write into a non-empty directory.
+    #[arg(long, help_heading = "Output")]
+    force: bool,
+
     /// No progress lines on stderr.
     #[arg(short, long, help_heading = "Output")]
     quiet: bool,
@@ -147,8 +159,24 @@ impl ReduceArgs {
 
     /// Run the command.
     pub fn run(self) -> anyhow::Result<ExitCode> {
+        let report_dir = match &self.report {
+            Some(dir) => Some(crate::report::prepare(dir, self.force, &self.file)?),
+            None => None,
+        };
         let outcome = reduce(&self.options())?;
         println!("{}", outcome.summary());
+        if let Some(dir) = report_dir {
+            let opts = crate::report::ReportOptions {
+                file: outcome.output.clone(),
+                check: self.check.clone(),
+                include_dirs: self.include.clone(),
+                specs: self.spec.clone(),
+                library_version: self.library_version.clone(),
+                stats: Some(outcome.summary()),
+            };
+            let report = crate::report::write(&opts, &dir)?;
+            println!("{}", super::report::summary(&report, &dir));
+        }
         Ok(ExitCode::SUCCESS)
     }
 }

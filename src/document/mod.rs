@@ -15,6 +15,7 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use crate::edit::{self, Edit};
 
+pub mod declarations;
 pub mod statements;
 
 /// A byte range in the document.

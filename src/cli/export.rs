@@ -1,0 +1,76 @@
+//! `mfppr export` command line: the standalone export of an MF++ test (design §10).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::export::{format, minimise, Standalone};
+use crate::oracle::ScriptOracle;
+use crate::outputs::{self, Output};
+
+/// Arguments of `mfppr export`.
+#[derive(Debug, clap::Args)]
+pub struct ExportArgs {
+    /// The MF++ test to export (usually a reduced one; never modified).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+
+    /// Extra directory to search for the headers the test includes (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+
+    /// Extra spec header to pull declarations from (repeatable).
+    #[arg(long, value_name = "FILE")]
+    spec: Vec<PathBuf>,
+
+    /// Interestingness script: drop the pulled-in declarations it does not need and verify
+    /// that the export still fails.
+    #[arg(long, value_name = "SCRIPT")]
+    check: Option<PathBuf>,
+
+    /// Output file.
+    #[arg(short = 'o', long, value_name = "OUT")]
+    output: PathBuf,
+}
+
+impl ExportArgs {
+    /// Run the command.
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        let out = outputs::validate(
+            &self.file,
+            &[Output {
+                what: "the export",
+                flag: "-o",
+                path: &self.output,
+            }],
+        )?;
+        let text = crate::model::read_test(&self.file)?;
+        let sa = Standalone::build(&self.file, &text, &self.include, &self.spec)?;
+        let (export, note) = match &self.check {
+            Some(check) => {
+                let oracle = ScriptOracle::new(check, &self.file, Vec::new())?;
+                let (export, m) = minimise(&sa, &oracle)?;
+                let note = format!(
+                    "{} of {} pulled-in declarations needed, {} oracle calls; the check passes",
+                    m.kept, m.pulled, m.oracle_calls
+                );
+                (export, note)
+            }
+            None => {
+                let (export, tool) = format(&sa.render(&[]));
+                let note = format!(
+                    "{} declarations pulled in, formatted by {tool}; not checked (give --check)",
+                    sa.chunks.len()
+                );
+                (export, note)
+            }
+        };
+        crate::atomic::write_atomic(&out[0], export.as_bytes())?;
+        println!(
+            "wrote {} ({} bytes, {} lines): {note}",
+            self.output.display(),
+            export.len(),
+            export.lines().filter(|l| !l.trim().is_empty()).count()
+        );
+        Ok(ExitCode::SUCCESS)
+    }
+}

@@ -1,0 +1,83 @@
+//! `mfppr report` command line, and the report options `reduce --report` shares.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::report::{prepare, write, ReportOptions};
+
+/// Arguments of `mfppr report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// The reduced MF++ test (never modified).
+    #[arg(value_name = "REDUCED")]
+    file: PathBuf,
+
+    /// Interestingness script: an executable, or a .py file run with python3.
+    #[arg(long, value_name = "SCRIPT")]
+    check: PathBuf,
+
+    /// Extra directory to search for the headers the test includes (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+
+    /// Extra spec header (repeatable).
+    #[arg(long, value_name = "FILE")]
+    spec: Vec<PathBuf>,
+
+    /// Shell command printing the library's version, recorded in the report.
+    #[arg(long, value_name = "CMD")]
+    library_version: Option<String>,
+
+    /// Report directory (created; must be empty unless --force).
+    #[arg(short = 'o', long, value_name = "DIR")]
+    output: PathBuf,
+
+    /// Write into a non-empty report directory.
+    #[arg(long)]
+    force: bool,
+}
+
+impl ReportArgs {
+    /// Run the command.
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        let dir = prepare(&self.output, self.force, &self.file)?;
+        let opts = ReportOptions {
+            file: self.file,
+            check: self.check,
+            include_dirs: self.include,
+            specs: self.spec,
+            library_version: self.library_version,
+            stats: None,
+        };
+        let report = write(&opts, &dir)?;
+        println!("{}", summary(&report, &dir));
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// One line saying where the report is and what blame found.
+pub fn summary(report: &crate::report::Report, dir: &crate::report::ReportDir) -> String {
+    let b = &report.blame;
+    let verdict = if b.suspects.is_empty() {
+        "no MR needed".to_string()
+    } else {
+        format!("suspects {}", b.suspects.join(", "))
+    };
+    format!(
+        "report in {}: {verdict}{}; blame {} oracle runs in {:.1} s; standalone.cpp {} bytes{}",
+        dir.dir().display(),
+        if b.base_operations_implicated {
+            "; base operations alone fail"
+        } else {
+            ""
+        },
+        b.oracle_calls,
+        b.secs,
+        report.export.bytes,
+        if report.export.verified {
+            ""
+        } else {
+            " (NOT verified: the check rejects it)"
+        }
+    )
+}

@@ -1,0 +1,580 @@
+//! The standalone export (design §10): one C++ file that compiles against the library alone.
+//!
+//! [`Standalone::build`] follows the test's includes as the running (`EXECUTE`) build sees them,
+//! splits the headers into spec headers (anything mentioning `fuzz`, `metalib` or `mfr_*`), whose
+//! declarations it may pull in, and library headers, which stay `#include`d. It pulls in the
+//! closure of spec declarations the test uses, in header order within their namespaces, drops the
+//! fuzz-region markers and names inputs and results readably. [`minimise`] then drops pulled-in
+//! declarations one at a time with the oracle (a wrongly removed declaration fails to compile, so
+//! this cannot slip), and [`format`] indents with `clang-format` when installed.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+
+use crate::document::declarations::{Declaration, Item};
+use crate::document::Document;
+use crate::edit::{self, Edit};
+use crate::error::{coded, ExitKind};
+use crate::oracle::{ScriptOracle, Verdict};
+
+/// Calls that only mark fuzz regions or template blocks; dropped from the export.
+const MARKERS: [&str; 5] = [
+    "fuzz::mfr_fuzz_start",
+    "fuzz::mfr_fuzz_end",
+    "fuzz::start",
+    "fuzz::end",
+    "fuzz::meta_test",
+];
+
+/// A spec declaration the test needs.
+#[derive(Clone, Debug)]
+pub struct Chunk {
+    /// Enclosing namespaces.
+    pub namespaces: Vec<String>,
+    /// The declared name, for messages.
+    pub name: String,
+    /// Its source text.
+    pub text: String,
+}
+
+/// The parts of a standalone export, before minimisation and formatting.
+#[derive(Clone, Debug)]
+pub struct Standalone {
+    /// `#include` lines: system headers, then library headers.
+    pub includes: Vec<String>,
+    /// The pulled-in spec declarations, in header order.
+    pub chunks: Vec<Chunk>,
+    /// The test's own code (instances and `main`), markers dropped, names renamed.
+    pub test: String,
+    /// The source file's name, for the header comment.
+    pub source: String,
+}
+
+/// A header read while following the includes.
+struct Header {
+    items: Vec<Item>,
+    text: Vec<u8>,
+}
+
+impl Standalone {
+    /// Build the export of the test at `path` (bytes `text`), finding headers beside each
+    /// including file and in `include_dirs`; `specs` are read after the test's own headers.
+    pub fn build(
+        path: &Path,
+        text: &[u8],
+        include_dirs: &[PathBuf],
+        specs: &[PathBuf],
+    ) -> Result<Standalone> {
+        crate::model::check_is_mfpp_test(text)?;
+        let doc = Document::parse(text.to_vec())?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut walk = Walk {
+            include_dirs,
+            seen: HashSet::new(),
+            includes: Vec::new(),
+            decls: Vec::new(),
+        };
+        for item in doc.declarations() {
+            if let Item::Include { path: inc, system } = item {
+                walk.include(&inc, system, &dir, &path.display().to_string())?;
+            }
+        }
+        for spec in specs {
+            walk.header(spec)?;
+        }
+        let test = test_code(&doc)?;
+        let test_doc = Document::parse(test.clone().into_bytes())?;
+        let roots: Vec<Declaration> = test_doc
+            .declarations()
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::Declaration(d) => Some(d),
+                Item::Include { .. } => None,
+            })
+            .collect();
+        let needed = closure(&roots, &walk.decls);
+        let chunks = walk
+            .decls
+            .into_iter()
+            .zip(needed)
+            .filter(|(_, n)| *n)
+            .map(|((d, text), _)| Chunk {
+                namespaces: d.namespaces,
+                name: d.name.unwrap_or_default(),
+                text,
+            })
+            .collect();
+        Ok(Standalone {
+            includes: walk.includes,
+            chunks,
+            test,
+            source: path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        })
+    }
+
+    /// The export text with the chunks `keep` marks (all when shorter), unformatted.
+    pub fn render(&self, keep: &[bool]) -> String {
+        let mut out = format!(
+            "// Standalone reproduction exported by mfppr from {}.\n",
+            self.source
+        );
+        for inc in &self.includes {
+            out.push_str(inc);
+            out.push('\n');
+        }
+        out.push('\n');
+        let mut open: &[String] = &[];
+        for (i, chunk) in self.chunks.iter().enumerate() {
+            if !keep.get(i).copied().unwrap_or(true) {
+                continue;
+            }
+            let common = open
+                .iter()
+                .zip(&chunk.namespaces)
+                .take_while(|(a, b)| a == b)
+                .count();
+            close(&mut out, &open[common..]);
+            for ns in &chunk.namespaces[common..] {
+                out.push_str(&format!("namespace {ns} {{\n"));
+            }
+            open = &chunk.namespaces;
+            out.push_str(&chunk.text);
+            out.push_str("\n\n");
+        }
+        close(&mut out, open);
+        out.push_str(&self.test);
+        out.push('\n');
+        out
+    }
+}
+
+/// Close the namespaces `open` (innermost last).
+fn close(out: &mut String, open: &[String]) {
+    if open.is_empty() {
+        return;
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    for ns in open.iter().rev() {
+        out.push_str(&format!("}} // namespace {ns}\n"));
+    }
+    out.push('\n');
+}
+
+/// The include walk: library includes kept, spec declarations collected in header order.
+struct Walk<'a> {
+    include_dirs: &'a [PathBuf],
+    seen: HashSet<PathBuf>,
+    includes: Vec<String>,
+    decls: Vec<(Declaration, String)>,
+}
+
+impl Walk<'_> {
+    fn include(&mut self, name: &str, system: bool, dir: &Path, from: &str) -> Result<()> {
+        if system {
+            let line = format!("#include <{name}>");
+            if !self.includes.contains(&line) {
+                self.includes.push(line);
+            }
+            return Ok(());
+        }
+        let found = std::iter::once(dir)
+            .chain(self.include_dirs.iter().map(PathBuf::as_path))
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                coded(
+                    ExitKind::Input,
+                    format!(
+                        "header \"{name}\" (included by {from}) not found; pass -I with its directory"
+                    ),
+                )
+            })?;
+        let header = read_header(&found)?;
+        if is_spec(&header) {
+            self.header(&found)
+        } else {
+            let line = format!("#include \"{name}\"");
+            if !self.includes.contains(&line) {
+                self.includes.push(line);
+            }
+            Ok(())
+        }
+    }
+
+    fn header(&mut self, path: &Path) -> Result<()> {
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if !self.seen.insert(canonical) {
+            return Ok(());
+        }
+        let header = read_header(path)?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        for item in header.items {
+            match item {
+                Item::Include { path: inc, system } => {
+                    self.include(&inc, system, &dir, &path.display().to_string())?
+                }
+                Item::Declaration(d) => {
+                    if d.name.as_deref().is_some_and(is_guard_like) && d.refs.len() <= 1 {
+                        let text = String::from_utf8_lossy(&header.text[d.span.clone()]);
+                        if text.trim_start().starts_with("#define") {
+                            continue;
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&header.text[d.span.clone()])
+                        .trim_end()
+                        .to_string();
+                    self.decls.push((d, text));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An include-guard macro: `_FOO_HPP`, `FOO_H_`, … (never needed by a single-file export).
+fn is_guard_like(name: &str) -> bool {
+    name.chars()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        && (name.ends_with("_H")
+            || name.ends_with("_HPP")
+            || name.ends_with("_H_")
+            || name.ends_with("_HPP_"))
+}
+
+fn read_header(path: &Path) -> Result<Header> {
+    let text =
+        std::fs::read(path).with_context(|| format!("cannot read header {}", path.display()))?;
+    let items = Document::parse(text.clone())?.declarations();
+    Ok(Header { items, text })
+}
+
+/// Whether a header belongs to the MF++ spec rather than to the library under test.
+fn is_spec(header: &Header) -> bool {
+    header.items.iter().any(|i| match i {
+        Item::Include { .. } => false,
+        Item::Declaration(d) => {
+            d.namespaces
+                .first()
+                .is_some_and(|n| n == "fuzz" || n == "metalib")
+                || d.name.as_deref().is_some_and(|n| n.starts_with("mfr_"))
+                || d.refs
+                    .iter()
+                    .any(|r| r.first().is_some_and(|n| n == "fuzz" || n == "metalib"))
+        }
+    })
+}
+
+/// Whether the reference `name` made in namespace `context` can mean `decl`.
+fn refers_to(name: &[String], context: &[String], decl: &Declaration) -> bool {
+    let Some((last, qual)) = name.split_last() else {
+        return false;
+    };
+    if decl.name.as_deref() != Some(last.as_str()) || decl.namespaces.len() < qual.len() {
+        return false;
+    }
+    let split = decl.namespaces.len() - qual.len();
+    decl.namespaces[split..] == *qual && context.starts_with(&decl.namespaces[..split])
+}
+
+/// Which of `decls` the `roots` need, transitively.
+fn closure(roots: &[Declaration], decls: &[(Declaration, String)]) -> Vec<bool> {
+    let mut needed: Vec<bool> = decls.iter().map(|(d, _)| d.name.is_none()).collect();
+    let mut queue: Vec<&Declaration> = roots.iter().collect();
+    queue.extend(
+        decls
+            .iter()
+            .filter(|(d, _)| d.name.is_none())
+            .map(|(d, _)| d),
+    );
+    while let Some(user) = queue.pop() {
+        for r in &user.refs {
+            for (i, (d, _)) in decls.iter().enumerate() {
+                if !needed[i] && refers_to(r, &user.namespaces, d) {
+                    needed[i] = true;
+                    queue.push(d);
+                }
+            }
+        }
+    }
+    needed
+}
+
+/// The readable name for an MF++ name: `output_var_k` → `in<k>`, `r_0` → `ref`,
+/// `r_k` → `follow_up_<k>`.
+fn readable(name: &str) -> Option<String> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some(k) = name.strip_prefix("output_var_").filter(|k| digits(k)) {
+        return Some(format!("in{k}"));
+    }
+    match name.strip_prefix("r_").filter(|k| digits(k)) {
+        Some("0") => Some("ref".to_string()),
+        Some(k) => Some(format!("follow_up_{k}")),
+        None => None,
+    }
+}
+
+/// The test's own declarations (instances, `main`), markers dropped and names renamed.
+fn test_code(doc: &Document) -> Result<String> {
+    let text = doc.text();
+    let idents = doc.identifiers();
+    let taken: HashSet<&str> = idents.iter().map(|(n, _)| n.as_str()).collect();
+    let mut edits: Vec<Edit> = idents
+        .iter()
+        .filter_map(|(name, span)| {
+            readable(name)
+                .filter(|new| !taken.contains(new.as_str()))
+                .map(|new| Edit::replace(span.clone(), new))
+        })
+        .collect();
+    for f in &doc.outline().functions {
+        for s in &f.body {
+            let [call] = s.calls.as_slice() else {
+                continue;
+            };
+            if MARKERS.contains(&call.callee.as_str()) {
+                edits.retain(|e| e.span.start >= s.span.end || e.span.end <= s.span.start);
+                edits.push(Edit::delete(whole_lines(text, s.span.clone())));
+            }
+        }
+    }
+    let edited = Document::parse(edit::apply(text, &edits))?;
+    let mut parts = Vec::new();
+    for item in edited.declarations() {
+        if let Item::Declaration(d) = item {
+            parts.push(
+                String::from_utf8_lossy(&edited.text()[d.span])
+                    .trim_end()
+                    .to_string(),
+            );
+        }
+    }
+    Ok(parts.join("\n\n"))
+}
+
+/// `span` widened to whole lines when nothing else is on them.
+fn whole_lines(text: &[u8], span: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let start = text[..span.start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let end = text[span.end..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(text.len(), |p| span.end + p + 1);
+    let blank = |r: std::ops::Range<usize>| text[r].iter().all(|b| b.is_ascii_whitespace());
+    if blank(start..span.start) && blank(span.end..end) {
+        start..end
+    } else {
+        span
+    }
+}
+
+/// Indent `text` with `clang-format` when it is installed, else by brace depth. Returns the
+/// text and the tool used.
+pub fn format(text: &str) -> (String, &'static str) {
+    if let Some(formatted) = clang_format(text) {
+        return (formatted, "clang-format");
+    }
+    (reindent(text), "mfppr")
+}
+
+fn clang_format(text: &str) -> Option<String> {
+    use std::io::Write;
+    let mut child = std::process::Command::new("clang-format")
+        .arg("--style={BasedOnStyle: LLVM, IndentWidth: 4, ColumnLimit: 100}")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let mut stdin = child.stdin.take()?;
+    let input = text.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().ok()?;
+    writer.join().ok()?.ok()?;
+    (out.status.success() && !out.stdout.is_empty())
+        .then(|| String::from_utf8(out.stdout).ok())
+        .flatten()
+}
+
+/// Re-indent by brace depth, four spaces a level (namespace bodies not indented); preprocessor
+/// lines at column 0; runs of blank lines collapsed to one.
+pub fn reindent(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    // One entry per open brace: whether it opens a namespace.
+    let mut open: Vec<bool> = Vec::new();
+    let mut blank = false;
+    for line in text.lines() {
+        let t = line.trim();
+        if t.is_empty() {
+            if !blank && !out.is_empty() {
+                out.push('\n');
+            }
+            blank = true;
+            continue;
+        }
+        blank = false;
+        let (leading, opens, closes) = braces(t);
+        for _ in 0..leading {
+            open.pop();
+        }
+        let level = if t.starts_with('#') {
+            0
+        } else {
+            open.iter().filter(|ns| !**ns).count()
+        };
+        out.push_str(&"    ".repeat(level));
+        out.push_str(t);
+        out.push('\n');
+        let namespace = t.starts_with("namespace ");
+        // Braces after the first non-brace character, in order: a close pops what the line
+        // opened before it pops older ones.
+        for _ in 0..opens {
+            open.push(namespace);
+        }
+        for _ in leading..closes {
+            open.pop();
+        }
+    }
+    out
+}
+
+/// For one line, outside strings and `//` comments: the number of leading `}`, of `{`, and of
+/// `}` in all.
+fn braces(line: &str) -> (usize, usize, usize) {
+    let (mut leading, mut opens, mut closes) = (0usize, 0usize, 0usize);
+    let mut in_str: Option<char> = None;
+    let mut seen_other = false;
+    let mut prev = ' ';
+    for c in line.chars() {
+        match in_str {
+            Some(q) if c == q && prev != '\\' => in_str = None,
+            Some(_) => {}
+            None => match c {
+                '"' | '\'' => in_str = Some(c),
+                '/' if prev == '/' => break,
+                '{' => {
+                    opens += 1;
+                    seen_other = true;
+                }
+                '}' => {
+                    if !seen_other {
+                        leading += 1;
+                    }
+                    closes += 1;
+                }
+                c if c.is_whitespace() => {}
+                _ => seen_other = true,
+            },
+        }
+        prev = if prev == '\\' && c == '\\' { ' ' } else { c };
+    }
+    (leading, opens, closes)
+}
+
+/// What minimisation did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Minimised {
+    /// Declarations pulled in by the closure.
+    pub pulled: usize,
+    /// Declarations the oracle needed.
+    pub kept: usize,
+    /// Oracle runs (including the verification runs).
+    pub oracle_calls: usize,
+}
+
+/// Verify the export is interesting, then drop pulled-in declarations one at a time (last first,
+/// so a user goes before what it uses) while it stays interesting; the formatted result is
+/// verified again. Returns the final text.
+pub fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String, Minimised)> {
+    let cancel = AtomicBool::new(false);
+    let mut stats = Minimised {
+        pulled: sa.chunks.len(),
+        ..Minimised::default()
+    };
+    let mut judge = |text: &str| -> Result<(bool, String)> {
+        stats.oracle_calls += 1;
+        let run = oracle.run(text.as_bytes(), &cancel)?;
+        Ok((
+            oracle.verdict_of(run.end) == Verdict::Interesting,
+            run.stderr_tail,
+        ))
+    };
+    let mut keep = vec![true; sa.chunks.len()];
+    let (ok, tail) = judge(&sa.render(&keep))?;
+    if !ok {
+        return Err(not_interesting(&tail));
+    }
+    for i in (0..keep.len()).rev() {
+        keep[i] = false;
+        if !judge(&sa.render(&keep))?.0 {
+            keep[i] = true;
+        }
+    }
+    let (text, _) = format(&sa.render(&keep));
+    let (ok, tail) = judge(&text)?;
+    if !ok {
+        return Err(not_interesting(&tail));
+    }
+    stats.kept = keep.iter().filter(|k| **k).count();
+    Ok((text, stats))
+}
+
+fn not_interesting(tail: &str) -> anyhow::Error {
+    coded(
+        ExitKind::NotInteresting,
+        format!("the check rejects the standalone export (its stderr ends: {tail}); the MF++ test itself is unaffected"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readable_names() {
+        assert_eq!(readable("output_var_3").as_deref(), Some("in3"));
+        assert_eq!(readable("r_0").as_deref(), Some("ref"));
+        assert_eq!(readable("r_12").as_deref(), Some("follow_up_12"));
+        assert_eq!(readable("r_x"), None);
+        assert_eq!(readable("output_var"), None);
+    }
+
+    #[test]
+    fn reindent_by_braces() {
+        let got = reindent(
+            "namespace a {\nint f()\n{\n  if (x) {\n return \"}\";\n} }\n}\n\n\n#define X\nint g() { return 1; }\n",
+        );
+        assert_eq!(
+            got,
+            "namespace a {\nint f()\n{\n    if (x) {\n        return \"}\";\n} }\n}\n\n#define X\nint g() { return 1; }\n"
+        );
+    }
+
+    #[test]
+    fn qualified_lookup() {
+        let d = Declaration {
+            namespaces: vec!["metalib".into(), "relations".into(), "shift".into()],
+            name: Some("base".into()),
+            span: 0..0,
+            refs: vec![],
+        };
+        let n = |s: &str| s.split("::").map(str::to_string).collect::<Vec<_>>();
+        assert!(refers_to(&n("metalib::relations::shift::base"), &[], &d));
+        assert!(refers_to(
+            &n("relations::shift::base"),
+            &n("metalib::relations::unite"),
+            &d
+        ));
+        assert!(!refers_to(&n("relations::shift::base"), &[], &d));
+        assert!(!refers_to(&n("unite::base"), &n("metalib"), &d));
+    }
+}

@@ -1,0 +1,568 @@
+//! The bug report (design §10): `DIR/standalone.cpp`, `DIR/reduced.cpp`, `DIR/README.md` and
+//! `DIR/report.json` for a reduced MF++ test.
+//!
+//! The report holds the failure (the end and stderr tail of a final oracle run), the
+//! reproduction command, the library version, the variants side by side, the standalone export,
+//! and **blame**: each non-base MR call or instance call is folded to its family's base MR, one at
+//! a time, with the oracle; the MRs whose folding makes the failure disappear are the suspects.
+//! A failure that survives folding everything implicates the library's base operations.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::catalogue::Catalogue;
+use crate::document::{Document, Span};
+use crate::edit::{self, Edit};
+use crate::error::{coded, ExitKind};
+use crate::export::{minimise, Standalone};
+use crate::model::{parse_qualified_mr, TestModel};
+use crate::oracle::{RunEnd, ScriptOracle, Verdict};
+use crate::outputs::{self, Output};
+
+/// The files of a report, in the order they are validated.
+const FILES: [&str; 4] = ["standalone.cpp", "reduced.cpp", "README.md", "report.json"];
+
+/// What to report on and how.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    /// The reduced MF++ test.
+    pub file: PathBuf,
+    /// The interestingness script.
+    pub check: PathBuf,
+    /// Header search directories.
+    pub include_dirs: Vec<PathBuf>,
+    /// Extra spec headers.
+    pub specs: Vec<PathBuf>,
+    /// Shell command printing the library version.
+    pub library_version: Option<String>,
+    /// Reduction statistics to include (from `reduce --report`).
+    pub stats: Option<String>,
+}
+
+/// The validated output paths of a report.
+#[derive(Clone, Debug)]
+pub struct ReportDir {
+    dir: PathBuf,
+    paths: Vec<PathBuf>,
+}
+
+/// Check `dir` before any check runs: a directory that exists must be empty unless `force`; it
+/// is created when missing (its parent must exist); none of its report files may be `input` or a
+/// non-regular file.
+pub fn prepare(dir: &Path, force: bool, input: &Path) -> Result<ReportDir> {
+    let refuse = |why: String| {
+        coded(
+            ExitKind::Input,
+            format!("report directory {} {why}", dir.display()),
+        )
+    };
+    match std::fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => {
+            return Err(refuse(
+                "is not a directory; choose another --report/-o".into(),
+            ))
+        }
+        Ok(_) => {
+            let non_empty = std::fs::read_dir(dir)
+                .with_context(|| format!("cannot read {}", dir.display()))?
+                .next()
+                .is_some();
+            if non_empty && !force {
+                return Err(refuse(
+                    "exists and is not empty; give --force to write into it".into(),
+                ));
+            }
+        }
+        Err(_) => std::fs::create_dir(dir).map_err(|e| {
+            refuse(format!(
+                "cannot be created ({e}); its parent directory must exist"
+            ))
+        })?,
+    }
+    let joined: Vec<PathBuf> = FILES.iter().map(|f| dir.join(f)).collect();
+    let outs: Vec<Output> = joined
+        .iter()
+        .map(|p| Output {
+            what: "the report file",
+            flag: "report directory",
+            path: p,
+        })
+        .collect();
+    let paths = outputs::validate(input, &outs)?;
+    Ok(ReportDir {
+        dir: dir.to_path_buf(),
+        paths,
+    })
+}
+
+/// One variant: the MR chain it applies to the shared inputs, and its checks.
+#[derive(Clone, Debug, Serialize)]
+pub struct VariantRow {
+    /// `r_<i>`.
+    pub name: String,
+    /// The callee of each step, with the MR an instance instantiates.
+    pub chain: Vec<String>,
+    /// Check names.
+    pub checks: Vec<String>,
+}
+
+/// One fold tried by blame.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fold {
+    /// The callee as written (an instance or a qualified MR).
+    pub callee: String,
+    /// The MR it is (`family::name`).
+    pub mr: String,
+    /// The base it was folded to.
+    pub base: String,
+    /// The variant the call belongs to.
+    pub variant: usize,
+    /// Folding it made the failure disappear.
+    pub suspect: bool,
+    /// Library operations the callee reaches (directly or through base MRs and instances).
+    pub library_ops: Vec<String>,
+}
+
+/// Blame's findings.
+#[derive(Clone, Debug, Serialize)]
+pub struct Blame {
+    /// Every fold tried, in source order.
+    pub folds: Vec<Fold>,
+    /// The MRs (`family::name`) whose folding removes the failure.
+    pub suspects: Vec<String>,
+    /// The variant all suspects belong to, when there is one.
+    pub one_variant: Option<usize>,
+    /// The failure survives folding everything: the library's base operations suffice.
+    pub base_operations_implicated: bool,
+    /// Oracle runs blame made.
+    pub oracle_calls: usize,
+    /// Seconds blame took.
+    pub secs: f64,
+}
+
+/// The export's part of the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExportInfo {
+    /// Bytes of `standalone.cpp`.
+    pub bytes: usize,
+    /// Non-blank lines.
+    pub lines: usize,
+    /// The check passed on it.
+    pub verified: bool,
+    /// Why not, when it did not.
+    pub error: Option<String>,
+    /// Oracle runs of the export's minimisation.
+    pub oracle_calls: usize,
+}
+
+/// `report.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The reduced test reported on.
+    pub source: String,
+    /// How the final check run ended (`exit 0`, `signal 6`, …).
+    pub check_end: String,
+    /// The last lines of the check's stderr: the failing check or signal and its message.
+    pub message: String,
+    /// The copy-pasteable build-and-run command of the check.
+    pub reproduction: String,
+    /// Output of `--library-version`.
+    pub library_version: Option<String>,
+    /// The variants side by side.
+    pub variants: Vec<VariantRow>,
+    /// Blame.
+    pub blame: Blame,
+    /// The standalone export.
+    pub export: ExportInfo,
+    /// Reduction statistics, when the report comes from `reduce --report`.
+    pub stats: Option<String>,
+}
+
+/// Write the report for `opts.file` into `out`.
+pub fn write(opts: &ReportOptions, out: &ReportDir) -> Result<Report> {
+    let text = crate::model::read_test(&opts.file)?;
+    let doc = Document::parse(text.clone())?;
+    let catalogue = Catalogue::load_for(&opts.file, &doc, &opts.include_dirs, &opts.specs)?;
+    let model = TestModel::build(&doc, &catalogue)?;
+    let oracle = ScriptOracle::new(&opts.check, &opts.file, Vec::new())?;
+    let cancel = AtomicBool::new(false);
+    let run = oracle.run(&text, &cancel)?;
+    if oracle.verdict_of(run.end) != Verdict::Interesting {
+        return Err(coded(
+            ExitKind::NotInteresting,
+            format!(
+                "{} is not interesting to the check (it ended with {}; stderr: {}); nothing to report. Reproduce with:\n{}",
+                opts.file.display(),
+                describe(run.end),
+                run.stderr_tail,
+                oracle.reproduction_command()
+            ),
+        ));
+    }
+    let library_version = opts.library_version.as_deref().map(library_version);
+    let variants = variants(&model);
+    let blame = blame(&text, &model, &catalogue, &oracle)?;
+
+    let sa = Standalone::build(&opts.file, &text, &opts.include_dirs, &opts.specs)?;
+    let (standalone, export) = match minimise(&sa, &oracle) {
+        Ok((t, m)) => (
+            t,
+            ExportInfo {
+                bytes: 0,
+                lines: 0,
+                verified: true,
+                error: None,
+                oracle_calls: m.oracle_calls,
+            },
+        ),
+        Err(e) => (
+            crate::export::format(&sa.render(&[])).0,
+            ExportInfo {
+                bytes: 0,
+                lines: 0,
+                verified: false,
+                error: Some(e.to_string()),
+                oracle_calls: 0,
+            },
+        ),
+    };
+    let export = ExportInfo {
+        bytes: standalone.len(),
+        lines: non_blank(&standalone),
+        ..export
+    };
+    let report = Report {
+        source: opts.file.display().to_string(),
+        check_end: describe(run.end),
+        message: run.stderr_tail,
+        reproduction: oracle.reproduction_command(),
+        library_version,
+        variants,
+        blame,
+        export,
+        stats: opts.stats.clone(),
+    };
+    crate::atomic::write_atomic(&out.paths[0], standalone.as_bytes())?;
+    crate::atomic::write_atomic(&out.paths[1], &text)?;
+    crate::atomic::write_atomic(&out.paths[2], readme(&report).as_bytes())?;
+    let json = serde_json::to_string_pretty(&report)?;
+    crate::atomic::write_atomic(&out.paths[3], json.as_bytes())?;
+    Ok(report)
+}
+
+impl ReportDir {
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+fn non_blank(text: &str) -> usize {
+    text.lines().filter(|l| !l.trim().is_empty()).count()
+}
+
+fn describe(end: RunEnd) -> String {
+    match end {
+        RunEnd::Exited {
+            signal: Some(s), ..
+        } => format!("signal {s}"),
+        RunEnd::Exited { status, .. } => format!("exit {status}"),
+        RunEnd::TimedOut => "timeout".to_string(),
+        RunEnd::Cancelled => "cancelled".to_string(),
+    }
+}
+
+fn library_version(cmd: &str) -> String {
+    match std::process::Command::new("sh").arg("-c").arg(cmd).output() {
+        Ok(o) => {
+            let mut s = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            if !o.status.success() {
+                s.push_str(&format!(" (`{cmd}` failed: {})", o.status));
+            }
+            s
+        }
+        Err(e) => format!("(`{cmd}` could not run: {e})"),
+    }
+}
+
+fn variants(model: &TestModel) -> Vec<VariantRow> {
+    model
+        .variants
+        .iter()
+        .map(|v| VariantRow {
+            name: v.name.clone(),
+            chain: v
+                .steps
+                .iter()
+                .map(|s| match model.instance(&s.callee) {
+                    Some(i) => format!("{} ({})", s.callee, mr_name(i.family.as_deref(), &i.mr)),
+                    None => s.callee.clone(),
+                })
+                .collect(),
+            checks: v.checks.iter().map(|c| c.name.clone()).collect(),
+        })
+        .collect()
+}
+
+fn mr_name(family: Option<&str>, name: &str) -> String {
+    match family {
+        Some(f) => format!("{f}::{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// A call blame can fold.
+struct Site {
+    callee: String,
+    mr: String,
+    base: String,
+    variant: usize,
+    span: Span,
+}
+
+/// Every call of an instance and every direct call of a non-base MR, in source order.
+fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
+    let mut sites = Vec::new();
+    let mut consider = |callee: &str, span: &Span, variant: usize| {
+        if let Some(inst) = model.instance(callee) {
+            let (Some(kind), Some(family)) = (inst.kind, &inst.family) else {
+                return;
+            };
+            if let Some(base) = catalogue.base_of(kind, family) {
+                sites.push(Site {
+                    callee: callee.to_string(),
+                    mr: mr_name(Some(family), &inst.mr),
+                    base: base.qualified(),
+                    variant,
+                    span: span.clone(),
+                });
+            }
+        } else if let Some((kind, family, name)) = parse_qualified_mr(callee) {
+            if let Some(base) = catalogue.base_of(kind, family) {
+                if base.name != name {
+                    sites.push(Site {
+                        callee: callee.to_string(),
+                        mr: format!("{family}::{name}"),
+                        base: base.qualified(),
+                        variant,
+                        span: span.clone(),
+                    });
+                }
+            }
+        }
+    };
+    for v in &model.variants {
+        for s in &v.steps {
+            consider(&s.callee, &s.callee_span, v.index);
+        }
+    }
+    for inst in &model.instances {
+        for stmt in &inst.body {
+            for c in &stmt.calls {
+                consider(&c.callee, &c.callee_span, inst.variant);
+            }
+        }
+    }
+    sites.sort_by_key(|s| s.span.start);
+    sites.dedup_by_key(|s| s.span.start);
+    sites
+}
+
+/// Fold each site alone, then all together, with the oracle.
+fn blame(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    oracle: &ScriptOracle,
+) -> Result<Blame> {
+    let started = Instant::now();
+    let cancel = AtomicBool::new(false);
+    let mut calls = 0;
+    let mut interesting = |edits: &[Edit]| -> Result<bool> {
+        calls += 1;
+        let run = oracle.run(&edit::apply(text, edits), &cancel)?;
+        Ok(oracle.verdict_of(run.end) == Verdict::Interesting)
+    };
+    let sites = sites(model, catalogue);
+    let ops = LibraryOps::new(text, model, catalogue);
+    let mut folds = Vec::new();
+    for s in &sites {
+        let suspect = !interesting(&[Edit::replace(s.span.clone(), s.base.clone())])?;
+        folds.push(Fold {
+            callee: s.callee.clone(),
+            mr: s.mr.clone(),
+            base: s.base.clone(),
+            variant: s.variant,
+            suspect,
+            library_ops: ops.of(&s.callee).into_iter().collect(),
+        });
+    }
+    let all: Vec<Edit> = sites
+        .iter()
+        .map(|s| Edit::replace(s.span.clone(), s.base.clone()))
+        .collect();
+    let base_operations_implicated = interesting(&all)?;
+    let mut suspects: Vec<String> = Vec::new();
+    for f in folds.iter().filter(|f| f.suspect) {
+        if !suspects.contains(&f.mr) {
+            suspects.push(f.mr.clone());
+        }
+    }
+    let variants: BTreeSet<usize> = folds
+        .iter()
+        .filter(|f| f.suspect)
+        .map(|f| f.variant)
+        .collect();
+    let one_variant = (variants.len() == 1).then(|| *variants.first().unwrap_or(&0));
+    Ok(Blame {
+        folds,
+        suspects,
+        one_variant,
+        base_operations_implicated,
+        oracle_calls: calls,
+        secs: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The library operations a function reaches, through instances and the spec's `metalib` MRs.
+struct LibraryOps {
+    /// Callees of each function by qualified name (spec) or plain name (the test's).
+    calls: HashMap<String, Vec<String>>,
+}
+
+impl LibraryOps {
+    fn new(text: &[u8], model: &TestModel, catalogue: &Catalogue) -> LibraryOps {
+        let mut calls: HashMap<String, Vec<String>> = HashMap::new();
+        for header in &catalogue.headers {
+            let Ok(bytes) = std::fs::read(header) else {
+                continue;
+            };
+            let Ok(doc) = Document::parse(bytes) else {
+                continue;
+            };
+            for f in &doc.outline().functions {
+                if f.namespaces.first().map(String::as_str) != Some("metalib") {
+                    continue;
+                }
+                let name = format!("{}::{}", f.namespaces.join("::"), f.name);
+                calls
+                    .entry(name)
+                    .or_default()
+                    .extend(f.calls.iter().map(|c| c.callee.clone()));
+            }
+        }
+        if let Ok(doc) = Document::parse(text.to_vec()) {
+            for f in &doc.outline().functions {
+                if model.instance(&f.name).is_some() {
+                    calls.insert(
+                        f.name.clone(),
+                        f.calls.iter().map(|c| c.callee.clone()).collect(),
+                    );
+                }
+            }
+        }
+        LibraryOps { calls }
+    }
+
+    fn of(&self, callee: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut seen = BTreeSet::new();
+        let mut queue = vec![callee.to_string()];
+        while let Some(f) = queue.pop() {
+            if !seen.insert(f.clone()) {
+                continue;
+            }
+            for c in self.calls.get(&f).into_iter().flatten() {
+                if self.calls.contains_key(c) {
+                    queue.push(c.clone());
+                } else if c.contains("::")
+                    && !c.starts_with("fuzz::")
+                    && !c.starts_with("metalib::")
+                {
+                    out.insert(c.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `README.md`: what fails, blame, the variants, how to reproduce.
+fn readme(r: &Report) -> String {
+    let mut s = format!("# Failure report for `{}`\n\n", r.source);
+    s.push_str(&format!(
+        "The check ends with {}:\n\n```\n{}\n```\n\n",
+        r.check_end, r.message
+    ));
+    if let Some(v) = &r.library_version {
+        s.push_str(&format!("Library version: `{v}`\n\n"));
+    }
+    s.push_str("## Blame\n\n");
+    let b = &r.blame;
+    if b.base_operations_implicated {
+        s.push_str("The failure survives folding every MR to its family's base: the library's base operations alone fail (a library bug, not a spec bug).\n\n");
+    }
+    if b.suspects.is_empty() {
+        s.push_str("No single MR is needed for the failure.\n\n");
+    } else {
+        s.push_str(&format!(
+            "Suspects (folding any one to its base makes the failure disappear): {}.",
+            b.suspects
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        if let Some(v) = b.one_variant {
+            s.push_str(&format!(" All belong to variant r_{v}."));
+        }
+        s.push_str("\n\n| call | MR | folded to | variant | suspect | library operations |\n|---|---|---|---|---|---|\n");
+        for f in &b.folds {
+            s.push_str(&format!(
+                "| `{}` | `{}` | `{}` | r_{} | {} | {} |\n",
+                f.callee,
+                f.mr,
+                f.base,
+                f.variant,
+                if f.suspect { "yes" } else { "no" },
+                f.library_ops.join(", ")
+            ));
+        }
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "Blame: {} oracle runs, {:.1} s.\n\n## Variants (same inputs)\n\n",
+        b.oracle_calls, b.secs
+    ));
+    for v in &r.variants {
+        s.push_str(&format!(
+            "- `{}`: {}{}\n",
+            v.name,
+            v.chain.join(" → "),
+            if v.checks.is_empty() {
+                String::new()
+            } else {
+                format!("; checks {}", v.checks.join(", "))
+            }
+        ));
+    }
+    s.push_str(&format!(
+        "\n## Files\n\n- `standalone.cpp`: compiles against the library alone ({} bytes, {} lines; {}).\n- `reduced.cpp`: the MF++-valid reduced test.\n\n",
+        r.export.bytes,
+        r.export.lines,
+        match &r.export.error {
+            None => "the check passes on it".to_string(),
+            Some(e) => format!("NOT verified: {e}"),
+        }
+    ));
+    if let Some(st) = &r.stats {
+        s.push_str(&format!("## Reduction\n\n{st}\n\n"));
+    }
+    s.push_str(&format!("## Reproduce\n\n```sh\n{}\n```\n", r.reproduction));
+    s
+}

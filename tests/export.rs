@@ -1,0 +1,217 @@
+//! `mfppr export` end to end on the six small reduced goldens with real g++: the export includes
+//! no spec header, compiles with only the library's header on the include path, fails with the
+//! planted bug and passes without it (no slip); with `--check` it is verified and minimised. Bad
+//! input: a non-MF++ file, missing spec headers. Skips without g++/python3 (fails under
+//! `MFPPR_REQUIRE_TOOLS=1`).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{bin, require_tools, root};
+
+/// (golden, planted bug, check name; `None`: the crash of ISET_BUG_BOUND).
+const FIXTURES: [(&str, &str, Option<&str>); 6] = [
+    ("iset_merge_small_a", "ISET_BUG_MERGE", Some("check_equal")),
+    ("iset_merge_small_b", "ISET_BUG_MERGE", Some("check_equal")),
+    (
+        "iset_subtract_small_a",
+        "ISET_BUG_SUBTRACT",
+        Some("check_card"),
+    ),
+    (
+        "iset_subtract_small_b",
+        "ISET_BUG_SUBTRACT",
+        Some("check_card"),
+    ),
+    ("iset_bound_small_a", "ISET_BUG_BOUND", None),
+    ("iset_bound_small_b", "ISET_BUG_BOUND", None),
+];
+
+fn spec() -> std::path::PathBuf {
+    root().join("fixtures/iset/spec")
+}
+
+/// `mfppr export golden -I spec [--check …] -o out`, with the check's environment.
+fn export(
+    golden: &Path,
+    out: &Path,
+    bug: &str,
+    check: Option<Option<&str>>,
+) -> std::process::Output {
+    let mut cmd = Command::new(bin());
+    cmd.arg("export")
+        .arg(golden)
+        .arg("-I")
+        .arg(spec())
+        .arg("-o")
+        .arg(out)
+        .env("MFPPR_INCLUDES", spec())
+        .env("CXXFLAGS", format!("-std=c++17 -w -D{bug}"))
+        .env("REFERENCE_CXXFLAGS", "-std=c++17 -w");
+    match check {
+        Some(Some(name)) => {
+            cmd.arg("--check")
+                .arg(root().join("interestingness/check-failure.py"))
+                .env("CHECK_NAME", name);
+        }
+        Some(None) => {
+            cmd.arg("--check")
+                .arg(root().join("interestingness/crash.py"))
+                .env("CRASH_PATTERN", "out_of_range");
+        }
+        None => {}
+    }
+    cmd.output().unwrap()
+}
+
+/// Build `file` with only `lib` (holding the library header) on the include path and run it.
+fn build_and_run(file: &Path, lib: &Path, flags: &[&str]) -> (bool, bool) {
+    let exe = file.with_extension(format!("{}.exe", flags.len()));
+    let built = Command::new("g++")
+        .args(["-std=c++17", "-w"])
+        .args(flags)
+        .arg("-I")
+        .arg(lib)
+        .arg(file)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    if !built.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&built.stderr));
+        return (false, false);
+    }
+    (true, Command::new(&exe).status().unwrap().success())
+}
+
+fn check_export(name: &str, bug: &str, check: Option<&str>, with_check: bool) {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    std::fs::copy(spec().join("iset.h"), lib.join("iset.h")).unwrap();
+    let golden = root().join(format!("fixtures/expected/{name}.reduced.cpp"));
+    let out = dir.path().join(format!("{name}.standalone.cpp"));
+    let run = export(&golden, &out, bug, with_check.then_some(check));
+    assert!(
+        run.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let includes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("#include \""))
+        .collect();
+    assert_eq!(includes, vec!["#include \"iset.h\""], "{name}:\n{text}");
+    for gone in ["mfr_fuzz_start", "output_var_", "r_0", "fuzz::start"] {
+        assert!(!text.contains(gone), "{name}: {gone} left\n{text}");
+    }
+    assert!(
+        text.contains("ref") && text.contains("in"),
+        "{name}:\n{text}"
+    );
+    let (built, passed) = build_and_run(&out, &lib, &[]);
+    assert!(built, "{name}: compiles with the library alone\n{text}");
+    assert!(passed, "{name}: passes without {bug}");
+    let bug_flag = format!("-D{bug}");
+    let (built, passed) = build_and_run(&out, &lib, &[&bug_flag]);
+    assert!(built && !passed, "{name}: fails with {bug}");
+    eprintln!(
+        "{name}: export {} bytes, {} non-blank lines (golden {} bytes)",
+        text.len(),
+        text.lines().filter(|l| !l.trim().is_empty()).count(),
+        std::fs::metadata(&golden).unwrap().len()
+    );
+}
+
+#[test]
+fn every_small_golden_exports_standalone() {
+    for (name, bug, check) in FIXTURES {
+        check_export(name, bug, check, false);
+    }
+}
+
+#[test]
+fn checked_exports_are_verified() {
+    check_export(
+        "iset_subtract_small_b",
+        "ISET_BUG_SUBTRACT",
+        Some("check_card"),
+        true,
+    );
+    check_export("iset_bound_small_b", "ISET_BUG_BOUND", None, true);
+}
+
+#[test]
+fn a_check_that_rejects_the_export_is_a_clear_error() {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let golden = root().join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+    let out = dir.path().join("x.cpp");
+    // The subtract bug does not make this test fail.
+    let run = export(
+        &golden,
+        &out,
+        "ISET_BUG_SUBTRACT",
+        Some(Some("check_equal")),
+    );
+    assert_eq!(run.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("rejects the standalone export"), "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.cpp");
+    std::fs::write(&plain, "int main() { return 0; }\n").unwrap();
+    let out = dir.path().join("out.cpp");
+    let run = Command::new(bin())
+        .args(["export"])
+        .arg(&plain)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    assert!(!out.exists());
+
+    // Spec headers not found: the error names the header and -I.
+    let test = dir.path().join("t.cpp");
+    std::fs::copy(
+        root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"),
+        &test,
+    )
+    .unwrap();
+    let run = Command::new(bin())
+        .arg("export")
+        .arg(&test)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(err.contains("spec_fuzz.hpp") && err.contains("-I"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    // The output may not be the input.
+    let run = Command::new(bin())
+        .arg("export")
+        .arg(&test)
+        .arg("-I")
+        .arg(spec())
+        .arg("-o")
+        .arg(&test)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+}

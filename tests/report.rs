@@ -1,0 +1,165 @@
+//! `mfppr report` and `reduce --report` end to end with real g++ and the bundled scripts: blame
+//! names the MR behind each planted bug (its suspects reach the broken library operation), a
+//! failure of base operations alone is said so, report.json has every field, a non-empty report
+//! directory is refused. Skips without g++/python3 (fails under `MFPPR_REQUIRE_TOOLS=1`).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{bin, require_tools, root};
+use serde_json::Value;
+
+fn spec() -> std::path::PathBuf {
+    root().join("fixtures/iset/spec")
+}
+
+/// Run `mfppr report` on golden `name` with the check for `bug`; return report.json.
+fn report(name: &str, bug: &str, check: Option<&str>, dir: &Path) -> Value {
+    let mut cmd = Command::new(bin());
+    cmd.arg("report")
+        .arg(root().join(format!("fixtures/expected/{name}.reduced.cpp")))
+        .arg("-I")
+        .arg(spec())
+        .arg("-o")
+        .arg(dir)
+        .args(["--library-version", "echo iset-fixture 1"])
+        .env("MFPPR_INCLUDES", spec())
+        .env("CXXFLAGS", format!("-std=c++17 -w -D{bug}"))
+        .env("REFERENCE_CXXFLAGS", "-std=c++17 -w");
+    match check {
+        Some(c) => cmd
+            .arg("--check")
+            .arg(root().join("interestingness/check-failure.py"))
+            .env("CHECK_NAME", c),
+        None => cmd
+            .arg("--check")
+            .arg(root().join("interestingness/crash.py"))
+            .env("CRASH_PATTERN", "out_of_range"),
+    };
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{name}: {}", String::from_utf8_lossy(&out.stdout).trim());
+    for f in ["standalone.cpp", "reduced.cpp", "README.md"] {
+        assert!(dir.join(f).is_file(), "{name}: {f}");
+    }
+    serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap()
+}
+
+/// The suspects of `r` and the library operations they reach.
+fn suspect_ops(r: &Value) -> Vec<String> {
+    r["blame"]["folds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["suspect"] == true)
+        .flat_map(|f| f["library_ops"].as_array().unwrap().clone())
+        .map(|o| o.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn blame_names(name: &str, bug: &str, check: Option<&str>, op: &str) {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let r = report(name, bug, check, &tmp.path().join("rep"));
+    for field in [
+        "source",
+        "check_end",
+        "message",
+        "reproduction",
+        "library_version",
+        "variants",
+        "blame",
+        "export",
+    ] {
+        assert!(!r[field].is_null(), "{name}: {field} missing");
+    }
+    assert_eq!(r["library_version"], "iset-fixture 1");
+    assert_eq!(r["export"]["verified"], true, "{name}");
+    assert!(
+        !r["blame"]["suspects"].as_array().unwrap().is_empty(),
+        "{name}: {r}"
+    );
+    assert!(r["blame"]["one_variant"].is_number(), "{name}: {r}");
+    let ops = suspect_ops(&r);
+    assert!(
+        ops.iter().any(|o| o == op),
+        "{name}: suspects reach {ops:?}, not {op}"
+    );
+    assert!(r["variants"].as_array().unwrap().len() >= 2);
+}
+
+#[test]
+fn blame_merge_reaches_unite() {
+    blame_names(
+        "iset_merge_small_a",
+        "ISET_BUG_MERGE",
+        Some("check_equal"),
+        "iset::unite",
+    );
+}
+
+#[test]
+fn blame_subtract_reaches_subtract() {
+    blame_names(
+        "iset_subtract_small_b",
+        "ISET_BUG_SUBTRACT",
+        Some("check_card"),
+        "iset::subtract",
+    );
+}
+
+#[test]
+fn blame_bound_reaches_complement() {
+    blame_names(
+        "iset_bound_small_b",
+        "ISET_BUG_BOUND",
+        None,
+        "iset::complement",
+    );
+}
+
+#[test]
+fn base_operations_alone_are_implicated() {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let r = report(
+        "iset_bound_small_a",
+        "ISET_BUG_BOUND",
+        None,
+        &tmp.path().join("rep"),
+    );
+    assert_eq!(r["blame"]["base_operations_implicated"], true, "{r}");
+    assert!(r["blame"]["suspects"].as_array().unwrap().is_empty());
+    assert!(!r["message"].as_str().unwrap().is_empty(), "{r}");
+}
+
+#[test]
+fn a_non_empty_report_dir_is_refused_before_any_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("keep.txt"), "x").unwrap();
+    let out = Command::new(bin())
+        .arg("report")
+        .arg(root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"))
+        .arg("--check")
+        .arg(tmp.path().join("no-such-script"))
+        .arg("-o")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not empty") && err.contains("--force"),
+        "{err}"
+    );
+}
