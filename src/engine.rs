@@ -1,7 +1,8 @@
 //! The search (design §5): which candidates are tried, in which order, how many at once, and what
 //! is accepted.
 //!
-//! Kinds are visited in [`OpportunityKind::ALL`] order. For a kind with n opportunities the windows have size
+//! Kinds are visited in [`OpportunityKind::ALL`] order; the tail kinds only in a round where the
+//! kinds before them accepted nothing. For a kind with n opportunities the windows have size
 //! ⌈n/2⌉, ⌈n/4⌉ … 1 ([`ChunkCursor`]); each window is one candidate. An accepted candidate becomes
 //! the current text, the same kind is gathered again and restarts at the top chunk size. Rounds over
 //! all kinds repeat until a round accepts nothing (fixpoint).
@@ -363,7 +364,11 @@ impl<'a> Engine<'a> {
                 self.round += 1;
                 self.stats.rounds = self.round;
                 let mut accepted_in_round = false;
+                let mut accepted_before_tail = false;
                 for kind in OpportunityKind::ALL {
+                    if kind.is_tail() && accepted_before_tail {
+                        break;
+                    }
                     while let Some((next, what)) = self.run_kind(kind, &current)? {
                         let ks = self.stats.kind(kind);
                         ks.accepted += 1;
@@ -383,6 +388,7 @@ impl<'a> Engine<'a> {
                         current = next;
                         on_accept(&current)?;
                         accepted_in_round = true;
+                        accepted_before_tail |= !kind.is_tail();
                     }
                 }
                 if !accepted_in_round {
