@@ -107,31 +107,40 @@ fn move_op(text: &[u8], model: &TestModel, earlier: &[&Stmt], stmt: &Stmt) -> Op
     })
 }
 
-/// Each number literal of `stmt` (with its sign when it is a unary minus) becomes 0, 1, or the
-/// literal without its last digit — whichever differ from it.
+/// Each number literal of `stmt` (with its sign when it is a unary minus) becomes a smaller one:
+/// 0, 1, or the literal without its last digit — only values of smaller magnitude, so that the
+/// search never goes back and forth between two literals.
 fn literal_ops(text: &[u8], stmt: &Stmt) -> Vec<Opportunity> {
     let mut out = Vec::new();
     for span in number_literals(text, stmt.span.clone()) {
         let current = slice(text, &span);
         let negative = current.starts_with('-');
         let digits = current.trim_start_matches('-').trim_start();
-        let mut values = vec!["0".to_string(), "1".to_string()];
-        if digits.len() > 1 {
-            let shorter = &digits[..digits.len() - 1];
-            values.push(if negative {
+        let magnitude = digits.trim_start_matches('0');
+        let mut values: Vec<String> = Vec::new();
+        if !magnitude.is_empty() {
+            values.push("0".to_string());
+        }
+        if magnitude.len() > 1 || (magnitude.len() == 1 && magnitude != "1") {
+            values.push("1".to_string());
+        }
+        if magnitude.len() > 1 {
+            let shorter = &magnitude[..magnitude.len() - 1];
+            let shorter = if negative {
                 format!("-{shorter}")
             } else {
                 shorter.to_string()
-            });
+            };
+            if !values.contains(&shorter) {
+                values.push(shorter);
+            }
         }
         for value in values {
-            if value != current {
-                out.push(Opportunity {
-                    description: format!("input literal {current} -> {value}"),
-                    edits: vec![Edit::replace(span.clone(), value)],
-                    effect: Effect::Rewrite,
-                });
-            }
+            out.push(Opportunity {
+                description: format!("input literal {current} -> {value}"),
+                edits: vec![Edit::replace(span.clone(), value)],
+                effect: Effect::Rewrite,
+            });
         }
     }
     out
@@ -220,5 +229,28 @@ mod tests {
         );
         assert_eq!(literals("x = a - 3 + f(\"12\") + v2 + 1.5;"), vec!["3"]);
         assert_eq!(literals("long k = 0x1F + 7L;"), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn literals_only_get_smaller() {
+        let values = |s: &str| {
+            let stmt = Stmt {
+                span: 0..s.len(),
+                kind: StmtKind::Expr,
+                decl: None,
+                assigns: None,
+                calls: Vec::new(),
+                idents: Vec::new(),
+            };
+            literal_ops(s.as_bytes(), &stmt)
+                .into_iter()
+                .map(|o| o.edits[0].text.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(values("f(-48);"), vec!["0", "1", "-4"]);
+        assert_eq!(values("f(12);"), vec!["0", "1"]);
+        assert_eq!(values("f(7);"), vec!["0", "1"]);
+        assert_eq!(values("f(1);"), vec!["0"]);
+        assert_eq!(values("f(0);"), Vec::<String>::new());
     }
 }
