@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
-use crate::document::{squeeze, Branch, Document, Function, Param};
+use crate::document::{squeeze, Branch, Document, Function, Param, StmtKind};
 
 /// Relation or generator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -55,6 +55,9 @@ pub struct Mr {
     pub executable: bool,
     /// Families of the placeholders its body calls, in call order.
     pub placeholder_families: Vec<(MrKind, String)>,
+    /// For an MR whose body is only `return <parameter>;`: that parameter's index (the MR is an
+    /// identity, and so is every MR of a family whose base is one).
+    pub identity_arg: Option<usize>,
 }
 
 impl Mr {
@@ -305,6 +308,7 @@ impl Catalogue {
                         has_fuzz,
                         executable,
                         placeholder_families,
+                        identity_arg: identity_arg(f),
                     });
                 }
                 _ => {
@@ -424,6 +428,20 @@ impl Catalogue {
         let last = callee.rsplit("::").next().unwrap_or(callee);
         last.starts_with("mfr_") && last != "mfr_fuzz_start" && last != "mfr_fuzz_end"
     }
+}
+
+/// The index of the parameter `f` returns when its body is only `return <parameter>;`.
+fn identity_arg(f: &Function) -> Option<usize> {
+    let [stmt] = f.body.as_slice() else {
+        return None;
+    };
+    let [(name, _)] = stmt.idents.as_slice() else {
+        return None;
+    };
+    if stmt.kind != StmtKind::Other || !stmt.calls.is_empty() {
+        return None;
+    }
+    f.params.iter().position(|p| &p.name == name)
 }
 
 fn param_type(p: &Param) -> String {

@@ -1,7 +1,8 @@
 //! The search (design §5): which candidates are tried, in which order, how many at once, and what
 //! is accepted.
 //!
-//! Kinds are visited in [`OpportunityKind::ALL`] order. For a kind with n opportunities the windows have size
+//! Kinds are visited in [`OpportunityKind::ALL`] order; the tail kinds only in a round where the
+//! kinds before them accepted nothing. For a kind with n opportunities the windows have size
 //! ⌈n/2⌉, ⌈n/4⌉ … 1 ([`ChunkCursor`]); each window is one candidate. An accepted candidate becomes
 //! the current text, the same kind is gathered again and restarts at the chunk size of the
 //! accepted window (larger windows come again in the next round). Rounds over
@@ -402,8 +403,14 @@ impl<'a> Engine<'a> {
                 self.round += 1;
                 self.stats.rounds = self.round;
                 let mut accepted_in_round = false;
+                let mut accepted_before_tail = false;
                 for kind in OpportunityKind::ALL {
-                    accepted_in_round |= self.run_kind(kind, &mut current, on_accept)?;
+                    if kind.is_tail() && accepted_before_tail {
+                        break;
+                    }
+                    let accepted = self.run_kind(kind, &mut current, on_accept)?;
+                    accepted_in_round |= accepted;
+                    accepted_before_tail |= accepted && !kind.is_tail();
                 }
                 if !accepted_in_round {
                     return Ok(());

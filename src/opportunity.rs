@@ -20,16 +20,40 @@ pub enum OpportunityKind {
     Recursion,
     /// Reduce fuzz-region instructions (reduction functions, hoisting).
     Fuzz,
+    /// Tail: inline wrapper instances and turn identity-family MR calls into their argument.
+    TailEquivalence,
+    /// Tail: delete or simplify the inputs shared by all variants.
+    TailInputs,
+    /// Tail: delete unused `#include`s and `#define`s, comments and fuzz-region markers.
+    TailText,
+    /// Tail: a final tidy (indentation, `class T` spelling, unused `main` parameters).
+    TailTidy,
 }
 
 impl OpportunityKind {
-    /// Every kind, in search order.
-    pub const ALL: [OpportunityKind; 4] = [
+    /// Every kind, in search order: the four kinds of design §4, then the tail kinds (§4.6).
+    pub const ALL: [OpportunityKind; 8] = [
         OpportunityKind::Variant,
         OpportunityKind::Sequence,
         OpportunityKind::Recursion,
         OpportunityKind::Fuzz,
+        OpportunityKind::TailEquivalence,
+        OpportunityKind::TailInputs,
+        OpportunityKind::TailText,
+        OpportunityKind::TailTidy,
     ];
+
+    /// A tail kind: tried only in a round where the four kinds before it accepted nothing (they
+    /// are at their fixpoint), and gathered only when the tail passes are on.
+    pub fn is_tail(self) -> bool {
+        matches!(
+            self,
+            OpportunityKind::TailEquivalence
+                | OpportunityKind::TailInputs
+                | OpportunityKind::TailText
+                | OpportunityKind::TailTidy
+        )
+    }
 
     /// Stable name used in progress lines and `--stats` JSON.
     pub fn name(self) -> &'static str {
@@ -38,6 +62,10 @@ impl OpportunityKind {
             OpportunityKind::Sequence => "sequence",
             OpportunityKind::Recursion => "recursion",
             OpportunityKind::Fuzz => "fuzz",
+            OpportunityKind::TailEquivalence => "tail_equivalence",
+            OpportunityKind::TailInputs => "tail_inputs",
+            OpportunityKind::TailText => "tail_text",
+            OpportunityKind::TailTidy => "tail_tidy",
         }
     }
 }

@@ -55,6 +55,8 @@ pub struct ReduceOptions {
     pub keep_checks: bool,
     /// Allow removing the last non-reference variant.
     pub drop_oracle: bool,
+    /// Run the tail passes after the four kinds reach their fixpoint (`--no-tail` clears it).
+    pub tail: bool,
     /// Per-run timeout (default derived from the initial run).
     pub timeout: Option<Duration>,
     /// Interesting = same exit status as the original, instead of exit 0.
@@ -86,6 +88,7 @@ impl ReduceOptions {
             specs: Vec::new(),
             keep_checks: false,
             drop_oracle: false,
+            tail: true,
             timeout: None,
             interesting_exit_auto: false,
             jobs: EngineOptions::default().jobs,
@@ -246,6 +249,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
         PassOptions {
             keep_checks: opts.keep_checks,
             drop_oracle: opts.drop_oracle,
+            tail: opts.tail,
         },
     );
     let mut engine = Engine::new(

@@ -86,6 +86,10 @@ pub struct ReduceArgs {
     #[arg(long, help_heading = "Reduction")]
     drop_oracle: bool,
 
+    /// Skip the tail passes (inputs, identity MRs, wrappers, text, tidy) run after the four kinds.
+    #[arg(long, help_heading = "Reduction")]
+    no_tail: bool,
+
     /// Output file [default: <stem>.reduced.cpp beside FILE].
     #[arg(short = 'o', long, value_name = "OUT", help_heading = "Output")]
     output: Option<PathBuf>,
@@ -144,6 +148,7 @@ impl ReduceArgs {
         opts.specs = self.spec.clone();
         opts.keep_checks = self.keep_checks;
         opts.drop_oracle = self.drop_oracle;
+        opts.tail = !self.no_tail;
         opts.timeout = self.timeout;
         opts.interesting_exit_auto = self.interesting_exit == InterestingExit::Auto;
         if let Some(jobs) = self.jobs {

@@ -2,7 +2,7 @@
 //! (design §4). They never run processes or touch files; the engine decides what to try.
 //!
 //! One file per opportunity kind gathers its opportunities (`variant`, `sequence`,
-//! `recursion`, `fuzz`); this module owns what they share: reading a text once for every
+//! `recursion`, `fuzz`, and the tail kinds under `tail/`); this module owns what they share: reading a text once for every
 //! kind, and turning a window of opportunities into a candidate. Each [`OpportunityKind`] lists its
 //! opportunities in enumeration order; a candidate is the edits of a window of them, checked
 //! against the invariants a valid MF++ test must keep (`r_0` stays, one non-reference variant and
@@ -23,6 +23,7 @@ mod fuzz;
 mod recursion;
 mod sequence;
 pub(crate) mod sweep;
+mod tail;
 mod variant;
 
 use sweep::{sweep, whole_lines, SweepContext};
@@ -34,6 +35,8 @@ pub struct PassOptions {
     pub keep_checks: bool,
     /// Allow removing every non-reference variant and every check (the oracle is the user's).
     pub drop_oracle: bool,
+    /// Gather the tail kinds (design §4.6); without it they have no opportunities.
+    pub tail: bool,
 }
 
 /// The MF++-aware reduction: the four opportunity kinds plus the sweep.
@@ -211,7 +214,8 @@ fn is_input_var(arg: &str) -> bool {
         .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// Number of opportunities of each kind in `model` (read from `text`).
+/// Number of opportunities of each of the four kinds (not the tail kinds) in `model` (read
+/// from `text`).
 pub fn count_opportunities(
     text: &[u8],
     model: &TestModel,
@@ -220,6 +224,7 @@ pub fn count_opportunities(
     let options = PassOptions::default();
     OpportunityKind::ALL
         .iter()
+        .filter(|k| !k.is_tail())
         .map(|&k| (k, opportunities(text, model, catalogue, &options, k).len()))
         .collect()
 }
@@ -237,6 +242,8 @@ fn opportunities(
         OpportunityKind::Sequence => sequence::sequence_ops(text, model),
         OpportunityKind::Recursion => recursion::recursion_ops(model, catalogue),
         OpportunityKind::Fuzz => fuzz::fuzz_ops(text, model, catalogue),
+        _ if options.tail => tail::tail_ops(text, model, catalogue, kind),
+        _ => Vec::new(),
     }
 }
 

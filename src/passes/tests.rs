@@ -47,7 +47,10 @@ fn golden(name: &str, got: &[u8]) {
 
 #[test]
 fn golden_first_candidate_of_each_kind() {
-    let (text, red) = reduction(PassOptions::default());
+    let (text, red) = reduction(PassOptions {
+        tail: true,
+        ..PassOptions::default()
+    });
     for kind in OpportunityKind::ALL {
         let g = red.gather(&text, kind).unwrap();
         assert!(!g.is_empty(), "{} has opportunities", kind.name());
@@ -77,7 +80,10 @@ fn golden_step_zero_removal_redeclares_the_next_step() {
 
 #[test]
 fn every_single_candidate_is_a_valid_smaller_or_changed_test() {
-    let (text, red) = reduction(PassOptions::default());
+    let (text, red) = reduction(PassOptions {
+        tail: true,
+        ..PassOptions::default()
+    });
     let (_, cat) = fixture();
     for kind in OpportunityKind::ALL {
         let g = red.gather(&text, kind).unwrap();
@@ -119,8 +125,8 @@ fn the_last_variant_and_the_last_step_cannot_go() {
 #[test]
 fn drop_oracle_allows_removing_every_variant_but_r_0() {
     let (text, red) = reduction(PassOptions {
-        keep_checks: false,
         drop_oracle: true,
+        ..PassOptions::default()
     });
     let g = red.gather(&text, OpportunityKind::Variant).unwrap();
     let c = g.candidate(0..1).expect("allowed with --drop-oracle");
@@ -133,7 +139,7 @@ fn drop_oracle_allows_removing_every_variant_but_r_0() {
 fn keep_checks_offers_no_check_removal() {
     let (text, red) = reduction(PassOptions {
         keep_checks: true,
-        drop_oracle: false,
+        ..PassOptions::default()
     });
     let g = red.gather(&text, OpportunityKind::Variant).unwrap();
     assert_eq!(g.len(), 1, "only the variant itself");
@@ -205,7 +211,15 @@ impl<F: Fn(&str) -> bool + Sync> Oracle for Fake<F> {
 }
 
 fn reduce_with(pred: impl Fn(&str) -> bool + Sync, jobs: usize) -> Vec<u8> {
-    let (text, red) = reduction(PassOptions::default());
+    reduce_with_options(pred, jobs, PassOptions::default())
+}
+
+fn reduce_with_options(
+    pred: impl Fn(&str) -> bool + Sync,
+    jobs: usize,
+    options: PassOptions,
+) -> Vec<u8> {
+    let (text, red) = reduction(options);
     let oracle = Fake(pred);
     let stop = AtomicBool::new(false);
     let options = EngineOptions {
@@ -260,6 +274,163 @@ fn counts_match_what_gather_lists() {
     let counts = count_opportunities(&text, &m, &cat);
     let red = MfppOpportunities::new(cat, PassOptions::default());
     for kind in OpportunityKind::ALL {
-        assert_eq!(counts[&kind], red.gather(&text, kind).unwrap().len());
+        let listed = red.gather(&text, kind).unwrap().len();
+        assert_eq!(counts.get(&kind).copied().unwrap_or(0), listed);
+        assert!(
+            !kind.is_tail() || listed == 0,
+            "tail kinds only with tail on"
+        );
     }
+}
+
+fn tail_on() -> PassOptions {
+    PassOptions {
+        tail: true,
+        ..PassOptions::default()
+    }
+}
+
+/// The candidate of the opportunity of `kind` described as `what`.
+fn tail_candidate(
+    red: &MfppOpportunities,
+    text: &[u8],
+    kind: OpportunityKind,
+    what: &str,
+) -> String {
+    let g = red.gather(text, kind).unwrap();
+    let i = (0..g.len())
+        .find(|&i| g.describe(i) == what)
+        .unwrap_or_else(|| {
+            panic!(
+                "no `{what}` among {:?}",
+                (0..g.len()).map(|i| g.describe(i)).collect::<Vec<_>>()
+            )
+        });
+    String::from_utf8(g.candidate(i..i + 1).expect("a candidate")).unwrap()
+}
+
+#[test]
+fn tail_identity_calls_become_their_argument() {
+    let (text, red) = reduction(tail_on());
+    let c = tail_candidate(
+        &red,
+        &text,
+        OpportunityKind::TailEquivalence,
+        "replace the identity call iden_by_fuzz_split_0_0 by its argument",
+    );
+    assert!(c.contains("class iset::Set r_0 = output_var_0;\n"));
+    // The instance and the chain only it reached are swept.
+    assert!(!c.contains("iden_by_fuzz_split_0_0"));
+    assert!(!c.contains("unite_by_parts_0_2"));
+    assert!(
+        c.contains("unite_by_parts_1_2"),
+        "the other variant's chain stays"
+    );
+}
+
+#[test]
+fn tail_wrappers_are_inlined_with_the_callers_arguments() {
+    let path = root().join("fixtures/tests/iset_pass_small.cpp");
+    let text = std::fs::read(&path).unwrap();
+    let cat = Catalogue::load(&path, &text, &[root().join("fixtures/iset/spec")], &[]).unwrap();
+    let red = MfppOpportunities::new(cat, tail_on());
+    let c = tail_candidate(
+        &red,
+        &text,
+        OpportunityKind::TailEquivalence,
+        "inline the wrapper empty_by_subtract_self_0_2",
+    );
+    assert!(c.contains("fuzz::set_term e = metalib::relations::subtract::base(ctx, a, a);"));
+    assert!(!c.contains("empty_by_subtract_self_0_2"));
+}
+
+#[test]
+fn tail_inputs_go_or_shrink_but_only_before_the_first_variant() {
+    let (text, red) = reduction(tail_on());
+    let c = tail_candidate(
+        &red,
+        &text,
+        OpportunityKind::TailInputs,
+        "delete the input statement `output_var_0 = iset::unite(output_var_0, set_term_14);`",
+    );
+    assert!(!c.contains("output_var_0 = iset::unite"));
+    // What only that statement read is an unread declaration now: the next gathering offers it.
+    let next = red
+        .gather(c.as_bytes(), OpportunityKind::TailInputs)
+        .unwrap();
+    assert!((0..next.len()).any(|i| next
+        .describe(i)
+        .starts_with("delete the input declaration `fuzz::set_term set_term_14")));
+    let c = tail_candidate(
+        &red,
+        &text,
+        OpportunityKind::TailInputs,
+        "input literal 14 -> 1",
+    );
+    assert!(c.contains("iset::from_point(1);"));
+    let c = tail_candidate(
+        &red,
+        &text,
+        OpportunityKind::TailInputs,
+        "input literal -48 -> -4",
+    );
+    assert!(c.contains("fctx(-4, 48);"));
+    let g = red.gather(&text, OpportunityKind::TailInputs).unwrap();
+    let t = String::from_utf8(text.clone()).unwrap();
+    let from = t.find("// Meta test 0").unwrap();
+    let to = t.find("check_equal(r_1, r_0);").unwrap();
+    let variants = &t[from..to];
+    for i in 0..g.len() {
+        if let Some(c) = g.candidate(i..i + 1) {
+            let c = String::from_utf8(c).unwrap();
+            assert!(c.contains(variants), "{} keeps the variants", g.describe(i));
+        }
+    }
+}
+
+#[test]
+fn golden_whole_window_of_each_text_and_tidy_kind() {
+    let (text, red) = reduction(tail_on());
+    for kind in [OpportunityKind::TailText, OpportunityKind::TailTidy] {
+        let g = red.gather(&text, kind).unwrap();
+        let c = g
+            .candidate(0..g.len())
+            .expect("the whole window is a valid test");
+        crate::model::check_is_mfpp_test(&c).unwrap();
+        golden(&format!("{}_all", kind.name()), &c);
+    }
+}
+
+#[test]
+fn golden_fake_reduction_with_tail_is_smaller_and_the_same_for_every_job_count() {
+    let pred = |t: &str| {
+        t.contains("iset::subtract(a, b)")
+            && t.contains("check_card")
+            && t.contains("#include \"iset.h\"")
+            && t.contains("iset::from_point(")
+    };
+    let without = reduce_with_options(pred, 2, PassOptions::default());
+    let with = reduce_with_options(pred, 1, tail_on());
+    assert!(
+        with.len() < without.len(),
+        "{} < {}",
+        with.len(),
+        without.len()
+    );
+    for jobs in [2, 4] {
+        assert_eq!(
+            reduce_with_options(pred, jobs, tail_on()),
+            with,
+            "jobs = {jobs}"
+        );
+    }
+    let t = String::from_utf8(with.clone()).unwrap();
+    assert!(!t.contains("mfr_fuzz_start"), "markers gone");
+    assert!(
+        !t.contains("Template initialisation"),
+        "template comments gone"
+    );
+    assert!(t.contains("// Meta test 1"), "variant headers stay");
+    crate::model::check_is_mfpp_test(&with).unwrap();
+    golden("tail_reduction", &with);
 }

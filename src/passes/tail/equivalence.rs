@@ -1,0 +1,139 @@
+//! Tail equivalences (design §10): a call of an MR whose family is an identity (the family's
+//! base returns its argument, read from the catalogue) becomes that argument, and a call of a
+//! transplanted instance whose body only forwards to one call (a wrapper) becomes that call, with
+//! the wrapper's parameters replaced by the caller's arguments. Checks and fuzz-region markers
+//! are left alone.
+
+use crate::catalogue::Catalogue;
+use crate::document::{Call, Stmt, StmtKind};
+use crate::edit::Edit;
+use crate::model::{parse_qualified_mr, Instance, TestModel};
+use crate::passes::{slice, Effect, Opportunity};
+
+use super::{as_operand, is_ident, is_primary, param_names, within};
+
+/// Wrapper inlinings first (they cut whole instances), then identity calls.
+pub(super) fn equivalence_ops(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+) -> Vec<Opportunity> {
+    let mut wrappers = Vec::new();
+    let mut identities = Vec::new();
+    for stmt in editable_stmts(model) {
+        for call in &stmt.calls {
+            if let Some(op) = inline_op(text, model, call) {
+                wrappers.push(op);
+            }
+            if let Some(op) = identity_op(text, model, catalogue, call) {
+                identities.push(op);
+            }
+        }
+    }
+    wrappers.extend(identities);
+    wrappers
+}
+
+/// The statements of `main` and of the instances, less the checks and the fuzz markers.
+fn editable_stmts(model: &TestModel) -> impl Iterator<Item = &Stmt> {
+    let checks: Vec<_> = model
+        .variants
+        .iter()
+        .flat_map(|v| v.checks.iter().map(|c| c.span.clone()))
+        .collect();
+    model
+        .main_stmts
+        .iter()
+        .chain(model.instance_stmts())
+        .filter(move |s| !checks.contains(&s.span))
+        .filter(|s| {
+            !s.calls.first().is_some_and(|c| {
+                c.callee.ends_with("mfr_fuzz_start") || c.callee.ends_with("mfr_fuzz_end")
+            })
+        })
+}
+
+/// `call` becomes its argument when it calls an MR of an identity family.
+fn identity_op(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    call: &Call,
+) -> Option<Opportunity> {
+    let (kind, family) = match parse_qualified_mr(&call.callee) {
+        Some((kind, family, _)) => (kind, family.to_string()),
+        None => {
+            let inst = model.instance(&call.callee)?;
+            (inst.kind?, inst.family.clone()?)
+        }
+    };
+    let arg = catalogue.base_of(kind, &family)?.identity_arg?;
+    let value = as_operand(slice(text, call.args.get(arg)?));
+    Some(Opportunity {
+        description: format!("replace the identity call {} by its argument", call.callee),
+        edits: vec![Edit::replace(call.span.clone(), value)],
+        effect: Effect::Rewrite,
+    })
+}
+
+/// `call` of a wrapper instance becomes the call the wrapper forwards to.
+fn inline_op(text: &[u8], model: &TestModel, call: &Call) -> Option<Opportunity> {
+    let wrapper = model.instance(&call.callee)?;
+    let (forward, inner) = forwarded_call(text, wrapper)?;
+    let name_at = wrapper.span.start
+        + slice(text, &wrapper.span)
+            .find(&format!("{}(", wrapper.name))
+            .or_else(|| slice(text, &wrapper.span).find(wrapper.name.as_str()))?;
+    let params = param_names(text, name_at)?;
+    if params.len() != call.args.len() || params.iter().any(|p| !is_ident(p)) {
+        return None;
+    }
+    let mut subst: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    for (name, span) in &forward.idents {
+        if !inner.args.iter().any(|a| within(span, a)) {
+            continue;
+        }
+        if let Some(i) = params.iter().position(|p| p == name) {
+            let arg = slice(text, &call.args[i]).trim();
+            let uses = forward.idents.iter().filter(|(n, _)| n == name).count();
+            if uses > 1 && !is_primary(arg) {
+                // The argument could have side effects: never evaluate it twice.
+                return None;
+            }
+            subst.push((span.clone(), as_operand(arg)));
+        }
+    }
+    subst.sort_by_key(|(s, _)| s.start);
+    let mut value = String::new();
+    let mut pos = inner.span.start;
+    for (span, with) in subst {
+        value.push_str(slice(text, &(pos..span.start)));
+        value.push_str(&with);
+        pos = span.end;
+    }
+    value.push_str(slice(text, &(pos..inner.span.end)));
+    Some(Opportunity {
+        description: format!("inline the wrapper {}", wrapper.name),
+        edits: vec![Edit::replace(call.span.clone(), value)],
+        effect: Effect::Rewrite,
+    })
+}
+
+/// The body statement `return <call>;` of a wrapper and that call, when it is the body's only
+/// statement and the only call in it.
+fn forwarded_call<'m>(text: &[u8], inst: &'m Instance) -> Option<(&'m Stmt, &'m Call)> {
+    let mut stmts = inst
+        .body
+        .iter()
+        .filter(|s| !matches!(s.kind, StmtKind::Empty | StmtKind::Comment));
+    let stmt = stmts.next()?;
+    if stmts.next().is_some() || stmt.kind != StmtKind::Other {
+        return None;
+    }
+    let [call] = stmt.calls.as_slice() else {
+        return None;
+    };
+    let before = slice(text, &(stmt.span.start..call.span.start)).trim();
+    let after = slice(text, &(call.span.end..stmt.span.end)).trim();
+    (before == "return" && after == ";").then_some((stmt, call))
+}
