@@ -19,8 +19,8 @@ use serde_json::Value;
 /// The passing test and the smaller merge-bug test: the cheapest campaign with both outcomes.
 const TESTS: &[&str] = &["iset_pass_tiny", "iset_merge_small_a"];
 
-/// How long each campaign may take (74–106 s in Slurm on the shared 2-core development machine
-/// under a load of 10–14, `sbatch --wait` polling every 8 s).
+/// How long each campaign may take (the job array took 42–74 s on the shared 2-core development
+/// machine under a load of 6–12, `sbatch --wait` polling every 8 s).
 const LIMIT: Duration = Duration::from_secs(400);
 
 fn campaign_args(out: &Path) -> Vec<String> {
