@@ -1,7 +1,7 @@
 //! End-to-end campaign mode with real g++ and `interestingness/check-failure.py`: a batch of two
 //! merge-bug tests and one passing test, stopped by SIGTERM, killed (SIGKILL) mid-run and
 //! resumed, then the same campaign as a task file run by real GNU parallel and merged with
-//! `--collect`; and the Slurm script's task-line selection (Slurm itself is not run here).
+//! `--collect`; and the Slurm script's task-line selection (a real Slurm: `tests/batch_slurm.rs`).
 
 mod common;
 

@@ -60,7 +60,7 @@ pub(crate) fn have(tool: &str) -> bool {
 }
 
 /// `what` is absent: print the skip line, or panic under `MFPPR_REQUIRE_TOOLS=1`.
-fn skip(what: &str) {
+pub(crate) fn skip(what: &str) {
     if std::env::var("MFPPR_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
         panic!(
             "{what} is absent and MFPPR_REQUIRE_TOOLS=1 (bash scripts/setup installs the tools)"
