@@ -1,17 +1,23 @@
-//! Atomic file replacement: the result on disk is always either the old or the new text.
+//! Atomic file replacement: the file on disk is always either the old or the new text.
 
 use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
 
-/// Write `bytes` to `path` through a temporary file in the same directory and a rename, so a
-/// reader (or a crash, or Ctrl-C) never sees a half-written file.
+/// Prefix of the temporary files of [`write_atomic`] (a crash may leave one; `cover restore`
+/// removes them).
+pub const TEMP_PREFIX: &str = ".mfppr-tmp-";
+
+/// Write `bytes` to `path` through a temporary file in the same directory, flushed to disk, given
+/// the permissions of the file it replaces (0644 for a new one), then renamed over it, so a reader
+/// (or a crash, or Ctrl-C) never sees a half-written file.
 ///
 /// Only a regular file is ever replaced: a directory, FIFO, device, socket or symlink at `path`
 /// is refused (callers validate their outputs up front, see [`crate::outputs`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
+    let previous = std::fs::symlink_metadata(path).ok();
+    if let Some(meta) = &previous {
         if !meta.is_file() {
             anyhow::bail!(
                 "refusing to replace {}: it is {}, not a regular file",
@@ -29,8 +35,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         _ => Path::new("."),
     };
     let mut tmp = tempfile::Builder::new()
-        .prefix(".mfppr-")
-        .suffix(".tmp")
+        .prefix(TEMP_PREFIX)
         .tempfile_in(dir)
         .with_context(|| {
             format!(
@@ -39,15 +44,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
             )
         })?;
     tmp.write_all(bytes)
-        .and_then(|()| tmp.flush())
+        .and_then(|()| tmp.as_file().sync_all())
         .with_context(|| format!("cannot write a temporary file in {}", dir.display()))?;
     // tempfile creates 0600 files; results are ordinary source files.
-    {
+    let permissions = previous.map(|m| m.permissions()).unwrap_or_else(|| {
         use std::os::unix::fs::PermissionsExt;
-        let _ = tmp
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
+        std::fs::Permissions::from_mode(0o644)
+    });
+    let _ = tmp.as_file().set_permissions(permissions);
     tmp.persist(path).map_err(|e| {
         anyhow::anyhow!(
             "cannot replace {}: {}; check that the directory is writable",
@@ -61,17 +65,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
-    fn replaces_the_file_and_leaves_no_temporary_behind() {
+    fn replaces_the_file_keeps_its_mode_and_leaves_no_temporary_behind() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.cpp");
         write_atomic(&path, b"one").unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         write_atomic(&path, b"two").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
         let err = write_atomic(Path::new("/dev/null"), b"x").unwrap_err();
         assert!(err.to_string().contains("a device"), "{err}");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        let err = write_atomic(&link, b"x").unwrap_err();
+        assert!(err.to_string().contains("a symlink"), "{err}");
     }
 }

@@ -26,8 +26,9 @@ use serde::Serialize;
 
 use super::continuation::{self, Continuation, Parsed};
 use super::diff::NewLines;
-use super::manifest::{self, write_atomically};
+use super::manifest;
 use super::paths::{join_lexically, relative_to};
+use crate::atomic::write_atomic;
 use crate::document::statements::{Insertion, StatementIndex};
 use crate::edit::{self, Edit};
 use crate::error::{coded, ExitKind};
@@ -449,7 +450,7 @@ fn inject_unless(
                 }
                 let rel = p.rel.as_deref().unwrap_or_default();
                 let out = dest.join(rel);
-                write_atomically(&out, &p.injected)?;
+                write_atomic(&out, &p.injected)?;
                 for m in markers.iter_mut().filter(|m| m.path == p.source_path) {
                     m.path = out.clone();
                 }
@@ -468,7 +469,7 @@ fn inject_unless(
                 if stop() {
                     return Err(undo_interrupted(manifest, n, plans.len()));
                 }
-                write_atomically(&p.source_path, &p.injected)?;
+                write_atomic(&p.source_path, &p.injected)?;
             }
             opts.markers_path.clone().unwrap_or_else(|| {
                 super::paths::absolute(manifest)
@@ -493,7 +494,7 @@ fn inject_unless(
     }))
     .context("cannot serialise markers")?;
     json.push(b'\n');
-    write_atomically(&markers_file, &json)?;
+    write_atomic(&markers_file, &json)?;
     Ok(injection)
 }
 

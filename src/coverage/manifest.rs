@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::atomic::write_atomic;
 use crate::error::{coded, ExitKind};
 
 /// The manifest file written before an in-place injection.
@@ -45,33 +46,6 @@ pub fn hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
-/// Prefix of the temporary files of [`write_atomically`].
-pub const TEMP_PREFIX: &str = ".mfppr-tmp-";
-
-/// Write `bytes` to `path` atomically: a temporary file in the same directory, flushed, given the
-/// permissions of the file it replaces, then renamed over it.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write a temporary file for {}", path.display()))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-    }
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("cannot replace {}", path.display()))?;
-    Ok(())
-}
-
 /// Back up `files` (absolute paths with their original bytes) and write the manifest at
 /// `manifest_path`, refusing to overwrite an existing manifest (an earlier injection that was not
 /// restored). Nothing else is written.
@@ -97,7 +71,7 @@ pub fn prepare(manifest_path: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<Man
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let backup = backup_dir.join(format!("{:04}-{name}.orig", i + 1));
-        write_atomically(&backup, original)?;
+        write_atomic(&backup, original)?;
         entries.push(ManifestEntry {
             path: path.clone(),
             original_blake3: hash(original),
@@ -112,7 +86,7 @@ pub fn prepare(manifest_path: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<Man
     };
     let mut json = serde_json::to_vec_pretty(&manifest).context("cannot serialise the manifest")?;
     json.push(b'\n');
-    write_atomically(&manifest_path, &json)?;
+    write_atomic(&manifest_path, &json)?;
     Ok(manifest)
 }
 
@@ -183,7 +157,7 @@ pub fn restore(manifest_path: &Path) -> Result<RestoreReport> {
             report.unchanged.push(e.path.clone());
             continue;
         }
-        write_atomically(&e.path, &original)?;
+        write_atomic(&e.path, &original)?;
         report.restored.push(e.path.clone());
     }
     report.leftovers = remove_leftovers(&m)?;
@@ -204,7 +178,10 @@ fn remove_leftovers(m: &Manifest) -> Result<Vec<PathBuf>> {
             continue;
         };
         for entry in entries.flatten() {
-            let is_temp = entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX)
+            let is_temp = entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(crate::atomic::TEMP_PREFIX)
                 && entry.file_type().is_ok_and(|t| t.is_file());
             if is_temp {
                 let path = entry.path();
@@ -256,9 +233,11 @@ mod tests {
             prepare(&man, &files).is_err(),
             "an existing manifest is never overwritten"
         );
-        write_atomically(&a, b"changed\n").unwrap();
+        write_atomic(&a, b"changed\n").unwrap();
         // What a write killed between create and rename leaves behind.
-        let leftover = dir.path().join(format!("{TEMP_PREFIX}Ab12Cd"));
+        let leftover = dir
+            .path()
+            .join(format!("{}Ab12Cd", crate::atomic::TEMP_PREFIX));
         std::fs::write(&leftover, b"marked").unwrap();
         let r = restore(&man).unwrap();
         assert_eq!(r.restored, vec![a.clone()]);

@@ -19,9 +19,9 @@ use anyhow::{Context, Result};
 
 use super::find::{self, Found, TestFile};
 use super::inject::Marker;
-use super::manifest::write_atomically;
 use super::summary::{Point, Summary};
 use super::verify::{self, VerifyOptions};
+use crate::atomic::write_atomic;
 use crate::error::{exit_kind, ExitKind};
 use crate::messages::{note, progress, warn};
 use crate::reduce::{self, ReduceOptions};
@@ -305,7 +305,7 @@ fn write_found(out: &Path, found: &Found) -> Result<()> {
     let path = out.join("find.json");
     let mut json = serde_json::to_vec_pretty(found).context("cannot serialise find.json")?;
     json.push(b'\n');
-    write_atomically(&path, &json).with_context(|| format!("cannot write {}", path.display()))
+    write_atomic(&path, &json).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Reduce `test` toward `marker` into `OUT/<id>.cpp`, starting from `OUT/<start>.cpp` when

@@ -87,7 +87,7 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
         diff::new_lines(&suite, &fuzz, &opts.filters)?
     };
     if let Some(out) = &opts.lcov {
-        manifest::write_atomically(
+        crate::atomic::write_atomic(
             out,
             report::lcov_info(&new, source_root.as_deref()).as_bytes(),
         )

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::find::TestFile;
-use super::manifest::write_atomically;
+use crate::atomic::write_atomic;
 
 /// One coverage point (marker) and what became of it.
 #[derive(Clone, Debug, Serialize)]
@@ -143,7 +143,7 @@ impl Summary {
         let path = out.join("summary.json");
         let mut json = serde_json::to_vec_pretty(self).context("cannot serialise the summary")?;
         json.push(b'\n');
-        write_atomically(&path, &json).with_context(|| format!("cannot write {}", path.display()))
+        write_atomic(&path, &json).with_context(|| format!("cannot write {}", path.display()))
     }
 }
 
