@@ -89,6 +89,8 @@ pub struct EngineOptions {
     pub quiet: bool,
     /// Interval between two periodic progress lines.
     pub progress_every: Duration,
+    /// 2 or more: a line on stderr for each candidate whose verdict is used (`-vv`).
+    pub verbose: u8,
 }
 
 impl Default for EngineOptions {
@@ -98,6 +100,7 @@ impl Default for EngineOptions {
             cache: true,
             quiet: false,
             progress_every: Duration::from_secs(10),
+            verbose: 0,
         }
     }
 }
@@ -498,6 +501,7 @@ impl<'a> Engine<'a> {
                     break;
                 };
                 window.first_seq += 1;
+                let cached = matches!(slot.state, SlotState::Cached(_));
                 let verdict = match slot.state {
                     SlotState::Cached(v) => {
                         self.stats.kind(kind).cache_hits += 1;
@@ -515,6 +519,16 @@ impl<'a> Engine<'a> {
                     SlotState::Running(_) => unreachable!("checked above"),
                 };
                 resolved = true;
+                if self.options.verbose >= 2 && !self.options.quiet {
+                    eprintln!(
+                        "mfppr: round {}, {}: tried {size} -> {} bytes ({}): {verdict:?}{}",
+                        self.round,
+                        kind.name(),
+                        slot.candidate.bytes.len(),
+                        describe_window(enumeration.gathered, slot.candidate.window.clone()),
+                        if cached { " (cached)" } else { "" }
+                    );
+                }
                 self.tried += 1;
                 self.stats.candidates += 1;
                 let ks = self.stats.kind(kind);

@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
+pub mod common;
 pub mod cover;
 pub mod inspect;
 pub mod reduce;
@@ -33,6 +34,12 @@ enum Command {
     Reduce(reduce::ReduceArgs),
     /// Diff suite/fuzz gcov coverage, inject markers, find and reduce tests for new lines.
     Cover(cover::CoverArgs),
+    /// Print a shell completion script (e.g. `mfppr completions bash > /etc/bash_completion.d/mfppr`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 impl Cli {
@@ -42,6 +49,15 @@ impl Cli {
             Command::Inspect(args) => args.run(),
             Command::Reduce(args) => args.run(),
             Command::Cover(args) => args.run(),
+            Command::Completions { shell } => {
+                clap_complete::generate(
+                    shell,
+                    &mut Cli::command(),
+                    "mfppr",
+                    &mut std::io::stdout(),
+                );
+                Ok(ExitCode::SUCCESS)
+            }
         }
     }
 }
