@@ -657,6 +657,52 @@ mod tests {
     }
 
     #[test]
+    fn missing_includes_say_where_mfppr_looked_and_what_is_lost() {
+        let d = tempfile::tempdir().unwrap();
+        let inc = d.path().canonicalize().unwrap().join("inc");
+        std::fs::create_dir(&inc).unwrap();
+        write(
+            &inc,
+            "defs.hpp",
+            "#include \"spec.hpp\"\n#include \"lib.h\"\n",
+        );
+        let test = d.path().join("t.cpp");
+        let cat = Catalogue::load(
+            &test,
+            b"#include \"defs.hpp\"\nint main() {}\n",
+            std::slice::from_ref(&inc),
+            &[],
+        );
+        // No MR at all with an explicit -I: an error naming both headers and the directories.
+        let err = format!("{:#}", cat.unwrap_err());
+        let from = inc.canonicalize().unwrap().join("defs.hpp");
+        assert!(
+            err.contains(&format!(
+                "\"spec.hpp\", \"lib.h\" (included from {}; searched {})",
+                from.display(),
+                inc.canonicalize().unwrap().display(),
+            )),
+            "{err}"
+        );
+        assert!(err.contains("-- -I DIR"), "{err}");
+
+        let cat = Catalogue::load(&test, b"#include \"defs.hpp\"\n", &[], &[]).unwrap();
+        assert_eq!(cat.missing, vec!["defs.hpp"]);
+        let c = Completeness::new(&cat, 17, 16);
+        assert!(!c.complete && c.disables_something());
+        let message = c.message().unwrap();
+        assert!(
+            message.contains("recursion folding is limited to 1 of 17 instances"),
+            "{message}"
+        );
+        assert!(c.say(true).is_err());
+        assert_eq!(
+            Completeness::new(&Catalogue::default(), 3, 0).message(),
+            None
+        );
+    }
+
+    #[test]
     fn explicit_include_dir_without_spec_is_an_error() {
         let d = tempfile::tempdir().unwrap();
         let err = Catalogue::load(
