@@ -12,6 +12,8 @@ Common environment (all scripts):
                    -DEXECUTE=1 is always added
   MFPPR_INCLUDES   colon-separated extra include dirs, searched before
                    MFPPR_ORIGINAL_DIR (coverage mode puts the injected library first)
+  MFPPR_CXXFLAGS   the compiler flags given to mfppr after `--` (shell words, include dirs
+                   made absolute), appended after the include dirs above: -I, -D, -std ...
   LDFLAGS, LIBS    linker flags / libraries, appended after the source
   RUN_TIMEOUT      seconds a run may take (default 10)
   COMPILE_TIMEOUT  seconds a compile may take (default 60)
@@ -273,7 +275,8 @@ class _Pch:
         return h.hexdigest()
 
     def use(self):
-        if any(f.startswith(bad) for f in self.flags + self.ldflags for bad in _NO_PCH_FLAGS):
+        if any(f.startswith(bad) for f in self.flags + self.incs + self.ldflags
+               for bad in _NO_PCH_FLAGS):
             return None
         with open(self.source, encoding="utf-8", errors="surrogateescape") as f:
             text = f.read()
@@ -418,6 +421,7 @@ def compile_test(source, exe_name="mfppr_candidate", cxxflags=None):
     incs = []
     for d in include_dirs(source):
         incs += ["-I", d]
+    incs += shlex.split(os.environ.get("MFPPR_CXXFLAGS", ""))  # part of the PCH key with incs
     exe = os.path.join(os.getcwd(), exe_name)
     ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
     tail = ["-o", exe] + ldflags + shlex.split(os.environ.get("LIBS", ""))

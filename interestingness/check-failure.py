@@ -14,6 +14,7 @@ Environment (defaults in brackets):
   CHECK_NAME          name of the check that must fail, e.g. check_equal [any]
   REFERENCE_CXXFLAGS  flags of the reference build [unset: no differential check]
   CXX [g++]  CXXFLAGS [-std=c++17 -O0 -w]  MFPPR_INCLUDES [none]  LDFLAGS  LIBS
+  MFPPR_CXXFLAGS  the flags given to mfppr after --, appended to both builds
   RUN_TIMEOUT [10]  COMPILE_TIMEOUT [60]  MFPPR_CACHE_DIR  MFPPR_PCH  (see _mfppr_check.py)
   MFPPR_ORIGINAL_DIR is always an include dir; MFPPR_CANDIDATE is used when no argv[1].
 

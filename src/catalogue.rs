@@ -98,6 +98,19 @@ pub struct Catalogue {
     pub headers: Vec<PathBuf>,
     /// Quoted includes that were not found.
     pub missing: Vec<String>,
+    /// The same includes with where they come from and where they were looked for.
+    pub missing_includes: Vec<MissingInclude>,
+}
+
+/// A quoted include found in no search directory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MissingInclude {
+    /// The name as written between the quotes.
+    pub name: String,
+    /// The file whose `#include` names it.
+    pub included_from: PathBuf,
+    /// The directories searched, in order: the including file's, then the include directories.
+    pub searched: Vec<PathBuf>,
 }
 
 fn is_placeholder(callee: &str) -> bool {
@@ -152,15 +165,29 @@ struct Headers {
     /// The headers in the order they were first read.
     order: Vec<PathBuf>,
     /// Includes found in no search directory.
-    missing: Vec<String>,
+    missing: Vec<MissingInclude>,
 }
 
 impl Headers {
-    /// Queue the include `path` (reached on `branch`) of a file in `dir`, or note it missing.
-    fn include(&mut self, path: &str, branch: Branch, dir: &Path, include_dirs: &[PathBuf]) {
+    /// Queue the include `path` (reached on `branch`) of the file `from`, or note it missing.
+    fn include(&mut self, path: &str, branch: Branch, from: &Path, include_dirs: &[PathBuf]) {
+        let dir = from.parent().unwrap_or(Path::new(""));
         match resolve_include(path, dir, include_dirs) {
             Some(p) => self.queue.push_back((p, branch)),
-            None => self.missing.push(path.to_string()),
+            None if self.missing.iter().any(|m| m.name == path) => {}
+            None => {
+                let mut searched = vec![dir.to_path_buf()];
+                for d in include_dirs {
+                    if !searched.contains(d) {
+                        searched.push(d.clone());
+                    }
+                }
+                self.missing.push(MissingInclude {
+                    name: path.to_string(),
+                    included_from: from.to_path_buf(),
+                    searched,
+                });
+            }
         }
     }
 
@@ -179,7 +206,6 @@ impl Headers {
                 self.parsed.insert(path.clone(), outline);
                 self.order.push(path.clone());
             }
-            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             let includes: Vec<(String, Branch)> = self.parsed[&path]
                 .includes
                 .iter()
@@ -187,7 +213,7 @@ impl Headers {
                 .map(|i| (i.path.clone(), branch_nest(branch, i.branch)))
                 .collect();
             for (inc, nested) in includes {
-                self.include(&inc, nested, &dir, include_dirs);
+                self.include(&inc, nested, &path, include_dirs);
             }
         }
         Ok(())
@@ -218,14 +244,11 @@ impl Catalogue {
         specs: &[PathBuf],
     ) -> Result<Catalogue> {
         check_search_paths(include_dirs, specs)?;
-        let test_dir = test_path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let test_path = std::path::absolute(test_path).unwrap_or_else(|_| test_path.to_path_buf());
         let test_outline = test_doc.outline();
         let mut headers = Headers::default();
         for inc in test_outline.includes.iter().filter(|i| !i.system) {
-            headers.include(&inc.path, inc.branch, &test_dir, include_dirs);
+            headers.include(&inc.path, inc.branch, &test_path, include_dirs);
         }
         for spec in specs {
             headers.queue.push_back((spec.clone(), Branch::Both));
@@ -240,19 +263,22 @@ impl Catalogue {
         }
         // Reduction functions may also be defined in the test's own preamble.
         cat.add_functions(&test_outline.functions, true);
-        let mut missing = headers.missing;
+        let mut missing: Vec<String> = headers.missing.iter().map(|m| m.name.clone()).collect();
         missing.sort();
-        missing.dedup();
         cat.missing = missing;
+        cat.missing_includes = headers.missing;
         cat.headers = headers.order;
         if cat.mrs.is_empty() && (!include_dirs.is_empty() || !specs.is_empty()) {
             bail!(
-                "no MF++ spec found for {}: none of its headers ({}) defines a metalib MR; pass -I with the spec directory",
+                "no MF++ spec found for {}: none of its headers defines a metalib MR{}",
                 test_path.display(),
-                if cat.missing.is_empty() {
-                    "all found".to_string()
+                if cat.missing_includes.is_empty() {
+                    " (all were found); give the spec header with --spec FILE".to_string()
                 } else {
-                    format!("not found: {}", cat.missing.join(", "))
+                    format!(
+                        "; not found: {}; {FIX}",
+                        describe_missing(&cat.missing_includes)
+                    )
                 }
             );
         }
@@ -444,6 +470,140 @@ fn identity_arg(f: &Function) -> Option<usize> {
     f.params.iter().position(|p| &p.name == name)
 }
 
+/// How to add a search directory on the command line.
+const FIX: &str = "add the directory that holds each after the other arguments with `-- -I DIR` \
+                   (the compiler's flags, as MF++'s generator takes them) or with `-I DIR`";
+
+/// `"a", "b" (included from F; searched D1, D2)` for the missing includes, grouped by where they
+/// were looked for, groups joined with `; `.
+fn describe_missing(missing: &[MissingInclude]) -> String {
+    let mut groups: Vec<(&Path, &[PathBuf], Vec<String>)> = Vec::new();
+    for m in missing {
+        let name = format!("\"{}\"", m.name);
+        match groups
+            .iter_mut()
+            .find(|(from, searched, _)| *from == m.included_from && *searched == m.searched)
+        {
+            Some((_, _, names)) => names.push(name),
+            None => groups.push((&m.included_from, &m.searched, vec![name])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(from, searched, names)| {
+            format!(
+                "{} (included from {}; searched {})",
+                names.join(", "),
+                from.display(),
+                searched
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Whether the catalogue is complete, and what its gaps disable (the `catalogue` object of
+/// `--stats`, and the warning printed before reducing).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Completeness {
+    /// Every quoted include was found.
+    pub complete: bool,
+    /// The quoted includes that were not found.
+    pub missing: Vec<MissingInclude>,
+    /// Spec headers read.
+    pub headers: usize,
+    /// Relations and generators read.
+    pub mrs: usize,
+    /// Transplanted instances of the test.
+    pub instances: usize,
+    /// Instances whose MR family is unknown: recursion folding cannot touch them.
+    pub instances_unknown_family: usize,
+}
+
+impl Completeness {
+    /// The completeness of `catalogue` for a test with `instances` instances, `unknown` of which
+    /// have no known MR family.
+    pub fn new(catalogue: &Catalogue, instances: usize, unknown: usize) -> Completeness {
+        Completeness {
+            complete: catalogue.missing_includes.is_empty(),
+            missing: catalogue.missing_includes.clone(),
+            headers: catalogue.headers.len(),
+            mrs: catalogue.mrs.len(),
+            instances,
+            instances_unknown_family: unknown,
+        }
+    }
+
+    /// The completeness of `catalogue` for the test `text` (parsed again to count the instances
+    /// whose MR family it leaves unknown).
+    pub fn of_test(text: &[u8], catalogue: &Catalogue) -> Result<Completeness> {
+        let doc = Document::parse(text.to_vec())?;
+        let model = crate::model::TestModel::build(&doc, catalogue)?;
+        let unknown = model
+            .instances
+            .iter()
+            .filter(|i| i.family.is_none())
+            .count();
+        Ok(Completeness::new(catalogue, model.instances.len(), unknown))
+    }
+
+    /// Say an incomplete catalogue before reducing: a warning when its gaps disable something,
+    /// else a note; with `strict` (`--strict-spec`) an error (exit 1) instead.
+    pub fn say(&self, strict: bool) -> Result<()> {
+        let Some(message) = self.message() else {
+            return Ok(());
+        };
+        if strict {
+            return Err(crate::error::coded(
+                crate::error::ExitKind::Input,
+                format!("{message} (--strict-spec)"),
+            ));
+        }
+        if self.disables_something() {
+            crate::messages::warn(message);
+        } else {
+            crate::messages::note(format!("note: {message}"));
+        }
+        Ok(())
+    }
+
+    /// Whether the gaps disable anything mfppr could otherwise do.
+    pub fn disables_something(&self) -> bool {
+        self.instances_unknown_family > 0 || self.mrs == 0
+    }
+
+    /// One line saying what was not found, where mfppr looked, what that disables and the fix;
+    /// `None` when the catalogue is complete.
+    pub fn message(&self) -> Option<String> {
+        if self.complete {
+            return None;
+        }
+        let n = self.instances;
+        let effect = if self.instances_unknown_family > 0 {
+            format!(
+                "MR family unknown for {} of {n} instances, so recursion folding is limited to \
+                 {} of {n} instances",
+                self.instances_unknown_family,
+                n - self.instances_unknown_family
+            )
+        } else if self.mrs == 0 {
+            "no MR was read, so nothing is folded to a base MR".to_string()
+        } else {
+            format!("the MR families of all {n} instances are known")
+        };
+        let count = self.missing.len();
+        Some(format!(
+            "incomplete MR catalogue: {count} quoted include{} not found: {}; {effect}; {FIX}",
+            if count == 1 { "" } else { "s" },
+            describe_missing(&self.missing)
+        ))
+    }
+}
+
 fn param_type(p: &Param) -> String {
     p.type_text.clone()
 }
@@ -512,6 +672,52 @@ mod tests {
         );
         assert_eq!(cat.reducer_for("T").unwrap().name, "mfr_T");
         assert_eq!(cat.missing, vec!["lib.h"]);
+    }
+
+    #[test]
+    fn missing_includes_say_where_mfppr_looked_and_what_is_lost() {
+        let d = tempfile::tempdir().unwrap();
+        let inc = d.path().canonicalize().unwrap().join("inc");
+        std::fs::create_dir(&inc).unwrap();
+        write(
+            &inc,
+            "defs.hpp",
+            "#include \"spec.hpp\"\n#include \"lib.h\"\n",
+        );
+        let test = d.path().join("t.cpp");
+        let cat = Catalogue::load(
+            &test,
+            b"#include \"defs.hpp\"\nint main() {}\n",
+            std::slice::from_ref(&inc),
+            &[],
+        );
+        // No MR at all with an explicit -I: an error naming both headers and the directories.
+        let err = format!("{:#}", cat.unwrap_err());
+        let from = inc.canonicalize().unwrap().join("defs.hpp");
+        assert!(
+            err.contains(&format!(
+                "\"spec.hpp\", \"lib.h\" (included from {}; searched {})",
+                from.display(),
+                inc.canonicalize().unwrap().display(),
+            )),
+            "{err}"
+        );
+        assert!(err.contains("-- -I DIR"), "{err}");
+
+        let cat = Catalogue::load(&test, b"#include \"defs.hpp\"\n", &[], &[]).unwrap();
+        assert_eq!(cat.missing, vec!["defs.hpp"]);
+        let c = Completeness::new(&cat, 17, 16);
+        assert!(!c.complete && c.disables_something());
+        let message = c.message().unwrap();
+        assert!(
+            message.contains("recursion folding is limited to 1 of 17 instances"),
+            "{message}"
+        );
+        assert!(c.say(true).is_err());
+        assert_eq!(
+            Completeness::new(&Catalogue::default(), 3, 0).message(),
+            None
+        );
     }
 
     #[test]

@@ -99,6 +99,8 @@ pub struct EngineOptions {
     pub quiet: bool,
     /// Interval between two periodic progress lines.
     pub progress_every: Duration,
+    /// 2 or more: a line on stderr for each candidate whose verdict is used (`-vv`).
+    pub verbose: u8,
 }
 
 impl Default for EngineOptions {
@@ -108,6 +110,7 @@ impl Default for EngineOptions {
             cache: true,
             quiet: false,
             progress_every: Duration::from_secs(10),
+            verbose: 0,
         }
     }
 }
@@ -567,6 +570,16 @@ impl<'a> Engine<'a> {
                 let Some(front) = pending.pop_front() else {
                     continue;
                 };
+                if self.options.verbose >= 2 && !self.options.quiet {
+                    eprintln!(
+                        "mfppr: round {}, {}: tried {} -> {} bytes ({}): {verdict:?}",
+                        self.round,
+                        kind.name(),
+                        current.len(),
+                        front.bytes.len(),
+                        describe_window(&*gathered, front.window.clone()),
+                    );
+                }
                 match verdict {
                     Verdict::Interesting => {
                         let size = front.window.len();

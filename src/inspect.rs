@@ -44,6 +44,8 @@ pub struct CatalogueReport {
     pub headers: Vec<String>,
     /// Quoted includes not found.
     pub missing: Vec<String>,
+    /// The same, each with the file that includes it and the directories searched.
+    pub missing_includes: Vec<crate::catalogue::MissingInclude>,
     /// Number of relations.
     pub relations: usize,
     /// Number of generators.
@@ -131,6 +133,7 @@ pub fn report<'a>(
             .map(|h| h.display().to_string())
             .collect(),
         missing: catalogue.missing.clone(),
+        missing_includes: catalogue.missing_includes.clone(),
         relations: catalogue
             .mrs
             .iter()

@@ -558,7 +558,7 @@ impl TestModel {
         let unknown = self.instances.iter().filter(|i| i.family.is_none()).count();
         if unknown > 0 {
             self.notes.push(format!(
-                "family unknown for {unknown} of {} instances (no spec catalogue: pass -I with the spec directory); recursion folding is limited to families evident from the test",
+                "family unknown for {unknown} of {} instances (their MRs are in no spec header read; a quoted include not found is warned about, with the directories searched); recursion folding is limited to families evident from the test",
                 self.instances.len()
             ));
         }

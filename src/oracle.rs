@@ -13,7 +13,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -83,6 +83,49 @@ pub struct ScriptOracle {
     /// The input's bytes when the oracle was made (`None`: no such file): a run that changes
     /// them is an error, and the input is put back.
     original_bytes: Option<Vec<u8>>,
+    /// `--save-temps DIR`: where the check directories of interesting and timed-out runs are kept.
+    save_temps: Option<SaveTemps>,
+}
+
+/// `--save-temps DIR`: the directory and the number of the next kept run (`DIR/<n>/`).
+#[derive(Debug)]
+struct SaveTemps {
+    dir: PathBuf,
+    next: AtomicU64,
+}
+
+impl SaveTemps {
+    /// Copy the check directory `root` of a run that ended as `verdict` to `DIR/<n>/`, with the
+    /// verdict in `.mfppr-verdict`.
+    fn keep(&self, root: &Path, verdict: Verdict) -> anyhow::Result<()> {
+        let n = self.next.fetch_add(1, Ordering::SeqCst);
+        let dest = self.dir.join(n.to_string());
+        let context = || {
+            format!(
+                "cannot keep the check directory in {} (--save-temps); check free space",
+                dest.display()
+            )
+        };
+        for entry in walkdir::WalkDir::new(root) {
+            let entry = entry.with_context(context)?;
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            let to = dest.join(rel);
+            let kind = entry.file_type();
+            if kind.is_dir() {
+                std::fs::create_dir_all(&to).with_context(context)?;
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(entry.path()).with_context(context)?;
+                std::os::unix::fs::symlink(target, &to).with_context(context)?;
+            } else if kind.is_file() {
+                std::fs::copy(entry.path(), &to).with_context(context)?;
+            }
+        }
+        let verdict = match verdict {
+            Verdict::Timeout => "timeout\n",
+            _ => "interesting\n",
+        };
+        std::fs::write(dest.join(".mfppr-verdict"), verdict).with_context(context)
+    }
 }
 
 impl ScriptOracle {
@@ -149,6 +192,7 @@ impl ScriptOracle {
             expected: Expected::Zero,
             interrupt: crate::interrupt::flag(),
             original_bytes,
+            save_temps: None,
         })
     }
 
@@ -156,6 +200,15 @@ impl ScriptOracle {
     /// blocks there); not part of the reproduction command, since the directory is per run.
     pub fn set_cache_dir(&mut self, dir: Option<PathBuf>) {
         self.cache_dir = dir;
+    }
+
+    /// Keep the check directory of every interesting or timed-out run in `dir/<n>/` (`n` = 1, 2
+    /// …; `None`: keep none). `dir` must exist.
+    pub fn set_save_temps(&mut self, dir: Option<PathBuf>) {
+        self.save_temps = dir.map(|dir| SaveTemps {
+            dir,
+            next: AtomicU64::new(1),
+        });
     }
 
     /// Kill runs that take longer than `timeout` (`None`: no limit).
@@ -255,6 +308,12 @@ impl ScriptOracle {
         };
         let finished = process::run(&mut command, &limits).map_err(|e| self.spawn_error(e))?;
         self.check_original_unchanged()?;
+        if let Some(save) = &self.save_temps {
+            let verdict = self.verdict_of(finished.end);
+            if verdict != Verdict::Uninteresting {
+                save.keep(root, verdict)?;
+            }
+        }
         Ok(Run {
             end: finished.end,
             elapsed: finished.elapsed,

@@ -13,7 +13,7 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::atomic::write_atomic;
-use crate::catalogue::Catalogue;
+use crate::catalogue::{Catalogue, Completeness};
 use crate::engine::{Engine, EngineOptions, Stats};
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
@@ -75,6 +75,12 @@ pub struct ReduceOptions {
     pub quiet: bool,
     /// Runs of the final result after the search, to catch a flaky check (0: none).
     pub recheck: u32,
+    /// An incomplete MR catalogue is an error instead of a warning.
+    pub strict_spec: bool,
+    /// 1: a diff size for each accepted candidate; 2: also each candidate tried.
+    pub verbose: u8,
+    /// Keep the check directories of interesting and timed-out runs here, as `<n>/`.
+    pub save_temps: Option<PathBuf>,
 }
 
 impl ReduceOptions {
@@ -98,6 +104,9 @@ impl ReduceOptions {
             extra_env: Vec::new(),
             quiet: false,
             recheck: 1,
+            strict_spec: false,
+            verbose: 0,
+            save_temps: None,
         }
     }
 }
@@ -174,6 +183,7 @@ struct StatsFile<'a> {
     output: &'a Path,
     timeout_secs: f64,
     interrupted: bool,
+    catalogue: &'a Completeness,
     #[serde(flatten)]
     stats: &'a Stats,
 }
@@ -192,8 +202,11 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     crate::interrupt::install()?;
     let began = Instant::now();
     let (text, endings, catalogue) = read_input(opts)?;
+    let completeness = Completeness::of_test(&text, &catalogue)?;
+    completeness.say(opts.strict_spec)?;
     let paths = plan_outputs(opts)?;
     let mut oracle = ScriptOracle::new(&opts.check, &opts.input, opts.extra_env.clone())?;
+    oracle.set_save_temps(opts.save_temps.clone());
     // The scripts' cache of precompiled include blocks, removed when this function returns,
     // unless the user chose one (environment or --env).
     let cache_dir = run_cache_dir(opts)?;
@@ -259,6 +272,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
             jobs: opts.jobs.max(1),
             cache: opts.cache,
             quiet: opts.quiet,
+            verbose: opts.verbose,
             ..EngineOptions::default()
         },
         crate::interrupt::flag(),
@@ -269,6 +283,10 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     let mut on_disk = start.len();
     let mut accepted = vec![start.clone()];
     let result = engine.run(start, &mut |t: &[u8]| {
+        if opts.verbose >= 1 {
+            let before = accepted.last().map(Vec::as_slice).unwrap_or_default();
+            crate::messages::progress(format!("mfppr:   {}", diff_size(before, t)));
+        }
         paths.write_result(&endings.to_file(t))?;
         on_disk = t.len();
         if accepted.len() > RECHECK_HISTORY {
@@ -293,7 +311,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     let interrupted = result
         .as_ref()
         .is_err_and(|e| exit_kind(e) == ExitKind::Interrupted);
-    let written = paths.write_stats(opts, timeout, &stats, interrupted);
+    let written = paths.write_stats(opts, timeout, &stats, &completeness, interrupted);
     match result {
         Ok(()) => {
             written?;
@@ -345,6 +363,24 @@ fn read_input(opts: &ReduceOptions) -> anyhow::Result<(Vec<u8>, LineEndings, Cat
     let catalogue = Catalogue::load_for(input, &doc, &opts.include_dirs, &opts.specs)
         .with_context(|| format!("cannot load the MR catalogue for {}", input.display()))?;
     Ok((text, endings, catalogue))
+}
+
+/// `diff -R +A lines`: the lines an accepted candidate removed and added (`-v`).
+fn diff_size(before: &[u8], after: &[u8]) -> String {
+    let (before, after) = (
+        String::from_utf8_lossy(before),
+        String::from_utf8_lossy(after),
+    );
+    let diff = similar::TextDiff::from_lines(&*before, &*after);
+    let (mut removed, mut added) = (0, 0);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    format!("diff -{removed} +{added} lines")
 }
 
 /// With a check that accepts `int main() {}` or the empty file, results may be meaningless: warn.
@@ -574,6 +610,7 @@ impl ReducePaths {
         opts: &ReduceOptions,
         timeout: Duration,
         stats: &Stats,
+        completeness: &Completeness,
         interrupted: bool,
     ) -> anyhow::Result<()> {
         let Some(path) = &self.stats else {
@@ -584,6 +621,7 @@ impl ReducePaths {
             output: &self.result,
             timeout_secs: timeout.as_secs_f64(),
             interrupted,
+            catalogue: completeness,
             stats,
         };
         let json = serde_json::to_vec_pretty(&doc).context("cannot serialise the stats")?;

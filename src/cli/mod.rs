@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod batch;
+pub mod common;
 pub mod cover;
 pub mod export;
 pub mod inspect;
@@ -33,6 +34,12 @@ enum Command {
     Export(export::ExportArgs),
     /// Write a bug report with blame for a reduced test.
     Report(report::ReportArgs),
+    /// Print a shell completion script (e.g. `mfppr completions bash > /etc/bash_completion.d/mfppr`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// The README's exit-code table, generated from the same source as `--help`.
@@ -54,6 +61,15 @@ impl Cli {
             Command::Batch(args) => args.run(),
             Command::Export(args) => args.run(),
             Command::Report(args) => args.run(),
+            Command::Completions { shell } => {
+                clap_complete::generate(
+                    shell,
+                    &mut Cli::command(),
+                    "mfppr",
+                    &mut std::io::stdout(),
+                );
+                Ok(ExitCode::SUCCESS)
+            }
         }
     }
 }

@@ -1,18 +1,29 @@
 //! `mfppr reduce` command line: turns flags into [`ReduceOptions`] and prints the summary.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::ValueEnum;
+use anyhow::Context;
+use clap::{ArgAction, ValueEnum};
 
+use crate::cli::common::{is_stdin, stdin_to_file, CompilerFlags, CXXFLAGS_ENV};
+use crate::error::{coded, ExitKind};
 use crate::reduce::{reduce, ReduceOptions};
 
 const AFTER_HELP: &str = "\
-Example:
-  mfppr reduce t_bigint_452.cpp --check interestingness/check-failure.py -I spec/ -j 8
+Examples (the compiler's flags after --, as MF++'s generator takes them):
+  mfppr reduce t_bigint_452.cpp --check interestingness/check-failure.py -j 8 \\
+      -- -std=c++17 -I$SPEC -I$SPEC/SMT_QF_NIA -I$SPEC/SMT_QF_NIA/z3
     writes t_bigint_452.reduced.cpp beside the input (rewritten after every accepted candidate),
     and t_bigint_452.reduced.cpp.mfppr-origin (which input it comes from, for --resume).
+    The -I, -iquote and -isystem directories after -- are searched for the spec headers (like
+    -I DIR); every flag after -- reaches the check script in MFPPR_CXXFLAGS (the bundled scripts
+    compile with them). A quoted include that is not found is reported before reducing, with the
+    directories searched (an error with --strict-spec).
+
+  mfppr reduce - -o small.cpp --check check.sh -- -I spec < t.cpp
+    reads the test from standard input (as stdin.cpp, or --name NAME).
 
 The check script runs once per candidate in a fresh temporary directory (its working directory)
 holding the candidate under the input's file name. It gets the candidate's absolute path as $1
@@ -34,9 +45,14 @@ pub enum InterestingExit {
 #[derive(Debug, clap::Args)]
 #[command(after_help = format!("{AFTER_HELP}\n\n{}", crate::error::exit_codes_help()))]
 pub struct ReduceArgs {
-    /// The MF++ test to reduce (never modified).
+    /// The MF++ test to reduce (never modified); `-` reads it from standard input (needs -o).
     #[arg(value_name = "FILE")]
     file: PathBuf,
+
+    /// The compiler's flags, as MF++'s generator takes them: -I/-iquote/-isystem DIR find the
+    /// spec headers; all reach the check script in MFPPR_CXXFLAGS.
+    #[arg(last = true, value_name = "COMPILER FLAGS")]
+    compiler_flags: Vec<String>,
 
     /// Interestingness script: an executable, or a .py file run with python3.
     #[arg(long, value_name = "SCRIPT", help_heading = "Interestingness")]
@@ -59,6 +75,7 @@ pub struct ReduceArgs {
     /// Check scripts run at once [default: number of cores].
     #[arg(
         short = 'j',
+        visible_short_alias = 'n',
         long,
         value_name = "N",
         value_parser = clap::value_parser!(u32).range(1..),
@@ -78,6 +95,11 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "FILE", help_heading = "Reduction")]
     spec: Vec<PathBuf>,
 
+    /// Stop (exit 1) before any check run when a quoted include of the test or its spec is not
+    /// found, instead of warning.
+    #[arg(long, help_heading = "Reduction")]
+    strict_spec: bool,
+
     /// Keep every remaining variant's checks.
     #[arg(long, help_heading = "Reduction")]
     keep_checks: bool,
@@ -90,9 +112,24 @@ pub struct ReduceArgs {
     #[arg(long, help_heading = "Reduction")]
     no_tail: bool,
 
-    /// Output file [default: <stem>.reduced.cpp beside FILE].
-    #[arg(short = 'o', long, value_name = "OUT", help_heading = "Output")]
+    /// Output file [default: <stem>.reduced.cpp beside FILE; required when FILE is -].
+    #[arg(
+        short = 'o',
+        long,
+        value_name = "OUT",
+        required_if_eq("file", "-"),
+        help_heading = "Output"
+    )]
     output: Option<PathBuf>,
+
+    /// File name the test read from standard input gets (its checks see it under this name).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "stdin.cpp",
+        help_heading = "Output"
+    )]
+    name: String,
 
     /// Write search statistics as JSON to this file.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
@@ -115,8 +152,22 @@ pub struct ReduceArgs {
     force: bool,
 
     /// No progress lines on stderr.
-    #[arg(short, long, help_heading = "Output")]
+    #[arg(short, long, conflicts_with = "verbose", help_heading = "Output")]
     quiet: bool,
+
+    /// -v: the diff size of each accepted candidate; -vv: also each candidate tried.
+    #[arg(short, long, action = ArgAction::Count, help_heading = "Output")]
+    verbose: u8,
+
+    /// Print a unified diff of the result against the input on stdout (the summary goes to
+    /// stderr).
+    #[arg(long, help_heading = "Output")]
+    print_diff: bool,
+
+    /// Keep the check directories of interesting and timed-out candidates in DIR/1, DIR/2 …
+    /// (DIR must be new or empty).
+    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    save_temps: Option<PathBuf>,
 
     /// Runs of the final result after the search, to catch a flaky check (0: none).
     #[arg(
@@ -140,11 +191,14 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
 }
 
 impl ReduceArgs {
-    /// The library options these flags stand for.
-    pub fn options(&self) -> ReduceOptions {
+    /// The library options these flags stand for, with the compiler flags after `--`.
+    pub fn options(&self, flags: &CompilerFlags) -> ReduceOptions {
         let mut opts = ReduceOptions::new(&self.file, &self.check);
         opts.output = self.output.clone();
-        opts.include_dirs = self.include.clone();
+        opts.include_dirs = flags.search_dirs(&self.include);
+        if let Some(value) = flags.env_value() {
+            opts.extra_env.push((CXXFLAGS_ENV.to_string(), value));
+        }
         opts.specs = self.spec.clone();
         opts.keep_checks = self.keep_checks;
         opts.drop_oracle = self.drop_oracle;
@@ -159,31 +213,93 @@ impl ReduceArgs {
         opts.resume = self.resume;
         opts.quiet = self.quiet;
         opts.recheck = self.recheck;
+        opts.strict_spec = self.strict_spec;
+        opts.verbose = self.verbose;
+        opts.save_temps = self.save_temps.clone();
         opts
     }
 
     /// Run the command.
     pub fn run(self) -> anyhow::Result<ExitCode> {
+        crate::messages::set_quiet(self.quiet);
+        let flags = CompilerFlags::parse(&self.compiler_flags)?;
+        let mut opts = self.options(&flags);
+        // Standard input lives in a temp dir for the whole reduction.
+        let _stdin_dir = if is_stdin(&self.file) {
+            let (dir, path) = stdin_to_file(&self.name)?;
+            opts.input = path;
+            Some(dir)
+        } else {
+            None
+        };
+        if let Some(dir) = &self.save_temps {
+            prepare_save_temps(dir)?;
+        }
         let report_dir = match &self.report {
-            Some(dir) => Some(crate::report::prepare(dir, self.force, &self.file)?),
+            Some(dir) => Some(crate::report::prepare(dir, self.force, &opts.input)?),
             None => None,
         };
-        let outcome = reduce(&self.options())?;
-        println!("{}", outcome.summary());
+        let outcome = reduce(&opts)?;
+        if self.print_diff {
+            print!(
+                "{}",
+                unified_diff(&opts.input, &outcome.output, &self.file)?
+            );
+            eprintln!("{}", outcome.summary());
+        } else {
+            println!("{}", outcome.summary());
+        }
         if let Some(dir) = report_dir {
-            let opts = crate::report::ReportOptions {
+            let report_opts = crate::report::ReportOptions {
                 file: outcome.output.clone(),
                 check: self.check.clone(),
-                include_dirs: self.include.clone(),
+                include_dirs: opts.include_dirs.clone(),
                 specs: self.spec.clone(),
                 library_version: self.library_version.clone(),
                 stats: Some(outcome.summary()),
             };
-            let report = crate::report::write(&opts, &dir)?;
+            let report = crate::report::write(&report_opts, &dir)?;
             println!("{}", super::report::summary(&report, &dir));
         }
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// Create the `--save-temps` directory, which must be new or empty.
+fn prepare_save_temps(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        coded(
+            ExitKind::Input,
+            format!("cannot create --save-temps {}: {e}", dir.display()),
+        )
+    })?;
+    let mut entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read --save-temps {}", dir.display()))?;
+    if entries.next().is_some() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "--save-temps {} is not empty; give a new or empty directory",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The unified diff of the result at `output` against the input at `input` (`shown`: the input's
+/// name as given on the command line).
+fn unified_diff(input: &Path, output: &Path, shown: &Path) -> anyhow::Result<String> {
+    let read = |p: &Path| {
+        std::fs::read(p)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .with_context(|| format!("cannot read {} for --print-diff", p.display()))
+    };
+    let (before, after) = (read(input)?, read(output)?);
+    Ok(similar::TextDiff::from_lines(&before, &after)
+        .unified_diff()
+        .header(&shown.display().to_string(), &output.display().to_string())
+        .to_string())
 }
 
 #[cfg(test)]

@@ -1,0 +1,215 @@
+//! Command-line pieces shared by subcommands: the compiler flags after `--` (taken as MF++'s
+//! generator takes them) and reading the test from standard input (`-`).
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::error::{coded, ExitKind};
+use crate::oracle::shell_quote;
+
+/// The environment variable that carries the compiler flags to the check scripts.
+pub const CXXFLAGS_ENV: &str = "MFPPR_CXXFLAGS";
+
+/// Flags that take a directory searched for headers, in the order the compiler searches them for
+/// a quoted include (after the including file's directory).
+const DIR_FLAGS: [&str; 3] = ["-iquote", "-I", "-isystem"];
+/// Flags that take a macro.
+const MACRO_FLAGS: [&str; 2] = ["-D", "-U"];
+
+/// The compiler flags given after `--`, as MF++'s generator takes them
+/// (`-- -std=c++17 -I$SPEC -I$SPEC/QF_NIA`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompilerFlags {
+    /// Directories searched for quoted includes, in the compiler's order (`-iquote`, `-I`,
+    /// `-isystem`), made absolute.
+    pub include_dirs: Vec<PathBuf>,
+    /// `-D NAME[=VALUE]` (as `NAME[=VALUE]`) and `-U NAME` (as `!NAME`), in order. The catalogue
+    /// reads both branches of `#ifdef EXECUTE` anyway; they are recorded for the report.
+    pub macros: Vec<String>,
+    /// Every flag, include directories made absolute (the scripts compile in a temp directory).
+    pub flags: Vec<String>,
+}
+
+impl CompilerFlags {
+    /// Read the flags after `--`. `-I DIR` and `-IDIR` (likewise `-isystem`, `-iquote`, `-D`,
+    /// `-U`) are both accepted; a flag missing its argument is a usage error.
+    pub fn parse(args: &[String]) -> anyhow::Result<CompilerFlags> {
+        let mut dirs: [Vec<PathBuf>; 3] = Default::default();
+        let mut out = CompilerFlags::default();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let dir_flag = DIR_FLAGS.iter().position(|f| arg.starts_with(f));
+            let macro_flag = MACRO_FLAGS.iter().find(|f| arg.starts_with(*f));
+            let flag = match (dir_flag, macro_flag) {
+                (Some(i), _) => DIR_FLAGS[i],
+                (None, Some(f)) => f,
+                (None, None) => {
+                    out.flags.push(arg.clone());
+                    continue;
+                }
+            };
+            let value = match &arg[flag.len()..] {
+                "" => args.next().cloned().ok_or_else(|| {
+                    coded(
+                        ExitKind::Usage,
+                        format!("compiler flag {flag} after -- needs an argument"),
+                    )
+                })?,
+                joined => joined.to_string(),
+            };
+            match dir_flag {
+                Some(i) => {
+                    let dir = absolute(Path::new(&value))?;
+                    out.flags.push(flag.to_string());
+                    out.flags.push(dir.to_string_lossy().into_owned());
+                    dirs[i].push(dir);
+                }
+                None => {
+                    out.macros.push(if flag == "-U" {
+                        format!("!{value}")
+                    } else {
+                        value.clone()
+                    });
+                    out.flags.push(format!("{flag}{value}"));
+                }
+            }
+        }
+        out.include_dirs = dirs.into_iter().flatten().collect();
+        Ok(out)
+    }
+
+    /// The flags as one shell word list (what `MFPPR_CXXFLAGS` holds), or `None` when there are
+    /// none.
+    pub fn env_value(&self) -> Option<String> {
+        (!self.flags.is_empty()).then(|| {
+            self.flags
+                .iter()
+                .map(|f| shell_quote(f))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    }
+
+    /// The include directories of `-I DIR` options followed by those after `--`, without the
+    /// ones after `--` that do not exist (a compiler ignores them; each is warned about).
+    pub fn search_dirs(&self, dash_i: &[PathBuf]) -> Vec<PathBuf> {
+        let mut out = dash_i.to_vec();
+        for dir in &self.include_dirs {
+            if dir.is_dir() {
+                if !out.contains(dir) {
+                    out.push(dir.clone());
+                }
+            } else {
+                crate::messages::warn(format!(
+                    "include directory {} (after --) does not exist; ignored",
+                    dir.display()
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// `path` made absolute against the current directory.
+fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
+    std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))
+}
+
+/// Whether the FILE argument means standard input.
+pub fn is_stdin(file: &Path) -> bool {
+    file.as_os_str() == OsStr::new("-")
+}
+
+/// Standard input written to `<temp dir>/<name>`: the temp dir (removed when dropped) and the
+/// file's path.
+pub fn stdin_to_file(name: &str) -> anyhow::Result<(tempfile::TempDir, PathBuf)> {
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(coded(
+            ExitKind::Usage,
+            format!("--name {name:?} must be a plain file name such as t.cpp"),
+        ));
+    }
+    let mut text = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut text)
+        .map_err(|e| coded(ExitKind::Input, format!("cannot read standard input: {e}")))?;
+    let dir = tempfile::Builder::new()
+        .prefix("mfppr-stdin-")
+        .tempdir()
+        .context("cannot create a temporary directory for standard input; check TMPDIR")?;
+    let path = dir.path().join(name);
+    std::fs::write(&path, text)
+        .with_context(|| format!("cannot write standard input to {}", path.display()))?;
+    Ok((dir, path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn joined_and_separate_forms() {
+        let cwd = std::env::current_dir().unwrap();
+        let f = CompilerFlags::parse(&strings(&[
+            "-std=c++17",
+            "-Ispec",
+            "-I",
+            "/abs",
+            "-isystem",
+            "sys",
+            "-iquote/q",
+            "-D",
+            "EXECUTE",
+            "-DN=3",
+            "-UX",
+            "-O0",
+        ]))
+        .unwrap();
+        assert_eq!(
+            f.include_dirs,
+            vec![
+                PathBuf::from("/q"),
+                cwd.join("spec"),
+                PathBuf::from("/abs"),
+                cwd.join("sys")
+            ]
+        );
+        assert_eq!(f.macros, strings(&["EXECUTE", "N=3", "!X"]));
+        let spec = cwd.join("spec").display().to_string();
+        let sys = cwd.join("sys").display().to_string();
+        assert_eq!(
+            f.flags,
+            strings(&[
+                "-std=c++17",
+                "-I",
+                &spec,
+                "-I",
+                "/abs",
+                "-isystem",
+                &sys,
+                "-iquote",
+                "/q",
+                "-DEXECUTE",
+                "-DN=3",
+                "-UX",
+                "-O0"
+            ])
+        );
+        assert!(CompilerFlags::parse(&strings(&["-I"])).is_err());
+        assert_eq!(CompilerFlags::parse(&[]).unwrap().env_value(), None);
+        assert_eq!(
+            CompilerFlags::parse(&strings(&["-DA=a b"]))
+                .unwrap()
+                .env_value()
+                .unwrap(),
+            "'-DA=a b'"
+        );
+    }
+}
