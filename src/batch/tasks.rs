@@ -14,6 +14,7 @@ use anyhow::Context;
 use super::{BatchOptions, Test};
 use crate::atomic::write_atomic;
 use crate::oracle::shell_quote;
+use crate::reduce::ReduceOptions;
 
 fn quoted(path: &Path) -> anyhow::Result<String> {
     let abs = std::path::absolute(path)
@@ -61,6 +62,13 @@ pub fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::Result<S
     }
     if !ro.cache {
         words.push("--no-cache".to_string());
+    }
+    if !ro.tail {
+        words.push("--no-tail".to_string());
+    }
+    if ro.recheck != ReduceOptions::new("", "").recheck {
+        words.push("--recheck".to_string());
+        words.push(ro.recheck.to_string());
     }
     for (k, v) in &ro.extra_env {
         words.push("--env".to_string());

@@ -3,10 +3,9 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use crate::batch::{self, triage, BatchOptions, Test};
-use crate::cli::reduce::InterestingExit;
+use crate::cli::common::ReductionArgs;
 use crate::error::{coded, ExitKind};
 use crate::reduce::ReduceOptions;
 
@@ -42,19 +41,8 @@ pub struct BatchArgs {
     )]
     check: Option<PathBuf>,
 
-    /// Seconds before a check run is killed [default: derived per test, as in `mfppr reduce`].
-    #[arg(long, value_name = "SECS", value_parser = parse_secs, help_heading = "Interestingness")]
-    timeout: Option<Duration>,
-
-    /// What counts as interesting: exit 0, or the original's exit status.
-    #[arg(
-        long,
-        value_name = "MODE",
-        value_enum,
-        default_value_t = InterestingExit::Zero,
-        help_heading = "Interestingness"
-    )]
-    interesting_exit: InterestingExit,
+    #[command(flatten)]
+    reduction: ReductionArgs,
 
     /// Check scripts run at once, shared by the tests in flight [default: number of cores].
     #[arg(
@@ -76,29 +64,9 @@ pub struct BatchArgs {
     )]
     tests_at_once: Option<u32>,
 
-    /// Do not remember verdicts of candidates already judged (for flaky checks).
-    #[arg(long, help_heading = "Interestingness")]
-    no_cache: bool,
-
     /// Environment variable for the check script, NAME=VALUE (repeatable; kept in task files).
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env, help_heading = "Interestingness")]
     env: Vec<(String, String)>,
-
-    /// Extra directory to search for the spec headers the tests include (repeatable).
-    #[arg(short = 'I', value_name = "DIR", help_heading = "Reduction")]
-    include: Vec<PathBuf>,
-
-    /// Extra spec header to read MRs from (repeatable).
-    #[arg(long, value_name = "FILE", help_heading = "Reduction")]
-    spec: Vec<PathBuf>,
-
-    /// Keep every remaining variant's checks.
-    #[arg(long, help_heading = "Reduction")]
-    keep_checks: bool,
-
-    /// Allow removing the last non-reference variant.
-    #[arg(long, help_heading = "Reduction")]
-    drop_oracle: bool,
 
     /// The campaign's output directory (created if missing).
     #[arg(
@@ -136,17 +104,6 @@ pub struct BatchArgs {
     one: Option<String>,
 }
 
-/// Parse a positive, finite number of seconds.
-fn parse_secs(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("the timeout must be more than 0 seconds, not {s}"));
-    }
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("`{s}`: {e}"))
-}
-
 /// Parse `NAME=VALUE`.
 fn parse_env(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
@@ -159,13 +116,7 @@ impl BatchArgs {
     /// The campaign options these flags stand for.
     fn options(&self, check: PathBuf, out_dir: PathBuf) -> BatchOptions {
         let mut ro = ReduceOptions::new(PathBuf::new(), check);
-        ro.include_dirs = self.include.clone();
-        ro.specs = self.spec.clone();
-        ro.keep_checks = self.keep_checks;
-        ro.drop_oracle = self.drop_oracle;
-        ro.timeout = self.timeout;
-        ro.interesting_exit_auto = self.interesting_exit == InterestingExit::Auto;
-        ro.cache = !self.no_cache;
+        self.reduction.apply(&mut ro);
         ro.extra_env = self.env.clone();
         let jobs = self.jobs.map_or(ro.jobs, |j| j as usize).max(1);
         let tests_at_once = match (self.one.is_some(), self.tests_at_once) {
@@ -292,6 +243,5 @@ mod tests {
         );
         assert!(parse_env("=x").is_err());
         assert!(parse_env("x").is_err());
-        assert!(parse_secs("0").is_err());
     }
 }

@@ -1,14 +1,103 @@
-//! Command-line pieces shared by subcommands: the compiler flags after `--` (taken as MF++'s
-//! generator takes them) and reading the test from standard input (`-`).
+//! Command-line pieces shared by subcommands: the reduction flags of `reduce` and `batch`
+//! ([`ReductionArgs`]), the compiler flags after `--` (taken as MF++'s generator takes them) and
+//! reading the test from standard input (`-`).
 
 use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
 
 use crate::error::{coded, ExitKind};
 use crate::oracle::shell_quote;
+use crate::reduce::ReduceOptions;
+
+/// Which exit statuses of the check script count as interesting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InterestingExit {
+    /// Exit status 0 (C-Vise / C-Reduce convention).
+    Zero,
+    /// The same exit status as the original input, which must fail (MF++R convention).
+    Auto,
+}
+
+/// How a test is reduced: the flags `mfppr reduce` and `mfppr batch` share.
+#[derive(Debug, clap::Args)]
+pub struct ReductionArgs {
+    /// Seconds before a check run is killed [default: max(10, 5 × the original's run), ≤ 300].
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, help_heading = "Interestingness")]
+    pub timeout: Option<Duration>,
+
+    /// What counts as interesting: exit 0, or the original's exit status.
+    #[arg(
+        long,
+        value_name = "MODE",
+        value_enum,
+        default_value_t = InterestingExit::Zero,
+        help_heading = "Interestingness"
+    )]
+    pub interesting_exit: InterestingExit,
+
+    /// Do not remember verdicts of candidates already judged (for flaky checks).
+    #[arg(long, help_heading = "Interestingness")]
+    pub no_cache: bool,
+
+    /// Runs of the final result after the search, to catch a flaky check (0: none).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        help_heading = "Interestingness"
+    )]
+    pub recheck: u32,
+
+    /// Extra directory to search for the spec headers the test includes (repeatable).
+    #[arg(short = 'I', value_name = "DIR", help_heading = "Reduction")]
+    pub include: Vec<PathBuf>,
+
+    /// Extra spec header to read MRs from (repeatable).
+    #[arg(long, value_name = "FILE", help_heading = "Reduction")]
+    pub spec: Vec<PathBuf>,
+
+    /// Keep every remaining variant's checks.
+    #[arg(long, help_heading = "Reduction")]
+    pub keep_checks: bool,
+
+    /// Allow removing the last non-reference variant (the result may have no metamorphic check).
+    #[arg(long, help_heading = "Reduction")]
+    pub drop_oracle: bool,
+
+    /// Skip the tail passes (inputs, identity MRs, wrappers, text, tidy) run after the four kinds.
+    #[arg(long, help_heading = "Reduction")]
+    pub no_tail: bool,
+}
+
+impl ReductionArgs {
+    /// Set these flags' fields of `opts` (the include directories as given, before any `--`).
+    pub fn apply(&self, opts: &mut ReduceOptions) {
+        opts.include_dirs = self.include.clone();
+        opts.specs = self.spec.clone();
+        opts.keep_checks = self.keep_checks;
+        opts.drop_oracle = self.drop_oracle;
+        opts.tail = !self.no_tail;
+        opts.timeout = self.timeout;
+        opts.interesting_exit_auto = self.interesting_exit == InterestingExit::Auto;
+        opts.cache = !self.no_cache;
+        opts.recheck = self.recheck;
+    }
+}
+
+/// Parse a positive, finite number of seconds.
+pub fn parse_secs(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("the timeout must be more than 0 seconds, not {s}"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|e| format!("`{s}`: {e}"))
+}
 
 /// The environment variable that carries the compiler flags to the check scripts.
 pub const CXXFLAGS_ENV: &str = "MFPPR_CXXFLAGS";
@@ -149,6 +238,15 @@ pub fn stdin_to_file(name: &str) -> anyhow::Result<(tempfile::TempDir, PathBuf)>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_are_validated() {
+        assert_eq!(parse_secs("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_secs("0").is_err());
+        assert!(parse_secs("-3").is_err());
+        assert!(parse_secs("inf").is_err());
+        assert!(parse_secs("x").is_err());
+    }
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

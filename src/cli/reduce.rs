@@ -2,12 +2,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context;
-use clap::{ArgAction, ValueEnum};
+use clap::ArgAction;
 
-use crate::cli::common::{is_stdin, stdin_to_file, CompilerFlags, CXXFLAGS_ENV};
+use crate::cli::common::{is_stdin, stdin_to_file, CompilerFlags, ReductionArgs, CXXFLAGS_ENV};
 use crate::error::{coded, ExitKind};
 use crate::reduce::{reduce, ReduceOptions};
 
@@ -32,15 +31,6 @@ and a private TMPDIR. A .py script is run with python3. Exit 0 means interesting
 --interesting-exit auto, the same exit status as the original).
 ";
 
-/// Which exit statuses of the check script count as interesting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum InterestingExit {
-    /// Exit status 0 (C-Vise / C-Reduce convention).
-    Zero,
-    /// The same exit status as the original input, which must fail (MF++R convention).
-    Auto,
-}
-
 /// Arguments of `mfppr reduce`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = format!("{AFTER_HELP}\n\n{}", crate::error::exit_codes_help()))]
@@ -58,19 +48,8 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "SCRIPT", help_heading = "Interestingness")]
     check: PathBuf,
 
-    /// Seconds before a check run is killed [default: max(10, 5 × the original's run), ≤ 300].
-    #[arg(long, value_name = "SECS", value_parser = parse_secs, help_heading = "Interestingness")]
-    timeout: Option<Duration>,
-
-    /// What counts as interesting: exit 0, or the original's exit status.
-    #[arg(
-        long,
-        value_name = "MODE",
-        value_enum,
-        default_value_t = InterestingExit::Zero,
-        help_heading = "Interestingness"
-    )]
-    interesting_exit: InterestingExit,
+    #[command(flatten)]
+    reduction: ReductionArgs,
 
     /// Check scripts run at once [default: number of cores].
     #[arg(
@@ -83,34 +62,10 @@ pub struct ReduceArgs {
     )]
     jobs: Option<u32>,
 
-    /// Do not remember verdicts of candidates already judged (for flaky checks).
-    #[arg(long, help_heading = "Interestingness")]
-    no_cache: bool,
-
-    /// Extra directory to search for the spec headers the test includes (repeatable).
-    #[arg(short = 'I', value_name = "DIR", help_heading = "Reduction")]
-    include: Vec<PathBuf>,
-
-    /// Extra spec header to read MRs from (repeatable).
-    #[arg(long, value_name = "FILE", help_heading = "Reduction")]
-    spec: Vec<PathBuf>,
-
     /// Stop (exit 1) before any check run when a quoted include of the test or its spec is not
     /// found, instead of warning.
     #[arg(long, help_heading = "Reduction")]
     strict_spec: bool,
-
-    /// Keep every remaining variant's checks.
-    #[arg(long, help_heading = "Reduction")]
-    keep_checks: bool,
-
-    /// Allow removing the last non-reference variant (the result may have no metamorphic check).
-    #[arg(long, help_heading = "Reduction")]
-    drop_oracle: bool,
-
-    /// Skip the tail passes (inputs, identity MRs, wrappers, text, tidy) run after the four kinds.
-    #[arg(long, help_heading = "Reduction")]
-    no_tail: bool,
 
     /// Output file [default: <stem>.reduced.cpp beside FILE; required when FILE is -].
     #[arg(
@@ -168,51 +123,24 @@ pub struct ReduceArgs {
     /// (DIR must be new or empty).
     #[arg(long, value_name = "DIR", help_heading = "Output")]
     save_temps: Option<PathBuf>,
-
-    /// Runs of the final result after the search, to catch a flaky check (0: none).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 1,
-        help_heading = "Interestingness"
-    )]
-    recheck: u32,
-}
-
-/// Parse a positive, finite number of seconds.
-fn parse_secs(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("the timeout must be more than 0 seconds, not {s}"));
-    }
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("`{s}`: {e}"))
 }
 
 impl ReduceArgs {
     /// The library options these flags stand for, with the compiler flags after `--`.
     pub fn options(&self, flags: &CompilerFlags) -> ReduceOptions {
         let mut opts = ReduceOptions::new(&self.file, &self.check);
+        self.reduction.apply(&mut opts);
         opts.output = self.output.clone();
-        opts.include_dirs = flags.search_dirs(&self.include);
+        opts.include_dirs = flags.search_dirs(&self.reduction.include);
         if let Some(value) = flags.env_value() {
             opts.extra_env.push((CXXFLAGS_ENV.to_string(), value));
         }
-        opts.specs = self.spec.clone();
-        opts.keep_checks = self.keep_checks;
-        opts.drop_oracle = self.drop_oracle;
-        opts.tail = !self.no_tail;
-        opts.timeout = self.timeout;
-        opts.interesting_exit_auto = self.interesting_exit == InterestingExit::Auto;
         if let Some(jobs) = self.jobs {
             opts.jobs = jobs as usize;
         }
-        opts.cache = !self.no_cache;
         opts.stats = self.stats.clone();
         opts.resume = self.resume;
         opts.quiet = self.quiet;
-        opts.recheck = self.recheck;
         opts.strict_spec = self.strict_spec;
         opts.verbose = self.verbose;
         opts.save_temps = self.save_temps.clone();
@@ -254,7 +182,7 @@ impl ReduceArgs {
                 file: outcome.output.clone(),
                 check: self.check.clone(),
                 include_dirs: opts.include_dirs.clone(),
-                specs: self.spec.clone(),
+                specs: self.reduction.spec.clone(),
                 library_version: self.library_version.clone(),
                 stats: Some(outcome.summary()),
             };
@@ -300,18 +228,4 @@ fn unified_diff(input: &Path, output: &Path, shown: &Path) -> anyhow::Result<Str
         .unified_diff()
         .header(&shown.display().to_string(), &output.display().to_string())
         .to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds_are_validated() {
-        assert_eq!(parse_secs("1.5").unwrap(), Duration::from_millis(1500));
-        assert!(parse_secs("0").is_err());
-        assert!(parse_secs("-3").is_err());
-        assert!(parse_secs("inf").is_err());
-        assert!(parse_secs("x").is_err());
-    }
 }
