@@ -413,6 +413,16 @@ fn line_of(text: &[u8], offset: usize) -> usize {
 }
 
 impl TestModel {
+    /// Where the first definition (an instance, or `main`) starts: the end of the preamble.
+    pub fn first_definition(&self) -> usize {
+        self.instances
+            .iter()
+            .map(|i| i.span.start)
+            .chain(std::iter::once(self.main_span.start))
+            .min()
+            .unwrap_or(0)
+    }
+
     /// Read `doc` as an MF++ test.
     pub fn build(doc: &Document, catalogue: &Catalogue) -> Result<TestModel> {
         TestModel::build_with(doc, catalogue, None)

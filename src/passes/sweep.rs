@@ -172,13 +172,7 @@ fn lone_semicolons(text: &[u8], model: &TestModel) -> Vec<Edit> {
 /// that separate variants (`// Meta test` comments) for readability; one empty line goes before
 /// each variant that has none.
 fn blank_lines(text: &[u8], model: &TestModel) -> Vec<Edit> {
-    let from = model
-        .instances
-        .iter()
-        .map(|i| i.span.start)
-        .chain(std::iter::once(model.main_span.start))
-        .min()
-        .unwrap_or(0);
+    let from = model.first_definition();
     let from = text[..from]
         .iter()
         .rposition(|&b| b == b'\n')

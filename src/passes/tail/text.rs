@@ -53,13 +53,7 @@ struct Line<'t> {
 
 /// The lines before the first definition (instance or `main`).
 fn preamble_lines<'t>(text: &'t [u8], model: &TestModel) -> Vec<Line<'t>> {
-    let end = model
-        .instances
-        .iter()
-        .map(|i| i.span.start)
-        .chain(std::iter::once(model.main_span.start))
-        .min()
-        .unwrap_or(0);
+    let end = model.first_definition();
     let mut out = Vec::new();
     let mut start = 0;
     while start < end {

@@ -50,13 +50,7 @@ pub(super) fn tidy_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
 /// Blank lines at the top of the file, and all but one of each run of blank lines before the
 /// first definition (what deleted preprocessor lines leave).
 fn preamble_blank_lines(text: &[u8], model: &TestModel) -> Option<Opportunity> {
-    let end = model
-        .instances
-        .iter()
-        .map(|i| i.span.start)
-        .chain(std::iter::once(model.main_span.start))
-        .min()
-        .unwrap_or(0);
+    let end = model.first_definition();
     let mut edits = Vec::new();
     let mut start = 0;
     let mut previous_blank = true;
