@@ -507,13 +507,13 @@ impl<'a> Engine<'a> {
         self.stats.bytes_after = next.len() as u64;
         self.history.insert(blake3::hash(&next));
         if !self.options.quiet {
-            eprintln!(
+            crate::messages::progress(format!(
                 "mfppr: round {}, {}: {} -> {} bytes ({what})",
                 self.round,
                 kind.name(),
                 current.len(),
                 next.len()
-            );
+            ));
         }
         *current = next;
         Ok(())
@@ -571,14 +571,14 @@ impl<'a> Engine<'a> {
                     continue;
                 };
                 if self.options.verbose >= 2 && !self.options.quiet {
-                    eprintln!(
+                    crate::messages::progress(format!(
                         "mfppr: round {}, {}: tried {} -> {} bytes ({}): {verdict:?}",
                         self.round,
                         kind.name(),
                         current.len(),
                         front.bytes.len(),
                         describe_window(&*gathered, front.window.clone()),
-                    );
+                    ));
                 }
                 match verdict {
                     Verdict::Interesting => {
@@ -847,13 +847,13 @@ impl<'a> Engine<'a> {
             return;
         }
         self.last_progress = Instant::now();
-        eprintln!(
+        crate::messages::progress(format!(
             "mfppr: {size} bytes, round {}, trying {}, {} candidates tried, {} oracle calls",
             self.round,
             kind.name(),
             self.tried,
             self.stats.oracle_calls
-        );
+        ));
     }
 }
 

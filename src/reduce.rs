@@ -234,12 +234,12 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     let timeout = derived_timeout(opts, &initial);
     oracle.set_timeout(Some(timeout));
     if !opts.quiet {
-        eprintln!(
+        crate::messages::progress(format!(
             "mfppr: the original is interesting ({}, {:.1} s); timeout {:.1} s",
             initial.end,
             initial.elapsed.as_secs_f64(),
             timeout.as_secs_f64()
-        );
+        ));
     }
     let oracle = EndingsOracle {
         inner: &oracle,
@@ -405,10 +405,10 @@ fn warn_if_trivial_is_interesting(
         (oracle.judge(b"", &no_cancel)? == Verdict::Interesting).then_some("the empty file")
     };
     if let Some(what) = accepts.filter(|_| !crate::interrupt::requested()) {
-        eprintln!(
-            "warning: the check accepts {what}; results may be meaningless; make the script \
+        crate::messages::warn(format!(
+            "the check accepts {what}; results may be meaningless; make the script \
              check for the failure you are reducing"
-        );
+        ));
     }
     Ok(calls)
 }
@@ -446,11 +446,11 @@ fn initial_checks(
     let cancel_trivial = AtomicBool::new(false);
     let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
     if !opts.quiet {
-        eprintln!(
+        crate::messages::progress(format!(
             "mfppr: checking that the original is interesting with {} (at most {:.0} s)",
             opts.check.display(),
             limit.as_secs_f64()
-        );
+        ));
     }
     std::thread::scope(|scope| {
         let started = Instant::now();
@@ -473,11 +473,11 @@ fn initial_checks(
         while !initial.is_finished() {
             std::thread::sleep(POLL);
             if !opts.quiet && started.elapsed() >= next_note {
-                eprintln!(
+                crate::messages::progress(format!(
                     "mfppr: still checking the original ({:.0} s of at most {:.0} s)",
                     started.elapsed().as_secs_f64(),
                     limit.as_secs_f64()
-                );
+                ));
                 next_note += WAIT_NOTE_EVERY;
             }
         }
@@ -641,20 +641,20 @@ fn resume_from(
     let output = &paths.result;
     let Ok(previous) = std::fs::read(output) else {
         if !opts.quiet {
-            eprintln!(
+            crate::messages::progress(format!(
                 "mfppr: nothing to resume from in {}; starting from the input",
                 output.display()
-            );
+            ));
         }
         return Ok(None);
     };
     if !paths.derived_from(&opts.input, text) {
-        eprintln!(
-            "warning: {} was not derived from {} (no matching {}); starting from the input",
+        crate::messages::warn(format!(
+            "{} was not derived from {} (no matching {}); starting from the input",
             output.display(),
             opts.input.display(),
             paths.origin.display()
-        );
+        ));
         return Ok(None);
     }
     let previous = LineEndings::of(&previous).to_internal(&previous);
@@ -671,18 +671,18 @@ fn resume_from(
     }
     if usable {
         if !opts.quiet {
-            eprintln!(
+            crate::messages::progress(format!(
                 "mfppr: resuming from {} ({} bytes)",
                 output.display(),
                 previous.len()
-            );
+            ));
         }
         Ok(Some(previous))
     } else {
-        eprintln!(
-            "warning: {} is not an interesting MF++ test any more; starting from the input",
+        crate::messages::warn(format!(
+            "{} is not an interesting MF++ test any more; starting from the input",
             output.display()
-        );
+        ));
         Ok(None)
     }
 }
@@ -718,21 +718,21 @@ fn recheck<'a>(
         stats.recheck_failures += failed;
         if failed == 0 {
             if age > 0 {
-                eprintln!(
-                    "warning: the check is flaky: the final result was not interesting on \
+                crate::messages::warn(format!(
+                    "the check is flaky: the final result was not interesting on \
                      re-check; kept the last result that was ({} bytes); make the check \
                      deterministic, or reduce with --no-cache",
                     text.len()
-                );
+                ));
             }
             return Ok(text);
         }
     }
-    eprintln!(
-        "warning: the check is flaky: no recent result was interesting on every re-check \
+    crate::messages::warn(format!(
+        "the check is flaky: no recent result was interesting on every re-check \
          ({} of {} re-checks failed); the result may not reproduce",
         stats.recheck_failures, stats.rechecks
-    );
+    ));
     Ok(newest)
 }
 

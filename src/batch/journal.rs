@@ -92,10 +92,10 @@ impl Journal {
         if let Ok(bytes) = std::fs::read(&path) {
             let keep = complete_prefix(&bytes);
             if keep < bytes.len() {
-                eprintln!(
-                    "warning: {}: the last line is torn (an interrupted write); removing it",
+                crate::messages::warn(format!(
+                    "{}: the last line is torn (an interrupted write); removing it",
                     path.display()
-                );
+                ));
                 let file = OpenOptions::new()
                     .write(true)
                     .open(&path)
@@ -164,11 +164,11 @@ fn parse(path: &Path, bytes: &[u8]) -> Vec<Record> {
         }
         match serde_json::from_slice(line) {
             Ok(r) => records.push(r),
-            Err(e) => eprintln!(
-                "warning: {}:{}: ignoring a line that is not a record ({e}); a torn write?",
+            Err(e) => crate::messages::warn(format!(
+                "{}:{}: ignoring a line that is not a record ({e}); a torn write?",
                 path.display(),
                 n + 1
-            ),
+            )),
         }
     }
     records

@@ -277,12 +277,12 @@ impl Progress {
                 .collect();
             let elapsed = self.began.elapsed().as_secs_f64();
             let left = elapsed / here as f64 * (self.total - done) as f64;
-            eprintln!(
+            crate::messages::progress(format!(
                 "mfppr batch: {done}/{} tests done, {} groups, {elapsed:.0} s elapsed, about \
                  {left:.0} s left",
                 self.total,
                 groups.len()
-            );
+            ));
         }
         Ok(())
     }
@@ -323,12 +323,12 @@ pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
         }
     }
     if !opts.quiet && pending.len() < tests.len() {
-        eprintln!(
+        crate::messages::progress(format!(
             "mfppr batch: {} of {} tests already finished in {}; skipping them",
             tests.len() - pending.len(),
             tests.len(),
             opts.out_dir.join(journal::JOURNAL).display()
-        );
+        ));
     }
     let progress = Progress {
         journal: Mutex::new((journal, previous)),
@@ -408,10 +408,10 @@ pub fn collect(out_dir: &Path) -> anyhow::Result<Summary> {
         let record: Record = match serde_json::from_slice(&bytes) {
             Ok(r) => r,
             Err(e) => {
-                eprintln!(
-                    "warning: {}: not a result ({e}); skipping it",
+                crate::messages::warn(format!(
+                    "{}: not a result ({e}); skipping it",
                     path.display()
-                );
+                ));
                 continue;
             }
         };

@@ -136,6 +136,7 @@ impl BatchArgs {
 
     /// Run the command.
     pub fn run(self) -> anyhow::Result<ExitCode> {
+        crate::messages::set_quiet(self.quiet);
         if let Some(dir) = &self.collect {
             let summary = batch::collect(dir)?;
             print!("{}", triage::render(&summary));
@@ -163,7 +164,7 @@ impl BatchArgs {
         }
         if let Some(file) = &self.emit_tasks {
             batch::tasks::emit(file, &tests, &opts)?;
-            eprintln!(
+            crate::messages::progress(format!(
                 "mfppr batch: wrote {} tasks to {}; run them with `scripts/batch-parallel {}` or \
                  `sbatch --array=1-{} scripts/batch-slurm.sbatch {}`, then `mfppr batch \
                  --collect {}`",
@@ -173,7 +174,7 @@ impl BatchArgs {
                 tests.len(),
                 file.display(),
                 opts.out_dir.display()
-            );
+            ));
             return Ok(ExitCode::SUCCESS);
         }
         let summary = batch::run(&tests, &opts)?;
@@ -204,10 +205,10 @@ impl BatchArgs {
                 .is_some_and(|r| r.hash == hash);
             if done {
                 if !self.quiet {
-                    eprintln!(
+                    crate::messages::progress(format!(
                         "mfppr batch: {stem} already finished ({})",
                         result.display()
-                    );
+                    ));
                 }
                 return Ok(ExitCode::SUCCESS);
             }
@@ -219,13 +220,13 @@ impl BatchArgs {
         };
         let record = batch::run_one(&test, opts)?;
         if !self.quiet {
-            eprintln!(
+            crate::messages::progress(format!(
                 "mfppr batch: {stem}: {} ({} -> {} bytes) {}",
                 record.outcome.name(),
                 record.bytes_before,
                 record.bytes_after,
                 record.signature
-            );
+            ));
         }
         Ok(ExitCode::SUCCESS)
     }
