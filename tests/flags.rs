@@ -427,7 +427,7 @@ fn progress_is_one_updating_line_on_a_terminal() {
     let tty = String::from_utf8_lossy(&out.stdout);
     let size = std::fs::metadata(&input).unwrap().len();
     assert!(
-        tty.contains(&format!("\r\x1b[2Kmfppr: ")) && tty.contains(&format!(" of {size} bytes (-")),
+        tty.contains("\r\x1b[2Kmfppr: ") && tty.contains(&format!(" of {size} bytes (-")),
         "no updating status line: {tty:?}"
     );
     let plain = Command::new(bin())
