@@ -1,8 +1,14 @@
 
+#include "spec_fuzz.hpp"
 
 #ifdef EXECUTE
+#include "iset.h"
+#include "iset_fuzz_type_defs.hpp"
+#include "meta_spec_iset.hpp"
 #else
+#include "iset_spec_defs.hpp"
 #endif
+#include "reduce_iset.hpp"
 
 fuzz::set_term
     unite_by_parts_0_2(fuzz::fuzz_context ctx, fuzz::set_term a, fuzz::set_term b)

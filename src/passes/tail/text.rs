@@ -1,7 +1,10 @@
 //! Tail text (design §10): fuzz-region markers (both of a region at once), comments other than
-//! the `// Meta test <i>` headers that name the variants, `#include` and `#define` lines before
-//! the first definition, an `#else` with nothing under it, and a conditional group left empty.
-//! The oracle says which of them the test needs; the sweep checks it is still an MF++ test.
+//! the `// Meta test <i>` headers that name the variants, `#include <…>` and `#define` lines
+//! before the first definition, an `#else` with nothing under it, and a conditional group left
+//! empty. Quoted includes stay, in both `#ifdef EXECUTE` branches: they are the spec headers
+//! mfppr reads the MR families from, so the result stays an MF++ test mfppr reads as well as the
+//! input (`mfppr export` is what replaces them). The oracle says which of the rest the test
+//! needs; the sweep checks it is still an MF++ test.
 
 use crate::document::StmtKind;
 use crate::edit::Edit;
@@ -88,7 +91,9 @@ fn preprocessor_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
     let lines = preamble_lines(text, model);
     let mut ops = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        if directive(line.content, "include") || directive(line.content, "define") {
+        let spec_header = directive(line.content, "include") && line.content.contains('"');
+        if (directive(line.content, "include") && !spec_header) || directive(line.content, "define")
+        {
             ops.push(Opportunity {
                 description: format!("delete `{}`", line.content),
                 edits: vec![Edit::delete(line.span.clone())],
