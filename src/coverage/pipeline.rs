@@ -9,8 +9,8 @@
 //!    of from the whole source test, which saves most of the work when markers share a test;
 //! 3. verify each reduced test with gcov against the original sources ([`super::verify`]);
 //! 4. with `--metamorphic`, right after step 1: judge each reached marker by the metamorphic
-//!    coverage of its source test ([`super::metamorphic`]; isolated variants in
-//!    `OUT/metamorphic/`, per-test results in `OUT/metamorphic.json`).
+//!    coverage of its source test ([`super::metamorphic`], `-j N` tests at once; isolated
+//!    variants in `OUT/metamorphic/<test>/`, per-test results in `OUT/metamorphic.json`).
 //!
 //! `OUT/summary.json` is rewritten after every point, so an interrupted run keeps what it did.
 
@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 
 use super::find::{self, Found, TestFile};
 use super::inject::Marker;
@@ -230,20 +231,37 @@ fn judge_points(
 ) -> Result<()> {
     let dir = opts.out.join("metamorphic");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tests: BTreeMap<String, PathBuf> = summary
+    let tests: Vec<(String, PathBuf)> = summary
         .points
         .iter()
         .filter_map(|p| p.source_test.as_ref())
         .map(|t| (t.name.clone(), t.path.clone()))
+        .collect::<BTreeMap<_, _>>()
+        .into_iter()
         .collect();
+    progress(format!(
+        "metamorphic: isolating the variants of {} tests (-j {})",
+        tests.len(),
+        opts.jobs
+    ));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .context("cannot start the worker threads")?;
+    let results: Vec<Result<std::result::Result<TestMc, String>>> = pool.install(|| {
+        tests
+            .par_iter()
+            .map(|(name, path)| {
+                let sub = dir.join(name.replace(['/', '\\'], "_"));
+                std::fs::create_dir_all(&sub)
+                    .with_context(|| format!("cannot create {}", sub.display()))?;
+                Ok(metamorphic::analyse(path, &sub, build).map_err(|e| format!("{e:#}")))
+            })
+            .collect()
+    });
     let mut analyses: BTreeMap<String, std::result::Result<TestMc, String>> = BTreeMap::new();
-    for (i, (name, path)) in tests.iter().enumerate() {
-        progress(format!(
-            "metamorphic: {name} ({}/{}): isolating its variants",
-            i + 1,
-            tests.len()
-        ));
-        let analysis = metamorphic::analyse(path, &dir, build).map_err(|e| format!("{e:#}"));
+    for ((name, _), analysis) in tests.into_iter().zip(results) {
+        let analysis = analysis?;
         match &analysis {
             Ok(mc) => {
                 for n in &mc.notes {
@@ -258,7 +276,7 @@ fn judge_points(
             }
             Err(e) => warn(format!("metamorphic: {name}: not analysed: {e}")),
         }
-        analyses.insert(name.clone(), analysis);
+        analyses.insert(name, analysis);
     }
     for p in &mut summary.points {
         let Some(test) = &p.source_test else {
