@@ -338,6 +338,8 @@ pub struct Engine<'a> {
     /// Time the engine thread spent blocked waiting for oracle runs.
     waiting: Duration,
     last_progress: Instant,
+    /// When the current search began.
+    began: Instant,
 }
 
 impl fmt::Debug for Engine<'_> {
@@ -378,6 +380,7 @@ impl<'a> Engine<'a> {
             tried: 0,
             waiting: Duration::ZERO,
             last_progress: Instant::now(),
+            began: Instant::now(),
         })
     }
 
@@ -395,6 +398,7 @@ impl<'a> Engine<'a> {
     /// `on_accept` is called with every newly accepted text.
     pub fn run(&mut self, start: Vec<u8>, on_accept: &mut OnAccept<'_>) -> anyhow::Result<Vec<u8>> {
         let began = Instant::now();
+        self.began = began;
         self.waiting = Duration::ZERO;
         self.stats.bytes_before = start.len() as u64;
         self.stats.bytes_after = start.len() as u64;
@@ -420,6 +424,7 @@ impl<'a> Engine<'a> {
                 }
             }
         })();
+        crate::messages::clear_status();
         self.stats.wall_secs = began.elapsed().as_secs_f64();
         self.stats.engine_secs = began.elapsed().saturating_sub(self.waiting).as_secs_f64();
         self.stats.engine_ms_per_candidate = if self.stats.built == 0 {
@@ -842,20 +847,36 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// Bytes now and at the start, the current kind and round, candidates tried, elapsed time:
+    /// an updating line on a terminal (every [`STATUS_EVERY`]), a plain line every
+    /// `progress_every` otherwise.
     fn progress(&mut self, kind: OpportunityKind, size: usize) {
-        if self.options.quiet || self.last_progress.elapsed() < self.options.progress_every {
+        let every = if crate::messages::status_updates_in_place() {
+            STATUS_EVERY
+        } else {
+            self.options.progress_every
+        };
+        if self.options.quiet || self.last_progress.elapsed() < every {
             return;
         }
         self.last_progress = Instant::now();
-        crate::messages::progress(format!(
-            "mfppr: {size} bytes, round {}, trying {}, {} candidates tried, {} oracle calls",
+        let start = self.stats.bytes_before.max(1) as f64;
+        crate::messages::status(format!(
+            "mfppr: {size} of {} bytes (-{:.1}%), round {}, {}, {} candidates tried, {} oracle \
+             calls, {:.0} s",
+            self.stats.bytes_before,
+            100.0 * (start - size as f64) / start,
             self.round,
             kind.name(),
             self.tried,
-            self.stats.oracle_calls
+            self.stats.oracle_calls,
+            self.began.elapsed().as_secs_f64()
         ));
     }
 }
+
+/// How often the updating progress line of a terminal is redrawn.
+const STATUS_EVERY: Duration = Duration::from_secs(1);
 
 /// One-line description of the accepted window.
 fn describe_window(gathered: &dyn Gathered, window: Range<usize>) -> String {

@@ -9,6 +9,7 @@ fn main() -> ExitCode {
     match cli.run() {
         Ok(code) => code,
         Err(err) => {
+            mfppr::messages::clear_status();
             eprintln!("error: {err:#}");
             ExitCode::from(mfppr::error::exit_kind(&err) as u8)
         }

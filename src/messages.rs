@@ -1,10 +1,18 @@
-//! User-facing messages on stderr: notes, progress and warnings, with one process-wide quiet
-//! switch (`-q`). Results (reports, tables, summaries) go to stdout and are never silenced; errors
-//! are printed once by `main`.
+//! User-facing messages on stderr: notes, progress, an updating status line and warnings, with
+//! one process-wide quiet switch (`-q`). Results (reports, tables, summaries) go to stdout and are
+//! never silenced; errors are printed once by `main`.
+//!
+//! On a terminal the status line is redrawn in place; any other message first clears it. When
+//! stderr is not a terminal, status lines are plain lines.
 
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+/// A status line is on the terminal now (no newline after it).
+static STATUS_SHOWN: AtomicBool = AtomicBool::new(false);
+/// Erase the current terminal line.
+const ERASE_LINE: &str = "\r\x1b[2K";
 
 /// Silence notes and progress (`-q`); warnings are still printed.
 pub fn set_quiet(quiet: bool) {
@@ -19,18 +27,44 @@ pub fn quiet() -> bool {
 /// A result or a hint worth knowing ("injected 5 markers …", "undo with …").
 pub fn note(message: impl AsRef<str>) {
     if !quiet() {
+        clear_status();
         eprintln!("{}", message.as_ref());
     }
 }
 
 /// What is running now ("find: running 8 tests …", "reduce P3 (2/9 …)").
 pub fn progress(message: impl AsRef<str>) {
-    if !quiet() {
-        eprintln!("{}", message.as_ref());
-    }
+    note(message);
 }
 
 /// Something the user should act on; printed even with `-q`, prefixed `warning: `.
 pub fn warn(message: impl AsRef<str>) {
+    clear_status();
     eprintln!("warning: {}", message.as_ref());
+}
+
+/// Whether status lines are redrawn in place (stderr is a terminal).
+pub fn status_updates_in_place() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// The state of a long run ("1234 of 14315 bytes …"): redrawn in place on a terminal, a plain
+/// line otherwise.
+pub fn status(message: impl AsRef<str>) {
+    if quiet() {
+        return;
+    }
+    if status_updates_in_place() {
+        eprint!("{ERASE_LINE}{}", message.as_ref());
+        STATUS_SHOWN.store(true, Ordering::Relaxed);
+    } else {
+        eprintln!("{}", message.as_ref());
+    }
+}
+
+/// Erase the status line, if one is shown (before other output, and when a run ends).
+pub fn clear_status() {
+    if STATUS_SHOWN.swap(false, Ordering::Relaxed) {
+        eprint!("{ERASE_LINE}");
+    }
 }

@@ -213,34 +213,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     oracle.set_cache_dir(cache_dir.as_ref().map(|d| d.path().to_path_buf()));
 
     // The original must be interesting before anything is written.
-    oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
-    let (initial, trivial) = initial_checks(opts, &oracle, &endings.to_file(&text))?;
-    if crate::interrupt::requested() {
-        return Err(coded(
-            ExitKind::Interrupted,
-            "interrupted during the initial check; nothing was written",
-        ));
-    }
-    let expected = match (initial.end, opts.interesting_exit_auto) {
-        (RunEnd::Exited { status: 0, .. }, false) => Some(Expected::Zero),
-        (RunEnd::Exited { status, .. }, true) if status != 0 => Some(Expected::Status(status)),
-        _ => None,
-    };
-    let Some(expected) = expected else {
-        return Err(not_interesting(opts, &oracle, &initial));
-    };
-    oracle.set_expected(expected);
-    let trivial = trivial.map(|run| oracle.verdict_of(run.end));
-    let timeout = derived_timeout(opts, &initial);
-    oracle.set_timeout(Some(timeout));
-    if !opts.quiet {
-        crate::messages::progress(format!(
-            "mfppr: the original is interesting ({}, {:.1} s); timeout {:.1} s",
-            initial.end,
-            initial.elapsed.as_secs_f64(),
-            timeout.as_secs_f64()
-        ));
-    }
+    let (timeout, trivial) = check_original(opts, &mut oracle, &endings.to_file(&text))?;
     let oracle = EndingsOracle {
         inner: &oracle,
         endings,
@@ -257,54 +230,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     paths.write_origin(&opts.input, &text)?;
     setup_calls += warn_if_trivial_is_interesting(&oracle, trivial)?;
 
-    let reduction = MfppOpportunities::new(
-        catalogue,
-        PassOptions {
-            keep_checks: opts.keep_checks,
-            drop_oracle: opts.drop_oracle,
-            tail: opts.tail,
-        },
-    );
-    let mut engine = Engine::new(
-        &reduction,
-        &oracle,
-        EngineOptions {
-            jobs: opts.jobs.max(1),
-            cache: opts.cache,
-            quiet: opts.quiet,
-            verbose: opts.verbose,
-            ..EngineOptions::default()
-        },
-        crate::interrupt::flag(),
-    )?;
-    engine.remember(&text, Verdict::Interesting);
-    engine.remember(&start, Verdict::Interesting);
-    // The result on disk, and the last few accepted texts for the re-check (newest last).
-    let mut on_disk = start.len();
-    let mut accepted = vec![start.clone()];
-    let result = engine.run(start, &mut |t: &[u8]| {
-        if opts.verbose >= 1 {
-            let before = accepted.last().map(Vec::as_slice).unwrap_or_default();
-            crate::messages::progress(format!("mfppr:   {}", diff_size(before, t)));
-        }
-        paths.write_result(&endings.to_file(t))?;
-        on_disk = t.len();
-        if accepted.len() > RECHECK_HISTORY {
-            accepted.remove(1);
-        }
-        accepted.push(t.to_vec());
-        Ok(())
-    });
-    let mut stats = engine.stats().clone();
-    stats.bytes_before = text.len() as u64;
-    let result = result.and_then(|_| {
-        let kept = recheck(opts, &oracle, &accepted, &mut stats)?;
-        if kept.len() != on_disk {
-            paths.write_result(&endings.to_file(kept))?;
-            on_disk = kept.len();
-        }
-        Ok(())
-    });
+    let (result, mut stats, on_disk) = search(opts, catalogue, &oracle, &paths, &text, start);
     stats.oracle_calls += setup_calls + stats.rechecks;
     stats.wall_secs = began.elapsed().as_secs_f64();
     stats.bytes_after = on_disk as u64;
@@ -336,6 +262,111 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
             paths.result.display()
         ))),
     }
+}
+
+/// Run the check on the original (and the trivial test alongside it): fail unless it is
+/// interesting; set the oracle's contract and per-run timeout. Returns the timeout and the
+/// trivial test's verdict, if it ran.
+fn check_original(
+    opts: &ReduceOptions,
+    oracle: &mut ScriptOracle,
+    original: &[u8],
+) -> anyhow::Result<(Duration, Option<Verdict>)> {
+    oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
+    let (initial, trivial) = initial_checks(opts, oracle, original)?;
+    if crate::interrupt::requested() {
+        return Err(coded(
+            ExitKind::Interrupted,
+            "interrupted during the initial check; nothing was written",
+        ));
+    }
+    let expected = match (initial.end, opts.interesting_exit_auto) {
+        (RunEnd::Exited { status: 0, .. }, false) => Some(Expected::Zero),
+        (RunEnd::Exited { status, .. }, true) if status != 0 => Some(Expected::Status(status)),
+        _ => None,
+    };
+    let Some(expected) = expected else {
+        return Err(not_interesting(opts, oracle, &initial));
+    };
+    oracle.set_expected(expected);
+    let timeout = derived_timeout(opts, &initial);
+    oracle.set_timeout(Some(timeout));
+    if !opts.quiet {
+        crate::messages::progress(format!(
+            "mfppr: the original is interesting ({}, {:.1} s); timeout {:.1} s",
+            initial.end,
+            initial.elapsed.as_secs_f64(),
+            timeout.as_secs_f64()
+        ));
+    }
+    Ok((timeout, trivial.map(|run| oracle.verdict_of(run.end))))
+}
+
+/// The search from `start` with the passes and the engine, writing every accepted text, then
+/// the re-check. Returns how it ended, the stats (with `bytes_before` set) and the size of the
+/// result on disk.
+fn search(
+    opts: &ReduceOptions,
+    catalogue: Catalogue,
+    oracle: &EndingsOracle<'_, ScriptOracle>,
+    paths: &ReducePaths,
+    text: &[u8],
+    start: Vec<u8>,
+) -> (anyhow::Result<()>, Stats, usize) {
+    let reduction = MfppOpportunities::new(
+        catalogue,
+        PassOptions {
+            keep_checks: opts.keep_checks,
+            drop_oracle: opts.drop_oracle,
+            tail: opts.tail,
+        },
+    );
+    let engine = Engine::new(
+        &reduction,
+        oracle,
+        EngineOptions {
+            jobs: opts.jobs.max(1),
+            cache: opts.cache,
+            quiet: opts.quiet,
+            verbose: opts.verbose,
+            ..EngineOptions::default()
+        },
+        crate::interrupt::flag(),
+    );
+    let mut engine = match engine {
+        Ok(engine) => engine,
+        Err(e) => return (Err(e), Stats::default(), start.len()),
+    };
+    engine.remember(text, Verdict::Interesting);
+    engine.remember(&start, Verdict::Interesting);
+    // The result on disk, and the last few accepted texts for the re-check (newest last).
+    let mut on_disk = start.len();
+    let mut accepted = vec![start.clone()];
+    let endings = oracle.endings;
+    let result = engine.run(start, &mut |t: &[u8]| {
+        if opts.verbose >= 1 {
+            let before = accepted.last().map(Vec::as_slice).unwrap_or_default();
+            crate::messages::progress(format!("mfppr:   {}", diff_size(before, t)));
+        }
+        paths.write_result(&endings.to_file(t))?;
+        on_disk = t.len();
+        if accepted.len() > RECHECK_HISTORY {
+            accepted.remove(1);
+        }
+        accepted.push(t.to_vec());
+        Ok(())
+    });
+    let mut stats = engine.stats().clone();
+    stats.bytes_before = text.len() as u64;
+    let result = result.and_then(|_| {
+        let kept = recheck(opts, oracle, &accepted, &mut stats)?;
+        if kept.len() != on_disk {
+            paths.write_result(&endings.to_file(kept))?;
+            on_disk = kept.len();
+        }
+        Ok(())
+    });
+    (result, stats, on_disk)
 }
 
 /// Read, check and parse the input: its text (with LF line endings), its line-ending

@@ -397,3 +397,45 @@ fn the_bundled_scripts_compile_with_the_flags_after_dashdash() {
         "the second run should build one precompiled block"
     );
 }
+
+/// On a terminal (a real pseudo-terminal from util-linux `script`) the progress is one line
+/// redrawn in place — bytes now / at start, percentage, round, kind — and erased before the other
+/// messages; without a terminal no escape sequence is printed.
+#[test]
+fn progress_is_one_updating_line_on_a_terminal() {
+    if !require_tools(&["script"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("t.cpp");
+    std::fs::copy(root().join("fixtures/tests/iset_pass_tiny.cpp"), &input).unwrap();
+    let check = dir.path().join("slow.sh");
+    std::fs::write(&check, "#!/bin/sh\nsleep 0.3\ngrep -q r_0 \"$1\"\n").unwrap();
+    std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let command = format!(
+        "{} reduce {} --check {} -j1 --no-tail",
+        bin().display(),
+        input.display(),
+        check.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let tty = String::from_utf8_lossy(&out.stdout);
+    let size = std::fs::metadata(&input).unwrap().len();
+    assert!(
+        tty.contains("\r\x1b[2Kmfppr: ") && tty.contains(&format!(" of {size} bytes (-")),
+        "no updating status line: {tty:?}"
+    );
+    let plain = Command::new(bin())
+        .args(["reduce", input.to_str().unwrap(), "--check"])
+        .arg(&check)
+        .args(["-j1", "--no-tail", "-o"])
+        .arg(dir.path().join("plain.cpp"))
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&plain.stderr).contains('\x1b'));
+}

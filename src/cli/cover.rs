@@ -54,8 +54,12 @@ mfppr; MARKER_ID=<id>, MFPPR_INCLUDES=<marked tree>:<-I dirs>, CXXFLAGS=--cxxfla
 check, into OUT/<id>.cpp. --verify-gcov builds each reduced test with --verify-cmd (default: $CXX
 or g++ with --cxxflags, -DEXECUTE=1 --coverage, -I dirs and the original --source-root), runs it,
 runs `gcov --json-format --stdout` on the .gcda files below {exe}'s directory, and checks that the
-marker's line ran. OUT also gets find.json and summary.json; the last line printed is
-`cover: P new lines, R reached, D reduced, V verified`.";
+marker's line ran. --metamorphic builds each chosen test the same way with only r_0 and with only
+r_k for each checked pair (r_0, r_k), into OUT/metamorphic/, and marks each reached line
+`metamorphic (pair r_0/r_k)` when exactly one side of a pair runs it, else `executed only`
+(OUT/metamorphic.json has each test's pairs and lines). OUT also gets find.json and summary.json;
+the last line printed is `cover: P new lines, R reached, D reduced, V verified` (with
+`, M metamorphic` under --metamorphic).";
 
 fn default_jobs() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
@@ -296,20 +300,28 @@ struct ReduceArgs {
     reduce_with_run: bool,
 }
 
-/// gcov verification of each reduced test.
+/// gcov verification of each reduced test, and metamorphic coverage with the same build.
 #[derive(Debug, clap::Args)]
-#[command(next_help_heading = "Verify")]
+#[command(
+    next_help_heading = "Verify",
+    group(clap::ArgGroup::new("gcov_build").multiple(true).args(["verify_gcov", "metamorphic"]))
+)]
 struct VerifyArgs {
     /// Rebuild each reduced test against the original library with coverage and check with gcov
     /// that the marker's line ran.
     #[arg(long, requires = "reduce")]
     verify_gcov: bool,
-    /// Build command for --verify-gcov, with {test} and {exe}; it must use --coverage and write
-    /// its objects below {exe}'s directory.
+    /// Judge each reached line by metamorphic coverage: build the chosen test with only r_0 and
+    /// with only r_k per checked pair under gcov (the --verify-cmd build); a line is metamorphic
+    /// when exactly one side of a pair runs it.
+    #[arg(long)]
+    metamorphic: bool,
+    /// Build command for --verify-gcov and --metamorphic, with {test} and {exe}; it must use
+    /// --coverage and write its objects below {exe}'s directory.
     #[arg(
         long,
         value_name = "CMD",
-        requires = "verify_gcov",
+        requires = "gcov_build",
         value_parser = parse_verify_cmd
     )]
     verify_cmd: Option<String>,
@@ -318,12 +330,23 @@ struct VerifyArgs {
     gcov: String,
     /// A directory of the library's .gcno files (its own coverage build; repeatable): the test
     /// runs with GCOV_PREFIX in a fresh directory and gcov reads the library's counts there.
-    #[arg(long, value_name = "DIR", requires = "verify_gcov")]
+    #[arg(long, value_name = "DIR", requires = "gcov_build")]
     gcov_objdir: Vec<PathBuf>,
     /// Extra environment of the verification build and run (repeatable), e.g.
     /// LD_LIBRARY_PATH=/lib/build or GCOV_PREFIX=/tmp/g.
-    #[arg(long, value_name = "K=V", value_parser = parse_env, requires = "verify_gcov")]
+    #[arg(long, value_name = "K=V", value_parser = parse_env, requires = "gcov_build")]
     env: Vec<(String, String)>,
+}
+
+impl VerifyArgs {
+    fn settings(&self) -> VerifySettings {
+        VerifySettings {
+            command: self.verify_cmd.clone(),
+            gcov: self.gcov.clone(),
+            objdirs: self.gcov_objdir.clone(),
+            env: self.env.clone(),
+        }
+    }
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -535,12 +558,8 @@ impl FindCmd {
                 timeout: r.timeout.map(Duration::from_secs),
                 with_run: r.reduce_with_run,
             }),
-            verify: self.verify.verify_gcov.then(|| VerifySettings {
-                command: self.verify.verify_cmd.clone(),
-                gcov: self.verify.gcov.clone(),
-                objdirs: self.verify.gcov_objdir.clone(),
-                env: self.verify.env.clone(),
-            }),
+            verify: self.verify.verify_gcov.then(|| self.verify.settings()),
+            metamorphic: self.verify.metamorphic.then(|| self.verify.settings()),
         }
     }
 }

@@ -7,18 +7,23 @@
 //!    Each reduced test is run once more with `--run` to learn which markers it reaches; a later
 //!    marker with the same source test that it reaches starts from it (`reduce`'s resume) instead
 //!    of from the whole source test, which saves most of the work when markers share a test;
-//! 3. verify each reduced test with gcov against the original sources ([`super::verify`]).
+//! 3. verify each reduced test with gcov against the original sources ([`super::verify`]);
+//! 4. with `--metamorphic`, right after step 1: judge each reached marker by the metamorphic
+//!    coverage of its source test ([`super::metamorphic`], `-j N` tests at once; isolated
+//!    variants in `OUT/metamorphic/<test>/`, per-test results in `OUT/metamorphic.json`).
 //!
 //! `OUT/summary.json` is rewritten after every point, so an interrupted run keeps what it did.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use rayon::prelude::*;
 
 use super::find::{self, Found, TestFile};
 use super::inject::Marker;
+use super::metamorphic::{self, TestMc};
 use super::summary::{Point, Summary};
 use super::verify::{self, VerifyOptions};
 use crate::atomic::write_atomic;
@@ -81,6 +86,8 @@ pub struct PipelineOptions {
     pub reduce: Option<ReduceStep>,
     /// Verify the reduced tests with gcov.
     pub verify: Option<VerifyOptions>,
+    /// Judge each reached marker by metamorphic coverage, built this way (`--metamorphic`).
+    pub metamorphic: Option<VerifyOptions>,
 }
 
 /// Run find, then (as asked) reduce and verify; see the module docs.
@@ -95,6 +102,7 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
             reached: 0,
             reduced: 0,
             verified: 0,
+            metamorphic: opts.metamorphic.as_ref().map(|_| 0),
             points: Vec::new(),
         };
         summary.write(&opts.out)?;
@@ -102,6 +110,10 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
     }
     let (mut summary, known) = find_points(opts)?;
     summary.write(&opts.out)?;
+    if let Some(build) = &opts.metamorphic {
+        judge_points(opts, build, &mut summary)?;
+        summary.write(&opts.out)?;
+    }
     if let Some(step) = &opts.reduce {
         reduce_points(opts, step, &known, &mut summary)?;
     }
@@ -182,6 +194,7 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
         reached: 0,
         reduced: 0,
         verified: 0,
+        metamorphic: None,
         points: opts
             .markers
             .iter()
@@ -196,6 +209,7 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
                 started_from: None,
                 bytes_after: None,
                 verified: None,
+                metamorphic: None,
                 note: String::new(),
             })
             .collect(),
@@ -206,6 +220,99 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
         summary.reached, summary.markers
     ));
     Ok((summary, known))
+}
+
+/// Analyse the source test of every reached point once ([`metamorphic::analyse`]) and mark each
+/// point `metamorphic (pair …)` or `executed only`; `OUT/metamorphic.json` holds the analyses.
+fn judge_points(
+    opts: &PipelineOptions,
+    build: &VerifyOptions,
+    summary: &mut Summary,
+) -> Result<()> {
+    let dir = opts.out.join("metamorphic");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tests: Vec<(String, PathBuf)> = summary
+        .points
+        .iter()
+        .filter_map(|p| p.source_test.as_ref())
+        .map(|t| (t.name.clone(), t.path.clone()))
+        .collect::<BTreeMap<_, _>>()
+        .into_iter()
+        .collect();
+    progress(format!(
+        "metamorphic: isolating the variants of {} tests (-j {})",
+        tests.len(),
+        opts.jobs
+    ));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .context("cannot start the worker threads")?;
+    let results: Vec<Result<std::result::Result<TestMc, String>>> = pool.install(|| {
+        tests
+            .par_iter()
+            .map(|(name, path)| {
+                let sub = dir.join(name.replace(['/', '\\'], "_"));
+                std::fs::create_dir_all(&sub)
+                    .with_context(|| format!("cannot create {}", sub.display()))?;
+                Ok(metamorphic::analyse(path, &sub, build).map_err(|e| format!("{e:#}")))
+            })
+            .collect()
+    });
+    let mut analyses: BTreeMap<String, std::result::Result<TestMc, String>> = BTreeMap::new();
+    for ((name, _), analysis) in tests.into_iter().zip(results) {
+        let analysis = analysis?;
+        match &analysis {
+            Ok(mc) => {
+                for n in &mc.notes {
+                    note(format!("metamorphic: {name}: {n}"));
+                }
+                note(format!(
+                    "metamorphic: {name}: {} checked pair(s), {} MC lines ({:.1} s)",
+                    mc.pairs.len(),
+                    mc.mc_lines,
+                    mc.seconds
+                ));
+            }
+            Err(e) => warn(format!("metamorphic: {name}: not analysed: {e}")),
+        }
+        analyses.insert(name, analysis);
+    }
+    for p in &mut summary.points {
+        let Some(test) = &p.source_test else {
+            continue;
+        };
+        p.metamorphic = Some(match &analyses[&test.name] {
+            Ok(mc) => {
+                let pairs = mc.pairs_covering(&p.file, &p.lines);
+                if pairs.is_empty() {
+                    "executed only".to_string()
+                } else {
+                    format!("metamorphic (pair {})", pairs.join(", "))
+                }
+            }
+            Err(_) => "unknown (not analysed)".to_string(),
+        });
+    }
+    summary.metamorphic = Some(0);
+    summary.recount();
+    note(format!(
+        "metamorphic: {} of {} reached markers are metamorphically covered",
+        summary.metamorphic.unwrap_or(0),
+        summary.reached
+    ));
+    let json: Vec<serde_json::Value> = analyses
+        .iter()
+        .map(|(name, a)| match a {
+            Ok(mc) => serde_json::json!({"test": name, "analysis": mc}),
+            Err(e) => serde_json::json!({"test": name, "error": e}),
+        })
+        .collect();
+    let path = opts.out.join("metamorphic.json");
+    let mut bytes =
+        serde_json::to_vec_pretty(&json).context("cannot serialise metamorphic.json")?;
+    bytes.push(b'\n');
+    write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Reduce (and verify) every reached point, rewriting `OUT/summary.json` after each.

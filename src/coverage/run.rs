@@ -303,6 +303,8 @@ pub struct FindOptions {
     pub reduce: Option<ReduceSettings>,
     /// Verify the reduced tests (needs `reduce`).
     pub verify: Option<VerifySettings>,
+    /// Judge each reached marker by metamorphic coverage (`--metamorphic`), with this build.
+    pub metamorphic: Option<VerifySettings>,
 }
 
 /// Run `cover find` (see [`FindOptions`]); the report (none with `--marked`) and the pipeline's
@@ -369,7 +371,7 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
         None => None,
     };
     let cxxflags = opts.reduce.as_ref().and_then(|r| r.cxxflags.clone());
-    let verify = opts.verify.as_ref().map(|v| VerifyOptions {
+    let gcov_build = |v: &VerifySettings| VerifyOptions {
         command: v.command.clone().unwrap_or_else(|| {
             let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
             let flags = cxxflags.clone().unwrap_or_else(|| {
@@ -382,7 +384,9 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
         timeout: opts.run_timeout,
         objdirs: v.objdirs.iter().map(|d| absolute(d)).collect(),
         env: v.env.clone(),
-    });
+    };
+    let verify = opts.verify.as_ref().map(gcov_build);
+    let metamorphic = opts.metamorphic.as_ref().map(gcov_build);
     let summary = pipeline::run(&PipelineOptions {
         out,
         injected,
@@ -394,6 +398,7 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
         jobs: opts.jobs.max(1),
         reduce,
         verify,
+        metamorphic,
     })?;
     Ok((report, summary))
 }

@@ -34,6 +34,10 @@ pub struct Point {
     pub bytes_after: Option<u64>,
     /// gcov's verdict, when asked for.
     pub verified: Option<bool>,
+    /// With `--metamorphic`: `metamorphic (pair r_0/r_k)` or `executed only` for the source
+    /// test's isolated variants.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metamorphic: Option<String>,
     /// What went wrong, if anything.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub note: String,
@@ -54,6 +58,9 @@ pub struct Summary {
     pub reduced: usize,
     /// Reduced tests that gcov confirms.
     pub verified: usize,
+    /// With `--metamorphic`: reached markers whose line is in the source test's MC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metamorphic: Option<usize>,
     /// Per marker.
     pub points: Vec<Point>,
 }
@@ -71,19 +78,37 @@ impl Summary {
             .iter()
             .filter(|p| p.verified == Some(true))
             .count();
+        if self.metamorphic.is_some() {
+            self.metamorphic = Some(
+                self.points
+                    .iter()
+                    .filter(|p| {
+                        p.metamorphic
+                            .as_deref()
+                            .is_some_and(|m| m.starts_with("metamorphic"))
+                    })
+                    .count(),
+            );
+        }
     }
 
-    /// The one-line result: `cover: P new lines, R reached, D reduced, V verified`.
+    /// The one-line result: `cover: P new lines, R reached, D reduced, V verified`, and
+    /// `, M metamorphic` with `--metamorphic`.
     pub fn last_line(&self) -> String {
-        format!(
+        let mut line = format!(
             "cover: {} new lines, {} reached, {} reduced, {} verified",
             self.new_lines, self.reached, self.reduced, self.verified
-        )
+        );
+        if let Some(m) = self.metamorphic {
+            line.push_str(&format!(", {m} metamorphic"));
+        }
+        line
     }
 
-    /// The table: point, file:line, source test, tests reaching it, bytes before → after, verified.
+    /// The table: point, file:line, source test, tests reaching it, bytes before → after, verified,
+    /// and with `--metamorphic` the verdict on metamorphic coverage.
     pub fn table(&self) -> String {
-        let rows: Vec<[String; 6]> = self
+        let rows: Vec<Vec<String>> = self
             .points
             .iter()
             .map(|p| {
@@ -102,17 +127,21 @@ impl Summary {
                     Some(false) => "no",
                     None => "-",
                 };
-                [
+                let mut row = vec![
                     p.id.clone(),
                     format!("{}:{}", p.file, p.line),
                     test,
                     p.reached_by.to_string(),
                     bytes,
                     verified.to_string(),
-                ]
+                ];
+                if self.metamorphic.is_some() {
+                    row.push(p.metamorphic.clone().unwrap_or_else(|| "-".into()));
+                }
+                row
             })
             .collect();
-        let header = [
+        let mut header: Vec<String> = [
             "POINT",
             "FILE:LINE",
             "SOURCE TEST",
@@ -120,8 +149,12 @@ impl Summary {
             "BYTES",
             "VERIFIED",
         ]
-        .map(String::from);
-        let mut widths = header.clone().map(|h| h.len());
+        .map(String::from)
+        .to_vec();
+        if self.metamorphic.is_some() {
+            header.push("METAMORPHIC".into());
+        }
+        let mut widths: Vec<usize> = header.iter().map(String::len).collect();
         for r in &rows {
             for (w, c) in widths.iter_mut().zip(r) {
                 *w = (*w).max(c.len());
@@ -131,8 +164,8 @@ impl Summary {
         for r in std::iter::once(&header).chain(&rows) {
             let line: Vec<String> = r
                 .iter()
-                .zip(widths)
-                .map(|(c, w)| format!("{c:<w$}"))
+                .zip(&widths)
+                .map(|(c, &w)| format!("{c:<w$}"))
                 .collect();
             let _ = writeln!(out, "{}", line.join("  ").trim_end());
         }
@@ -168,6 +201,7 @@ mod tests {
             started_from: None,
             bytes_after: after,
             verified,
+            metamorphic: None,
             note: String::new(),
         };
         let mut s = Summary {
@@ -177,6 +211,7 @@ mod tests {
             reached: 0,
             reduced: 0,
             verified: 0,
+            metamorphic: None,
             points: vec![
                 point("P1", true, Some(1004), Some(true)),
                 point("P2", true, None, None),

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use super::inject::Marker;
 use super::load::{normalise, parse_bytes, LoadOptions};
+use super::model::Coverage;
 use super::shell;
 use crate::oracle::shell_quote;
 
@@ -111,8 +112,20 @@ fn place_gcno(gcda: &Path, prefix: &Path, objdirs: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// Build and run `test` with coverage and read the count of `marker`'s line (see module docs).
-pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Verification> {
+/// What one coverage build and run of a test gave.
+#[derive(Clone, Debug)]
+pub struct CoveredRun {
+    /// The coverage of the source root's files (keyed like the markers), or why there is none.
+    pub coverage: std::result::Result<Coverage, String>,
+    /// The test's run passed (exit 0, in time).
+    pub run_passed: bool,
+    /// How the test's run ended, in words.
+    pub run: String,
+}
+
+/// Build `test` with the verify command, run it and read gcov's counts (see module docs); the
+/// counts are read whenever `.gcda` files were written, also after a failing run.
+pub fn covered_run(test: &Path, opts: &VerifyOptions) -> Result<CoveredRun> {
     let dir = tempfile::Builder::new()
         .prefix("mfppr-verify-")
         .tempdir()
@@ -132,11 +145,15 @@ pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Veri
         .collect();
     let run = shell::run(&build, dir.path(), &env, opts.timeout)?;
     if !run.passed() {
-        return Ok(failed(format!(
-            "build failed ({}): {}; run `{build}` by hand",
-            run.describe(),
-            run.last_line()
-        )));
+        return Ok(CoveredRun {
+            coverage: Err(format!(
+                "build failed ({}): {}; run `{build}` by hand",
+                run.describe(),
+                run.last_line()
+            )),
+            run_passed: false,
+            run: "not run".to_string(),
+        });
     }
     let exe_cmd = shell_quote(&exe.to_string_lossy());
     let prefix = dir.path().join("gcda");
@@ -151,6 +168,11 @@ pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Veri
         run_env.push(("GCOV_PREFIX_STRIP", Path::new("0")));
     }
     let ran = shell::run(&exe_cmd, dir.path(), &run_env, opts.timeout)?;
+    let outcome = |coverage| CoveredRun {
+        coverage,
+        run_passed: ran.passed(),
+        run: ran.describe(),
+    };
     let mut roots = vec![dir.path().to_path_buf()];
     roots.extend(user_prefix.clone());
     let mut gcdas = Vec::new();
@@ -165,29 +187,38 @@ pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Veri
         }
     }
     if gcdas.is_empty() {
-        return Ok(failed(format!(
+        return Ok(outcome(Err(format!(
             "no .gcda file after running the test ({}); the build command must use --coverage \
              and write its objects below the directory of {{exe}}, or the library's objects \
              must be in a --gcov-objdir",
             ran.describe()
-        )));
+        ))));
     }
     let gcov_cmd = format!("{} --json-format --stdout {}", opts.gcov, gcdas.join(" "));
     let gcov = shell::run(&gcov_cmd, dir.path(), &[], opts.timeout)?;
     if !gcov.passed() {
-        return Ok(failed(format!(
+        return Ok(outcome(Err(format!(
             "gcov failed ({}): {}; check --gcov",
             gcov.describe(),
             gcov.last_line()
-        )));
+        ))));
     }
     let raw = parse_bytes(&gcov.stdout, Path::new("gcov --stdout"))?;
-    let cov = normalise(
+    Ok(outcome(Ok(normalise(
         raw,
         &LoadOptions {
             source_root: Some(opts.source_root.clone()),
         },
-    );
+    ))))
+}
+
+/// Build and run `test` with coverage and read the count of `marker`'s line (see module docs).
+pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Verification> {
+    let run = covered_run(test, opts)?;
+    let cov = match run.coverage {
+        Ok(cov) => cov,
+        Err(note) => return Ok(failed(note)),
+    };
     let count = cov
         .files
         .get(&marker.file)
@@ -203,9 +234,7 @@ pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Veri
     } else {
         failed(format!(
             "gcov counts {}:{} as not executed (test run: {})",
-            marker.file,
-            marker.line,
-            ran.describe()
+            marker.file, marker.line, run.run
         ))
     })
 }

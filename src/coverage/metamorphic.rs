@@ -1,0 +1,254 @@
+//! Metamorphic coverage (design §13, `cover find --metamorphic`): which library lines a test's
+//! checks validate, not just execute.
+//!
+//! For a test, each variant is isolated by variant elimination on the spans of
+//! [`crate::model::TestModel`]: the test with only `r_0` (every other variant deleted), and for
+//! each checked pair `(r_0, r_k)` — `r_k` with at least one check — the test with only `r_k`,
+//! its checks deleted too (alone it has nothing to compare with). Each isolated test is written
+//! to the analysis directory, built and run with the `--verify-gcov` build
+//! ([`super::verify::covered_run`]) and its library line coverage read. The MC of a pair is the
+//! symmetric difference of the lines `r_0` and `r_k` execute alone; the test's MC is the union
+//! over its checked pairs. A variant that fails alone still counts when gcov data was written;
+//! one without coverage drops its pair, with a note, and the others go on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::model::Coverage;
+use super::verify::{covered_run, VerifyOptions};
+use crate::catalogue::Catalogue;
+use crate::document::Document;
+use crate::edit::{self, Edit};
+use crate::line_endings::LineEndings;
+use crate::model::TestModel;
+
+/// A library line: file key (as the markers key it) and 1-based line.
+pub type Line = (String, u32);
+
+/// One isolated variant and what its coverage run gave.
+#[derive(Clone, Debug, Serialize)]
+pub struct VariantRun {
+    /// `r_<k>`.
+    pub variant: String,
+    /// The isolated test.
+    pub file: PathBuf,
+    /// Library lines it executes (none when its coverage could not be read).
+    pub executed: usize,
+    /// How its run ended, or why it has no coverage.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub note: String,
+    /// The executed lines, when read.
+    #[serde(skip)]
+    pub lines: Option<BTreeSet<Line>>,
+}
+
+/// One checked pair `(r_0, r_k)` and its metamorphic coverage.
+#[derive(Clone, Debug, Serialize)]
+pub struct PairMc {
+    /// `r_0/r_<k>`.
+    pub pair: String,
+    /// The symmetric difference, as `file:line`.
+    pub lines: Vec<String>,
+    /// The same lines, for look-ups.
+    #[serde(skip)]
+    pub set: BTreeSet<Line>,
+}
+
+/// The metamorphic coverage of one test.
+#[derive(Clone, Debug, Serialize)]
+pub struct TestMc {
+    /// The test analysed.
+    pub test: PathBuf,
+    /// Its isolated variants, `r_0` first.
+    pub variants: Vec<VariantRun>,
+    /// Its checked pairs with coverage on both sides.
+    pub pairs: Vec<PairMc>,
+    /// Size of the union over the pairs.
+    pub mc_lines: usize,
+    /// What limited the analysis (a single variant, a pair without coverage, …).
+    pub notes: Vec<String>,
+    /// Wall time of the analysis.
+    pub seconds: f64,
+}
+
+impl TestMc {
+    /// The pairs (`r_0/r_k`) whose MC holds one of `lines` of `file`.
+    pub fn pairs_covering(&self, file: &str, lines: &[u32]) -> Vec<String> {
+        self.pairs
+            .iter()
+            .filter(|p| {
+                lines
+                    .iter()
+                    .any(|&l| p.set.contains(&(file.to_string(), l)))
+            })
+            .map(|p| p.pair.clone())
+            .collect()
+    }
+
+    /// The test's MC: the union over its checked pairs.
+    pub fn union(&self) -> BTreeSet<Line> {
+        self.pairs
+            .iter()
+            .flat_map(|p| p.set.iter().cloned())
+            .collect()
+    }
+}
+
+/// The indices `k ≥ 1` of the variants with at least one check: the pairs `(r_0, r_k)`.
+pub fn checked_pairs(model: &TestModel) -> Vec<usize> {
+    model
+        .variants
+        .iter()
+        .filter(|v| v.index != 0 && !v.checks.is_empty())
+        .map(|v| v.index)
+        .collect()
+}
+
+/// `text` with only variant `keep` left: every other variant deleted with its checks, and the
+/// checks of `keep` deleted too.
+pub fn isolate(text: &[u8], model: &TestModel, keep: usize) -> Vec<u8> {
+    let mut edits: Vec<Edit> = Vec::new();
+    for v in &model.variants {
+        if v.index == keep {
+            edits.extend(v.checks.iter().map(|c| Edit::delete(c.span.clone())));
+        } else {
+            edits.push(Edit::delete(v.span()));
+        }
+    }
+    edit::apply(text, &edits)
+}
+
+/// The library lines `cov` counts as executed.
+fn executed(cov: &Coverage) -> BTreeSet<Line> {
+    cov.files
+        .iter()
+        .flat_map(|(file, f)| {
+            f.lines
+                .iter()
+                .filter(|(_, &n)| n > 0)
+                .map(move |(&l, _)| (file.clone(), l))
+        })
+        .collect()
+}
+
+/// Analyse `test` (see the module docs), writing its isolated variants into `dir` (exists).
+pub fn analyse(test: &Path, dir: &Path, opts: &VerifyOptions) -> Result<TestMc> {
+    let started = Instant::now();
+    let raw = crate::model::read_test(test)?;
+    let endings = LineEndings::of(&raw);
+    let text = endings.to_internal(&raw);
+    let doc = Document::parse(text.clone())?;
+    let model = TestModel::build(&doc, &Catalogue::default())
+        .with_context(|| format!("{}: not an MF++ test", test.display()))?;
+    let stem = test
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "test".into());
+    let mut notes = Vec::new();
+    let pairs = checked_pairs(&model);
+    if model.variants.len() < 2 {
+        notes.push(format!(
+            "{} variant(s), no checked pair: MC is empty",
+            model.variants.len()
+        ));
+    } else if pairs.is_empty() {
+        notes.push("no variant has a check, no checked pair: MC is empty".to_string());
+    }
+    let mut variants = Vec::new();
+    if !pairs.is_empty() {
+        for k in std::iter::once(0).chain(pairs.iter().copied()) {
+            let file = dir.join(format!("{stem}.r_{k}.cpp"));
+            let isolated = endings.to_file(&isolate(&text, &model, k));
+            std::fs::write(&file, isolated)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+            let run = covered_run(&file, opts)?;
+            let (lines, note) = match run.coverage {
+                Ok(cov) => {
+                    let note = if run.run_passed {
+                        String::new()
+                    } else {
+                        format!("failed alone ({}); coverage read from its .gcda", run.run)
+                    };
+                    (Some(executed(&cov)), note)
+                }
+                Err(why) => (None, why),
+            };
+            variants.push(VariantRun {
+                variant: format!("r_{k}"),
+                file,
+                executed: lines.as_ref().map_or(0, BTreeSet::len),
+                note,
+                lines,
+            });
+        }
+    }
+    let by_name: BTreeMap<&str, &VariantRun> =
+        variants.iter().map(|v| (v.variant.as_str(), v)).collect();
+    let mut pair_mcs = Vec::new();
+    if let Some(r0) = by_name.get("r_0") {
+        for k in &pairs {
+            let name = format!("r_{k}");
+            let side = |v: &VariantRun| v.lines.clone().ok_or(v.note.clone());
+            match (side(r0), side(by_name[name.as_str()])) {
+                (Ok(a), Ok(b)) => {
+                    let set: BTreeSet<Line> = a.symmetric_difference(&b).cloned().collect();
+                    pair_mcs.push(PairMc {
+                        pair: format!("r_0/{name}"),
+                        lines: set.iter().map(|(f, l)| format!("{f}:{l}")).collect(),
+                        set,
+                    });
+                }
+                (Err(why), _) => notes.push(format!("pair r_0/{name} left out: r_0 alone: {why}")),
+                (_, Err(why)) => {
+                    notes.push(format!("pair r_0/{name} left out: {name} alone: {why}"))
+                }
+            }
+        }
+    }
+    let mut mc = TestMc {
+        test: test.to_path_buf(),
+        variants,
+        pairs: pair_mcs,
+        mc_lines: 0,
+        notes,
+        seconds: 0.0,
+    };
+    mc.mc_lines = mc.union().len();
+    mc.seconds = started.elapsed().as_secs_f64();
+    Ok(mc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEST: &str = "#include \"spec.hpp\"\nint main() {\n    int output_var_0 = 1;\n\
+// Meta test 0\nint r_0 = f_0_0(output_var_0);\n\n\
+// Meta test 1\nint r_1 = g_1_0(output_var_0);\nmetalib::checks::check_equal(r_1, r_0);\n\n\
+// Meta test 2\nint r_2 = h_2_0(output_var_0);\n}\n";
+
+    fn model(text: &str) -> TestModel {
+        let doc = Document::parse(text.as_bytes().to_vec()).unwrap();
+        TestModel::build(&doc, &Catalogue::default()).unwrap()
+    }
+
+    #[test]
+    fn isolates_each_variant_and_drops_its_checks() {
+        let m = model(TEST);
+        assert_eq!(checked_pairs(&m), vec![1]);
+        let only0 = String::from_utf8(isolate(TEST.as_bytes(), &m, 0)).unwrap();
+        assert!(only0.contains("r_0 = f_0_0"));
+        assert!(!only0.contains("r_1") && !only0.contains("r_2") && !only0.contains("check"));
+        let only1 = String::from_utf8(isolate(TEST.as_bytes(), &m, 1)).unwrap();
+        assert!(only1.contains("int r_1 = g_1_0(output_var_0);"));
+        assert!(
+            !only1.contains(" r_0") && !only1.contains("r_2") && !only1.contains("check"),
+            "{only1}"
+        );
+        assert!(only1.contains("int output_var_0 = 1;"));
+    }
+}
