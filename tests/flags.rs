@@ -439,3 +439,57 @@ fn progress_is_one_updating_line_on_a_terminal() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&plain.stderr).contains('\x1b'));
 }
+
+/// `export` and `batch` take the generator's flag list after `--` as `reduce` does: `export`
+/// finds the spec through it (same export as with `-I`), and `batch --emit-tasks` writes task
+/// lines that search the same directory and carry the flags to the scripts.
+#[test]
+fn export_and_batch_take_compiler_flags_after_dashdash() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = root().join("fixtures/iset/spec");
+    let reduced = root().join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+    let export = |out: &str, flags: &[&str]| {
+        let out = dir.path().join(out);
+        let status = Command::new(bin())
+            .arg("export")
+            .arg(&reduced)
+            .arg("-o")
+            .arg(&out)
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "{}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        std::fs::read(out).unwrap()
+    };
+    let spec_s = spec.to_str().unwrap();
+    assert_eq!(
+        export("a.cpp", &["-I", spec_s]),
+        export("b.cpp", &["--", "-std=c++17", "-I", spec_s])
+    );
+
+    let tasks = dir.path().join("tasks.txt");
+    let out = Command::new(bin())
+        .arg("batch")
+        .arg(root().join("fixtures/tests/iset_pass_tiny.cpp"))
+        .arg("--check")
+        .arg(root().join("interestingness/check-failure.py"))
+        .arg("-o")
+        .arg(dir.path().join("campaign"))
+        .arg("--emit-tasks")
+        .arg(&tasks)
+        .args(["--", "-DISET_BUG_MERGE", &format!("-I{spec_s}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = std::fs::read_to_string(&tasks).unwrap();
+    assert!(line.contains(&format!("-I {spec_s}")), "{line}");
+    assert!(line.contains("MFPPR_CXXFLAGS=-DISET_BUG_MERGE"), "{line}");
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::batch::{self, triage, BatchOptions, Test};
-use crate::cli::common::ReductionArgs;
+use crate::cli::common::{CompilerFlags, ReductionArgs};
 use crate::error::{coded, ExitKind};
 use crate::reduce::ReduceOptions;
 
@@ -43,6 +43,11 @@ pub struct BatchArgs {
 
     #[command(flatten)]
     reduction: ReductionArgs,
+
+    /// The compiler's flags, as MF++'s generator takes them: -I/-iquote/-isystem DIR find the
+    /// spec headers; all reach the check script in MFPPR_CXXFLAGS (and the task lines).
+    #[arg(last = true, value_name = "COMPILER FLAGS")]
+    compiler_flags: Vec<String>,
 
     /// Check scripts run at once, shared by the tests in flight [default: number of cores].
     #[arg(
@@ -114,10 +119,11 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 
 impl BatchArgs {
     /// The campaign options these flags stand for.
-    fn options(&self, check: PathBuf, out_dir: PathBuf) -> BatchOptions {
+    fn options(&self, flags: &CompilerFlags, check: PathBuf, out_dir: PathBuf) -> BatchOptions {
         let mut ro = ReduceOptions::new(PathBuf::new(), check);
         self.reduction.apply(&mut ro);
         ro.extra_env = self.env.clone();
+        flags.apply(&self.reduction.include, &mut ro);
         let jobs = self.jobs.map_or(ro.jobs, |j| j as usize).max(1);
         let tests_at_once = match (self.one.is_some(), self.tests_at_once) {
             (true, _) => 1,
@@ -147,7 +153,8 @@ impl BatchArgs {
         };
         let out_dir = std::path::absolute(&out_dir)
             .map_err(|e| coded(ExitKind::Input, format!("{}: {e}", out_dir.display())))?;
-        let opts = self.options(check, out_dir);
+        let flags = CompilerFlags::parse(&self.compiler_flags)?;
+        let opts = self.options(&flags, check, out_dir);
         if let Some(stem) = &self.one {
             return self.run_one(stem, &opts);
         }

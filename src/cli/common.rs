@@ -183,6 +183,15 @@ impl CompilerFlags {
     }
 
     /// The include directories of `-I DIR` options followed by those after `--`, without the
+    /// Point `opts` at these flags: the spec search directories (after the `-I DIR`s given as
+    /// `dash_i`) and, for the check script, `MFPPR_CXXFLAGS` (added to its environment).
+    pub fn apply(&self, dash_i: &[PathBuf], opts: &mut ReduceOptions) {
+        opts.include_dirs = self.search_dirs(dash_i);
+        if let Some(value) = self.env_value() {
+            opts.extra_env.push((CXXFLAGS_ENV.to_string(), value));
+        }
+    }
+
     /// ones after `--` that do not exist (a compiler ignores them; each is warned about).
     pub fn search_dirs(&self, dash_i: &[PathBuf]) -> Vec<PathBuf> {
         let mut out = dash_i.to_vec();

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::cli::common::{CompilerFlags, CXXFLAGS_ENV};
 use crate::export::{format, minimise, Standalone};
 use crate::oracle::ScriptOracle;
 use crate::outputs::{self, Output};
@@ -30,6 +31,11 @@ pub struct ExportArgs {
     /// Output file.
     #[arg(short = 'o', long, value_name = "OUT")]
     output: PathBuf,
+
+    /// The compiler's flags, as MF++'s generator takes them: -I/-iquote/-isystem DIR find the
+    /// headers; all reach the check script in MFPPR_CXXFLAGS.
+    #[arg(last = true, value_name = "COMPILER FLAGS")]
+    compiler_flags: Vec<String>,
 }
 
 impl ExportArgs {
@@ -43,11 +49,18 @@ impl ExportArgs {
                 path: &self.output,
             }],
         )?;
+        let flags = CompilerFlags::parse(&self.compiler_flags)?;
+        let include = flags.search_dirs(&self.include);
+        let env: Vec<(String, String)> = flags
+            .env_value()
+            .map(|v| (CXXFLAGS_ENV.to_string(), v))
+            .into_iter()
+            .collect();
         let text = crate::model::read_test(&self.file)?;
-        let sa = Standalone::build(&self.file, &text, &self.include, &self.spec)?;
+        let sa = Standalone::build(&self.file, &text, &include, &self.spec)?;
         let (export, note) = match &self.check {
             Some(check) => {
-                let oracle = ScriptOracle::new(check, &self.file, Vec::new())?;
+                let oracle = ScriptOracle::new(check, &self.file, env)?;
                 let (export, m) = minimise(&sa, &oracle)?;
                 let note = format!(
                     "{} of {} pulled-in declarations needed, {} oracle calls; the check passes",

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::ArgAction;
 
-use crate::cli::common::{is_stdin, stdin_to_file, CompilerFlags, ReductionArgs, CXXFLAGS_ENV};
+use crate::cli::common::{is_stdin, stdin_to_file, CompilerFlags, ReductionArgs};
 use crate::error::{coded, ExitKind};
 use crate::reduce::{reduce, ReduceOptions};
 
@@ -131,10 +131,7 @@ impl ReduceArgs {
         let mut opts = ReduceOptions::new(&self.file, &self.check);
         self.reduction.apply(&mut opts);
         opts.output = self.output.clone();
-        opts.include_dirs = flags.search_dirs(&self.reduction.include);
-        if let Some(value) = flags.env_value() {
-            opts.extra_env.push((CXXFLAGS_ENV.to_string(), value));
-        }
+        flags.apply(&self.reduction.include, &mut opts);
         if let Some(jobs) = self.jobs {
             opts.jobs = jobs as usize;
         }
