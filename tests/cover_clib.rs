@@ -174,10 +174,6 @@ fn build_once_find_reduce_and_verify_on_a_compiled_c_library() {
             "lib",
             "--corpus",
             "lib/tests",
-            "-I",
-            "lib/include",
-            "-I",
-            "lib/spec",
             "--points",
             "src_range_c-L24,src/range.c:38",
             "--run",
@@ -196,6 +192,12 @@ fn build_once_find_reduce_and_verify_on_a_compiled_c_library() {
             "found",
             "-j",
             "2",
+            // The include dirs in the generator's form; the flags are also the oracle's CXXFLAGS.
+            "--",
+            "-I",
+            "lib/include",
+            "-I",
+            "lib/spec",
         ],
     );
     let err = ok(&out);

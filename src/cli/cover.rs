@@ -12,11 +12,13 @@ use anyhow::{Context, Result};
 use clap::{ArgGroup, Parser, Subcommand};
 use regex::Regex;
 
+use crate::cli::common::CompilerFlags;
 use crate::coverage::pipeline::TestSource;
 use crate::coverage::{
     self, shell, Filters, FindOptions, InjectRunOptions, InjectTarget, MarkerKind, ReduceSettings,
     Report, ReportOptions, VerifySettings,
 };
+use crate::error::{coded, ExitKind};
 use crate::messages;
 
 const EXAMPLE: &str = "\
@@ -291,7 +293,7 @@ struct ReduceArgs {
     )]
     timeout: Option<u64>,
     /// Compiler flags: CXXFLAGS of the oracle and flags of the default --verify-cmd
-    /// (default: $CXXFLAGS, else -std=c++17 -O0 -w).
+    /// (default: the flags after --, else $CXXFLAGS, else -std=c++17 -O0 -w).
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     cxxflags: Option<String>,
     /// The default oracle builds and runs each candidate with the --run command (against the
@@ -404,6 +406,10 @@ struct FindCmd {
     reduce: ReduceArgs,
     #[command(flatten)]
     verify: VerifyArgs,
+    /// The tests' compiler flags, as MF++'s generator takes them: -I/-iquote/-isystem DIR are
+    /// include directories of the tests (after -I DIR); all of them are the default --cxxflags.
+    #[arg(last = true, value_name = "COMPILER FLAGS")]
+    compiler_flags: Vec<String>,
 }
 
 /// Re-parses the deprecated flag form as a subcommand.
@@ -497,7 +503,7 @@ impl CoverCommand {
             }
             CoverCommand::Find(cmd) => {
                 messages::set_quiet(cmd.output.quiet);
-                let (report, summary) = coverage::run_find(&cmd.options())?;
+                let (report, summary) = coverage::run_find(&cmd.options()?)?;
                 if let Some(report) = &report {
                     print_report(report, &cmd.output)?;
                 }
@@ -527,8 +533,16 @@ impl CoverageArgs {
 }
 
 impl FindCmd {
-    fn options(&self) -> FindOptions {
+    fn options(&self) -> Result<FindOptions> {
         let t = &self.tests;
+        let flags = CompilerFlags::parse(&self.compiler_flags)?;
+        let r = &self.reduce;
+        if r.cxxflags.is_some() && !flags.flags.is_empty() {
+            return Err(coded(
+                ExitKind::Usage,
+                "give the compiler flags either with --cxxflags or after --, not both",
+            ));
+        }
         let source = match (&t.corpus, &t.generate, t.budget) {
             (Some(dir), _, _) => TestSource::Corpus(dir.clone()),
             (None, Some(template), Some(budget)) => TestSource::Generate {
@@ -537,8 +551,7 @@ impl FindCmd {
             },
             _ => unreachable!("clap requires --corpus or --generate with --budget"),
         };
-        let r = &self.reduce;
-        FindOptions {
+        Ok(FindOptions {
             report: self.coverage.options(&self.output),
             kind: self.marker.marker,
             inject_into: self.inject_into.clone(),
@@ -551,16 +564,16 @@ impl FindCmd {
             run_timeout: Duration::from_secs(t.run_timeout),
             out: t.out.clone(),
             jobs: t.jobs as usize,
-            include_dirs: t.include_dirs.clone(),
+            include_dirs: flags.search_dirs(&t.include_dirs),
+            cxxflags: r.cxxflags.clone().or_else(|| flags.env_value()),
             reduce: r.reduce.then(|| ReduceSettings {
                 check: r.check.clone(),
-                cxxflags: r.cxxflags.clone(),
                 timeout: r.timeout.map(Duration::from_secs),
                 with_run: r.reduce_with_run,
             }),
             verify: self.verify.verify_gcov.then(|| self.verify.settings()),
             metamorphic: self.verify.metamorphic.then(|| self.verify.settings()),
-        }
+        })
     }
 }
 
@@ -575,4 +588,52 @@ fn print_report(report: &Report, output: &OutputArgs) -> Result<()> {
         write!(stdout, "{}", report.table()).context("cannot write the report")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find_options(extra: &[&str]) -> Result<FindOptions> {
+        let argv = [
+            "mfppr cover",
+            "find",
+            "--marked",
+            "m",
+            "--source-root",
+            "src",
+            "--corpus",
+            "c",
+            "--run",
+            "true {test}",
+            "--out",
+            "o",
+            "-I",
+            "given",
+        ];
+        let parsed = Modern::try_parse_from(argv.iter().chain(extra)).unwrap();
+        match parsed.command {
+            CoverCommand::Find(cmd) => cmd.options(),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_after_dashdash_are_include_dirs_and_the_default_cxxflags() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("spec");
+        std::fs::create_dir(&spec).unwrap();
+        let spec_arg = spec.to_string_lossy().into_owned();
+        let opts = find_options(&["--", "-std=c++17", "-I", &spec_arg, "-DEXTRA=1"]).unwrap();
+        assert_eq!(opts.include_dirs, [PathBuf::from("given"), spec.clone()]);
+        assert_eq!(
+            opts.cxxflags.as_deref(),
+            Some(format!("-std=c++17 -I {spec_arg} -DEXTRA=1").as_str())
+        );
+        let plain = find_options(&["--cxxflags", "-O1"]).unwrap();
+        assert_eq!(plain.cxxflags.as_deref(), Some("-O1"));
+        assert_eq!(plain.include_dirs, [PathBuf::from("given")]);
+        let both = find_options(&["--cxxflags", "-O1", "--", "-O2"]).unwrap_err();
+        assert!(both.to_string().contains("not both"), "{both}");
+    }
 }

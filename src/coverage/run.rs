@@ -246,8 +246,6 @@ pub fn run_restore(manifest_path: &Path) -> Result<RestoreReport> {
 pub struct ReduceSettings {
     /// The oracle (default: the embedded `coverage-marker.py`).
     pub check: Option<PathBuf>,
-    /// `CXXFLAGS` for the oracle.
-    pub cxxflags: Option<String>,
     /// Per-check timeout (default: derived by `reduce`).
     pub timeout: Option<Duration>,
     /// The default oracle builds and runs each candidate with the `--run` command instead of
@@ -299,6 +297,9 @@ pub struct FindOptions {
     pub jobs: usize,
     /// Other include directories of the tests.
     pub include_dirs: Vec<PathBuf>,
+    /// `CXXFLAGS` of the oracle and of the default gcov build (`--cxxflags`, or the flags
+    /// after `--`).
+    pub cxxflags: Option<String>,
     /// Reduce the chosen tests.
     pub reduce: Option<ReduceSettings>,
     /// Verify the reduced tests (needs `reduce`).
@@ -364,13 +365,13 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
             },
             include_dirs: include_dirs.clone(),
             source_root: source_root.clone(),
-            cxxflags: r.cxxflags.clone(),
+            cxxflags: opts.cxxflags.clone(),
             timeout: r.timeout,
             run: r.with_run.then(|| opts.run.clone()),
         }),
         None => None,
     };
-    let cxxflags = opts.reduce.as_ref().and_then(|r| r.cxxflags.clone());
+    let cxxflags = opts.cxxflags.clone();
     let gcov_build = |v: &VerifySettings| VerifyOptions {
         command: v.command.clone().unwrap_or_else(|| {
             let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
