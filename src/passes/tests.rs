@@ -1,11 +1,15 @@
 //! Pass tests on a real MF++-format fixture (`fixtures/tests/iset_pass_tiny.cpp` with its spec):
-//! golden pairs per kind (`tests/golden/<kind>.cpp`, `MFPPR_BLESS=1` rewrites them), the
+//! golden diffs per kind against the fixture (`tests/golden/<kind>.diff`, `MFPPR_BLESS=1` rewrites them), the
 //! invariants every candidate keeps, and whole reductions driven by in-process fake oracles.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use super::*;
+
+#[allow(dead_code)] // the integration tests use the rest
+#[path = "../../tests/common/golden.rs"]
+mod golden_files;
 use crate::engine::{Engine, EngineOptions};
 use crate::oracle::{Oracle, Verdict};
 
@@ -30,19 +34,11 @@ fn model_of(text: &[u8], cat: &Catalogue) -> TestModel {
     TestModel::build(&doc, cat).unwrap()
 }
 
+/// The golden diff `tests/golden/<name>.diff`: `got` against the fixture it came from.
 fn golden(name: &str, got: &[u8]) {
-    let path = root().join("tests/golden").join(format!("{name}.cpp"));
-    if std::env::var_os("MFPPR_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, got).unwrap();
-    }
-    let want = std::fs::read(&path).unwrap_or_default();
-    assert!(
-        want == got,
-        "{} differs (MFPPR_BLESS=1 to accept):\n{}",
-        path.display(),
-        String::from_utf8_lossy(got)
-    );
+    let (input, _) = fixture();
+    let path = root().join("tests/golden").join(format!("{name}.diff"));
+    golden_files::assert_golden_diff(&path, "iset_pass_tiny.cpp", &input, got);
 }
 
 #[test]

@@ -3,8 +3,12 @@
 //!
 //! A test whose tool or `../shared` directory is absent skips with a `skip:` line, unless
 //! `MFPPR_REQUIRE_TOOLS=1` (set by `.ci/run`): then it fails, so a green CI means it ran.
-//! [`assert_golden`] prints a unified diff on mismatch; `MFPPR_BLESS=1` rewrites the golden.
+//! Golden files are in [`golden`]: a unified diff on mismatch, `MFPPR_BLESS=1` rewrites them.
 #![allow(dead_code)] // each test binary uses its own subset
+
+mod golden;
+#[allow(unused_imports)] // each test binary uses its own subset
+pub(crate) use golden::{assert_golden, assert_golden_diff};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -89,27 +93,4 @@ pub(crate) fn shared(name: &str) -> Option<PathBuf> {
         skip(&format!("../shared/{name}"));
         None
     }
-}
-
-/// Assert that the file at `path` holds `got`, printing a unified diff (expected → got) when not.
-/// With `MFPPR_BLESS` set, write `got` there first (creating the directory).
-pub(crate) fn assert_golden(path: &Path, got: &[u8]) {
-    if std::env::var_os("MFPPR_BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, got).unwrap();
-    }
-    let want = std::fs::read(path).unwrap_or_default();
-    if want == got {
-        return;
-    }
-    let (want, got) = (String::from_utf8_lossy(&want), String::from_utf8_lossy(got));
-    let diff = similar::TextDiff::from_lines(want.as_ref(), got.as_ref())
-        .unified_diff()
-        .context_radius(3)
-        .header(&path.display().to_string(), "got")
-        .to_string();
-    panic!(
-        "{} differs (MFPPR_BLESS=1 to accept):\n{diff}",
-        path.display()
-    );
 }
