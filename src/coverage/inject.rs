@@ -25,7 +25,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::continuation::{self, Continuation, Parsed};
-use super::diff::NewLines;
+use super::diff::{NewFile, NewLines};
 use super::manifest;
 use super::paths::{join_lexically, relative_to};
 use crate::atomic::write_atomic;
@@ -273,132 +273,166 @@ fn resolve(key: &str, root: Option<&Path>) -> PathBuf {
 }
 
 /// Compute markers and new contents without writing anything.
-fn plan(
-    new: &NewLines,
-    opts: &InjectOptions,
-) -> Result<(Vec<FilePlan>, Vec<Marker>, Vec<Skipped>)> {
-    let root = opts.source_root.as_deref();
+fn plan(new: &NewLines, opts: &InjectOptions) -> (Vec<FilePlan>, Vec<Marker>, Vec<Skipped>) {
     let mut plans = Vec::new();
     let mut markers = Vec::new();
     let mut skipped = Vec::new();
     for f in &new.files {
-        let path = resolve(&f.path, root);
-        let rel = root.and_then(|r| relative_to(&path, r));
-        let skip_all = |reason: &str, skipped: &mut Vec<Skipped>| {
-            skipped.extend(f.lines.iter().map(|l| Skipped {
-                file: f.path.clone(),
-                line: l.line,
-                reason: reason.to_string(),
-            }))
-        };
-        if matches!(opts.target, InjectTarget::Copy(_)) && rel.is_none() {
-            skip_all("outside --source-root", &mut skipped);
-            continue;
+        if let Some((plan, file_markers)) = plan_file(f, opts, &markers, &mut skipped) {
+            markers.extend(file_markers);
+            plans.push(plan);
         }
-        let original = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) => {
-                skip_all(
-                    &format!("cannot read {}: {e}", path.display()),
-                    &mut skipped,
-                );
+    }
+    (plans, markers, skipped)
+}
+
+/// The markers of one file and its marked text (`None` when no line of it gets a marker); the
+/// lines that cannot be marked go to `skipped`. `earlier` are the markers of earlier files (ids
+/// are unique across files).
+fn plan_file(
+    f: &NewFile,
+    opts: &InjectOptions,
+    earlier: &[Marker],
+    skipped: &mut Vec<Skipped>,
+) -> Option<(FilePlan, Vec<Marker>)> {
+    let path = resolve(&f.path, opts.source_root.as_deref());
+    let rel = opts
+        .source_root
+        .as_deref()
+        .and_then(|r| relative_to(&path, r));
+    let mut skip = |line: u32, reason: String| {
+        skipped.push(Skipped {
+            file: f.path.clone(),
+            line,
+            reason,
+        })
+    };
+    let original = if matches!(opts.target, InjectTarget::Copy(_)) && rel.is_none() {
+        Err("outside --source-root".to_string())
+    } else {
+        std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    let parsed = original.and_then(|original| {
+        match (StatementIndex::new(&original), Parsed::new(&original)) {
+            (Some(index), Some(parsed)) => Ok((original, index, parsed)),
+            _ => Err("cannot parse the file".to_string()),
+        }
+    });
+    let (original, index, parsed) = match parsed {
+        Ok(p) => p,
+        Err(why) => {
+            for l in &f.lines {
+                skip(l.line, why.clone());
+            }
+            return None;
+        }
+    };
+    let line_starts = line_starts(&original);
+    let line_of = |at: usize| line_starts.partition_point(|&s| s <= at) as u32;
+    let mut edits = vec![Edit::replace(0..0, PRELUDE)];
+    let mut file_markers: Vec<Marker> = Vec::new();
+    for l in &f.lines {
+        let placement = match placement(&original, &line_starts, &index, &parsed, l.line) {
+            Ok(p) => p,
+            Err(why) => {
+                skip(l.line, why);
                 continue;
             }
         };
-        let (Some(index), Some(parsed)) = (StatementIndex::new(&original), Parsed::new(&original))
-        else {
-            skip_all("cannot parse the file", &mut skipped);
-            continue;
+        let at = match placement {
+            Placement::Statement(ins) => ins.at,
+            Placement::Operand(start, _) => start,
         };
-        let line_starts = line_starts(&original);
-        let line_of = |at: usize| line_starts.partition_point(|&s| s <= at) as u32;
-        let mut edits = vec![Edit::replace(0..0, PRELUDE)];
-        let mut file_markers: Vec<Marker> = Vec::new();
-        for l in &f.lines {
-            let Some(ins) = index.insertion_for_line(l.line) else {
-                skipped.push(Skipped {
-                    file: f.path.clone(),
-                    line: l.line,
-                    reason: "no statement can go there (brace, function header, namespace- or \
-                             class-scope declaration, or preprocessor line)"
-                        .into(),
-                });
-                continue;
-            };
-            let statement_line = line_of(ins.at);
-            let placement = if statement_line == l.line {
-                Placement::Statement(ins)
-            } else {
-                let pos = line_starts
-                    .get(l.line as usize - 1)
-                    .map(|&s| s + leading_space(&original[s..]))
-                    .unwrap_or(ins.at);
-                match continuation::classify(&parsed, pos, ins.at) {
-                    Continuation::Statement => Placement::Statement(ins),
-                    Continuation::Operand { start, end } => Placement::Operand(start, end),
-                    Continuation::Unmarkable(why) => {
-                        skipped.push(Skipped {
-                            file: f.path.clone(),
-                            line: l.line,
-                            reason: format!(
-                                "continuation of the statement on line {statement_line}, {why}"
-                            ),
-                        });
-                        continue;
-                    }
-                }
-            };
-            let at = match placement {
-                Placement::Statement(ins) => ins.at,
-                Placement::Operand(start, _) => start,
-            };
-            if let Some(m) = file_markers.iter_mut().find(|m| m.inserted_at == at) {
-                m.lines.push(l.line);
-                continue;
-            }
-            let id = unique_id(
-                marker_id(&f.path, line_of(at)),
-                markers.iter().chain(&file_markers),
-            );
-            match placement {
-                Placement::Statement(ins) => {
-                    let stmt = marker_statement(opts.kind, &id, &f.path, l.line);
-                    match ins.wrap_end {
-                        None => edits.push(Edit::replace(at..at, stmt)),
-                        Some(end) => {
-                            edits.push(Edit::replace(at..at, format!("{{ {stmt}")));
-                            edits.push(Edit::replace(end..end, " }"));
-                        }
-                    }
-                }
-                Placement::Operand(start, end) => {
-                    let expr = marker_expression(opts.kind, &id, &f.path, l.line);
-                    edits.push(Edit::replace(start..start, format!("({expr}, (")));
-                    edits.push(Edit::replace(end..end, "))"));
-                }
-            }
-            file_markers.push(Marker {
-                id,
-                file: f.path.clone(),
-                line: l.line,
-                lines: vec![l.line],
-                inserted_at: at,
-                path: path.clone(),
-            });
-        }
-        if file_markers.is_empty() {
+        if let Some(m) = file_markers.iter_mut().find(|m| m.inserted_at == at) {
+            m.lines.push(l.line);
             continue;
         }
-        let injected = edit::apply(&original, &edits);
-        markers.extend(file_markers);
-        plans.push(FilePlan {
-            source_path: path,
-            rel,
-            original,
-            injected,
+        let id = unique_id(
+            marker_id(&f.path, line_of(at)),
+            earlier.iter().chain(&file_markers),
+        );
+        edits.extend(marker_edits(placement, opts.kind, &id, &f.path, l.line));
+        file_markers.push(Marker {
+            id,
+            file: f.path.clone(),
+            line: l.line,
+            lines: vec![l.line],
+            inserted_at: at,
+            path: path.clone(),
         });
     }
-    Ok((plans, markers, skipped))
+    if file_markers.is_empty() {
+        return None;
+    }
+    let injected = edit::apply(&original, &edits);
+    let plan = FilePlan {
+        source_path: path,
+        rel,
+        original,
+        injected,
+    };
+    Some((plan, file_markers))
+}
+
+/// Where the marker of 1-based `line` goes, or why none can.
+fn placement(
+    original: &[u8],
+    line_starts: &[usize],
+    index: &StatementIndex,
+    parsed: &Parsed,
+    line: u32,
+) -> Result<Placement, String> {
+    let Some(ins) = index.insertion_for_line(line) else {
+        return Err(
+            "no statement can go there (brace, function header, namespace- or \
+                    class-scope declaration, or preprocessor line)"
+                .into(),
+        );
+    };
+    let statement_line = line_starts.partition_point(|&s| s <= ins.at) as u32;
+    if statement_line == line {
+        return Ok(Placement::Statement(ins));
+    }
+    let pos = line_starts
+        .get(line as usize - 1)
+        .map(|&s| s + leading_space(&original[s..]))
+        .unwrap_or(ins.at);
+    match continuation::classify(parsed, pos, ins.at) {
+        Continuation::Statement => Ok(Placement::Statement(ins)),
+        Continuation::Operand { start, end } => Ok(Placement::Operand(start, end)),
+        Continuation::Unmarkable(why) => Err(format!(
+            "continuation of the statement on line {statement_line}, {why}"
+        )),
+    }
+}
+
+/// The edits that insert marker `id` (for `line` of `file`) at `placement`.
+fn marker_edits(
+    placement: Placement,
+    kind: MarkerKind,
+    id: &str,
+    file: &str,
+    line: u32,
+) -> Vec<Edit> {
+    match placement {
+        Placement::Statement(ins) => {
+            let stmt = marker_statement(kind, id, file, line);
+            match ins.wrap_end {
+                None => vec![Edit::replace(ins.at..ins.at, stmt)],
+                Some(end) => vec![
+                    Edit::replace(ins.at..ins.at, format!("{{ {stmt}")),
+                    Edit::replace(end..end, " }"),
+                ],
+            }
+        }
+        Placement::Operand(start, end) => {
+            let expr = marker_expression(kind, id, file, line);
+            vec![
+                Edit::replace(start..start, format!("({expr}, (")),
+                Edit::replace(end..end, "))"),
+            ]
+        }
+    }
 }
 
 /// Inject markers for `new` (see the module docs) and write `markers.json`.
@@ -417,7 +451,7 @@ fn inject_unless(
     opts: &InjectOptions,
     mut stop: impl FnMut() -> bool,
 ) -> Result<Injection> {
-    let (plans, mut markers, skipped) = plan(new, opts)?;
+    let (plans, mut markers, skipped) = plan(new, opts);
     let mut copy = None;
     let markers_file = match &opts.target {
         InjectTarget::Copy(dest) => {
