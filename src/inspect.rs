@@ -176,9 +176,21 @@ pub fn report<'a>(
 /// The human-readable summary.
 pub fn render(report: &Report) -> String {
     let mut out = String::new();
+    render_summary(&mut out, report);
+    render_variants(&mut out, report);
+    render_parts(&mut out, report);
+    render_catalogue(&mut out, report);
+    for n in report.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+/// The first line: sizes and counts.
+fn render_summary(out: &mut String, report: &Report) {
     let s = &report.summary;
     let _ = writeln!(
-        out,
+        *out,
         "{}: {} bytes, {} variants × {} steps, {} instances, {} fuzz regions ({} in main), {} input blocks",
         report.file,
         report.bytes,
@@ -193,6 +205,10 @@ pub fn render(report: &Report) -> String {
         s.fuzz_regions_in_main,
         s.input_blocks
     );
+}
+
+/// Each variant with its steps (and their instance trees) and checks.
+fn render_variants(out: &mut String, report: &Report) {
     let by_name: BTreeMap<&str, &Instance> = report
         .instances
         .iter()
@@ -210,13 +226,17 @@ pub fn render(report: &Report) -> String {
         for (j, step) in v.steps.iter().enumerate() {
             let _ = writeln!(out, "  step {j:<3} {}", step.callee);
             for name in &step.instances {
-                tree(&mut out, &by_name, name, 2);
+                tree(out, &by_name, name, 2);
             }
         }
         for c in &v.checks {
             let _ = writeln!(out, "  check    metalib::checks::{}", c.name);
         }
     }
+}
+
+/// Unreached instances, fuzz regions and input blocks.
+fn render_parts(out: &mut String, report: &Report) {
     let orphans: Vec<&str> = report
         .instances
         .iter()
@@ -244,13 +264,17 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "  {} {}", b.index, b.output_var);
         }
     }
+}
+
+/// Opportunities per kind and the catalogue.
+fn render_catalogue(out: &mut String, report: &Report) {
     let _ = writeln!(out, "\nopportunities:");
     for (k, n) in &report.opportunities {
         let _ = writeln!(out, "  {k:<10} {n}");
     }
     let c = &report.catalogue;
     let _ = writeln!(
-        out,
+        *out,
         "\ncatalogue: {} relations, {} generators, {} executable bases, checks [{}], reduction functions [{}]",
         c.relations,
         c.generators,
@@ -265,10 +289,6 @@ pub fn render(report: &Report) -> String {
     if !c.missing.is_empty() {
         let _ = writeln!(out, "  includes not found: {}", c.missing.join(", "));
     }
-    for n in report.notes {
-        let _ = writeln!(out, "note: {n}");
-    }
-    out
 }
 
 fn tree(out: &mut String, by_name: &BTreeMap<&str, &Instance>, name: &str, depth: usize) {
