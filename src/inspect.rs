@@ -90,6 +90,25 @@ pub fn report<'a>(
     model: &'a TestModel,
     catalogue: &Catalogue,
 ) -> Report<'a> {
+    Report {
+        file: file.to_string(),
+        bytes: model.bytes,
+        variants: &model.variants,
+        instances: &model.instances,
+        fuzz_regions: &model.regions,
+        input_blocks: &model.input_blocks,
+        opportunities: passes::count_opportunities(text, model, catalogue)
+            .into_iter()
+            .map(|(k, n)| (k.name(), n))
+            .collect(),
+        summary: summary(model),
+        catalogue: catalogue_report(catalogue),
+        notes: &model.notes,
+    }
+}
+
+/// Counts of the model's parts.
+fn summary(model: &TestModel) -> Summary {
     let mut checks_per_variant = BTreeMap::new();
     let mut instances_per_variant = BTreeMap::new();
     let mut steps: Vec<usize> = Vec::new();
@@ -105,7 +124,7 @@ pub fn report<'a>(
             .entry(i.variant.to_string())
             .or_insert(0) += 1;
     }
-    let summary = Summary {
+    Summary {
         variants: model.variants.len(),
         steps_per_variant: steps,
         checks_per_variant,
@@ -125,8 +144,12 @@ pub fn report<'a>(
             .filter(|r| r.function == "main")
             .count(),
         input_blocks: model.input_blocks.len(),
-    };
-    let catalogue_report = CatalogueReport {
+    }
+}
+
+/// What the spec catalogue holds.
+fn catalogue_report(catalogue: &Catalogue) -> CatalogueReport {
+    CatalogueReport {
         headers: catalogue
             .headers
             .iter()
@@ -155,21 +178,6 @@ pub fn report<'a>(
             .iter()
             .map(|r| (r.name.clone(), r.return_type.clone()))
             .collect(),
-    };
-    Report {
-        file: file.to_string(),
-        bytes: model.bytes,
-        variants: &model.variants,
-        instances: &model.instances,
-        fuzz_regions: &model.regions,
-        input_blocks: &model.input_blocks,
-        opportunities: passes::count_opportunities(text, model, catalogue)
-            .into_iter()
-            .map(|(k, n)| (k.name(), n))
-            .collect(),
-        summary,
-        catalogue: catalogue_report,
-        notes: &model.notes,
     }
 }
 
