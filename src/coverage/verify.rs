@@ -131,31 +131,18 @@ pub fn covered_run(test: &Path, opts: &VerifyOptions) -> Result<CoveredRun> {
         .tempdir()
         .map_err(|e| anyhow::anyhow!("cannot create a temporary directory: {e}; check TMPDIR"))?;
     let exe = dir.path().join("test-exe");
-    let build = shell::expand(
-        &opts.command,
-        &[
-            ("test", &test.to_string_lossy()),
-            ("exe", &exe.to_string_lossy()),
-        ],
-    );
     let env: Vec<(&str, &Path)> = opts
         .env
         .iter()
         .map(|(k, v)| (k.as_str(), Path::new(v)))
         .collect();
-    let run = shell::run(&build, dir.path(), &env, opts.timeout)?;
-    if !run.passed() {
+    if let Err(why) = build(test, &exe, dir.path(), &env, opts)? {
         return Ok(CoveredRun {
-            coverage: Err(format!(
-                "build failed ({}): {}; run `{build}` by hand",
-                run.describe(),
-                run.last_line()
-            )),
+            coverage: Err(why),
             run_passed: false,
             run: "not run".to_string(),
         });
     }
-    let exe_cmd = shell_quote(&exe.to_string_lossy());
     let prefix = dir.path().join("gcda");
     let user_prefix = opts
         .env
@@ -167,49 +154,94 @@ pub fn covered_run(test: &Path, opts: &VerifyOptions) -> Result<CoveredRun> {
         run_env.push(("GCOV_PREFIX", prefix.as_path()));
         run_env.push(("GCOV_PREFIX_STRIP", Path::new("0")));
     }
+    let exe_cmd = shell_quote(&exe.to_string_lossy());
     let ran = shell::run(&exe_cmd, dir.path(), &run_env, opts.timeout)?;
-    let outcome = |coverage| CoveredRun {
-        coverage,
-        run_passed: ran.passed(),
-        run: ran.describe(),
-    };
     let mut roots = vec![dir.path().to_path_buf()];
     roots.extend(user_prefix.clone());
-    let mut gcdas = Vec::new();
-    for root in &roots {
-        for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
-            let entry = entry?;
-            if entry.path().extension().is_some_and(|e| e == "gcda") {
-                let prefix_used = user_prefix.as_deref().unwrap_or(&prefix);
-                place_gcno(entry.path(), prefix_used, &opts.objdirs)?;
-                gcdas.push(shell_quote(&entry.path().to_string_lossy()));
-            }
-        }
-    }
-    if gcdas.is_empty() {
-        return Ok(outcome(Err(format!(
+    let prefix_used = user_prefix.as_deref().unwrap_or(&prefix);
+    let gcdas = collect_gcdas(&roots, prefix_used, &opts.objdirs)?;
+    let coverage = if gcdas.is_empty() {
+        Err(format!(
             "no .gcda file after running the test ({}); the build command must use --coverage \
              and write its objects below the directory of {{exe}}, or the library's objects \
              must be in a --gcov-objdir",
             ran.describe()
-        ))));
+        ))
+    } else {
+        read_gcov(&gcdas, dir.path(), opts)?
+    };
+    Ok(CoveredRun {
+        coverage,
+        run_passed: ran.passed(),
+        run: ran.describe(),
+    })
+}
+
+/// Build `test` into `exe` with the verify command, in `dir`; `Err` says why it failed.
+fn build(
+    test: &Path,
+    exe: &Path,
+    dir: &Path,
+    env: &[(&str, &Path)],
+    opts: &VerifyOptions,
+) -> Result<std::result::Result<(), String>> {
+    let build = shell::expand(
+        &opts.command,
+        &[
+            ("test", &test.to_string_lossy()),
+            ("exe", &exe.to_string_lossy()),
+        ],
+    );
+    let run = shell::run(&build, dir, env, opts.timeout)?;
+    Ok(if run.passed() {
+        Ok(())
+    } else {
+        Err(format!(
+            "build failed ({}): {}; run `{build}` by hand",
+            run.describe(),
+            run.last_line()
+        ))
+    })
+}
+
+/// The `.gcda` files below `roots` (shell-quoted, in name order), each with its `.gcno` put
+/// beside it from `objdirs`.
+fn collect_gcdas(roots: &[PathBuf], prefix: &Path, objdirs: &[PathBuf]) -> Result<Vec<String>> {
+    let mut gcdas = Vec::new();
+    for root in roots {
+        for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
+            let entry = entry?;
+            if entry.path().extension().is_some_and(|e| e == "gcda") {
+                place_gcno(entry.path(), prefix, objdirs)?;
+                gcdas.push(shell_quote(&entry.path().to_string_lossy()));
+            }
+        }
     }
+    Ok(gcdas)
+}
+
+/// Run gcov on `gcdas` in `dir` and read its JSON; `Err` says why gcov failed.
+fn read_gcov(
+    gcdas: &[String],
+    dir: &Path,
+    opts: &VerifyOptions,
+) -> Result<std::result::Result<Coverage, String>> {
     let gcov_cmd = format!("{} --json-format --stdout {}", opts.gcov, gcdas.join(" "));
-    let gcov = shell::run(&gcov_cmd, dir.path(), &[], opts.timeout)?;
+    let gcov = shell::run(&gcov_cmd, dir, &[], opts.timeout)?;
     if !gcov.passed() {
-        return Ok(outcome(Err(format!(
+        return Ok(Err(format!(
             "gcov failed ({}): {}; check --gcov",
             gcov.describe(),
             gcov.last_line()
-        ))));
+        )));
     }
     let raw = parse_bytes(&gcov.stdout, Path::new("gcov --stdout"))?;
-    Ok(outcome(Ok(normalise(
+    Ok(Ok(normalise(
         raw,
         &LoadOptions {
             source_root: Some(opts.source_root.clone()),
         },
-    ))))
+    )))
 }
 
 /// Build and run `test` with coverage and read the count of `marker`'s line (see module docs).
