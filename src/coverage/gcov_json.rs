@@ -294,6 +294,37 @@ mod tests {
     }
 
     #[test]
+    fn format_2_conditions_branches_and_calls() {
+        let doc: Value = serde_json::from_str(
+            r#"{"format_version": "2", "current_working_directory": "/b", "files": [{"file": "x.c",
+               "functions": [], "lines": [
+                 {"line_number": 5, "count": 4, "block_ids": [3],
+                  "branches": [{"count": 1, "throw": false, "fallthrough": true,
+                                "source_block_id": 3, "destination_block_id": 4}],
+                  "calls": [{"source_block_id": 3, "destination_block_id": 5, "returned": 4}],
+                  "conditions": [{"count": 4, "covered": 2, "not_covered_true": [1],
+                                  "not_covered_false": [0]}]},
+                 {"line_number": 5, "count": 1, "branches": [{"count": 2}],
+                  "conditions": [{"count": 4, "covered": 1, "not_covered_true": [0, 1],
+                                  "not_covered_false": [1]}]}]}]}"#,
+        )
+        .unwrap();
+        let c = parse(doc, Path::new("a.json")).unwrap();
+        let f = &c.files["/b/x.c"];
+        assert_eq!(f.lines[&5], 5);
+        assert_eq!(f.branches[&5], vec![3]);
+        // Two instantiations of `a && b`: term 0 seen true (first), term 0 false (second),
+        // term 1 false (first); term 1 never true.
+        let cond = &f.conditions[&5][0];
+        assert_eq!(cond.terms, 2);
+        assert_eq!(cond.seen_true.iter().copied().collect::<Vec<_>>(), vec![0]);
+        assert_eq!(
+            cond.seen_false.iter().copied().collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+    }
+
+    #[test]
     fn unknown_version_and_negative_counts_are_rejected() {
         let e = parse(doc("3", 1), Path::new("a.json")).unwrap_err();
         assert!(format!("{e:#}").contains("unsupported gcov JSON format_version \"3\""));

@@ -215,6 +215,41 @@ mod tests {
     }
 
     #[test]
+    fn old_noncode_lines_and_nameless_functions_of_newer_releases() {
+        let v05: Value = serde_json::from_str(
+            r#"{"gcovr/format_version": "0.5", "files": [{"file": "a.c", "lines": [
+                 {"line_number": 1, "count": 0, "branches": [], "gcovr/noncode": true},
+                 {"line_number": 2, "count": 3, "branches": [{"count": 1}, {"count": 0}]}],
+               "functions": [{"name": "f(int)", "lineno": 2, "execution_count": 3}]}]}"#,
+        )
+        .unwrap();
+        let c = parse(v05, Path::new("r.json")).unwrap();
+        let f = &c.files["a.c"];
+        assert_eq!(f.lines.keys().copied().collect::<Vec<_>>(), vec![2]);
+        assert_eq!(f.branches[&2], vec![1, 0]);
+        assert_eq!(f.function_counts["f(int)"], 3);
+        assert!(f.mangled_names.is_empty());
+        // 8.0-8.3 from gcov text: demangled_name only; from gcov JSON: both names.
+        let v10: Value = serde_json::from_str(
+            r#"{"gcovr/format_version": "0.11", "files": [{"file": "a.c", "lines": [],
+               "functions": [{"demangled_name": "g()", "lineno": 4, "execution_count": 0},
+                             {"name": "_Z1hv", "demangled_name": "h()", "lineno": 9,
+                              "pos": ["9:1", "12:1"], "execution_count": 2}]}]}"#,
+        )
+        .unwrap();
+        let c = parse(v10, Path::new("r.json")).unwrap();
+        let f = &c.files["a.c"];
+        let names: Vec<(&str, u32, u32)> = f
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.start_line, f.end_line))
+            .collect();
+        assert_eq!(names, vec![("g()", 4, 4), ("h()", 9, 12)]);
+        assert_eq!(f.mangled_names["h()"], "_Z1hv");
+        assert_eq!(f.function_counts["g()"], 0);
+    }
+
+    #[test]
     fn rejects_other_versions() {
         for v in ["1.0", "0.99", "abc"] {
             let e = parse(doc(v), Path::new("r.json")).unwrap_err();
