@@ -6,7 +6,7 @@
 //!
 //! | format | gcovr | difference |
 //! |---|---|---|
-//! | ≤ 0.5 | 5.x–6.0 | lines may carry `gcovr/noncode` (skipped, as gcovr itself does later) |
+//! | ≤ 0.5 | 5.x–6.0 | before gcovr 6.0, lines may carry `gcovr/noncode` (left out, as gcovr 6 does) |
 //! | 0.6 | 7.0–7.2 | `functions[].name` is the demangled name; `returned_count`; `gcovr/calls` |
 //! | 0.10 | 8.0–8.2 | `name` becomes the mangled name and is absent when gcov's text output was read: only `demangled_name` is there; `pos` ranges and line `conditions`/`block_ids`/`function_name` from GCC 14's JSON |
 //! | 0.11 | 8.3 | branches get `source_block_id` (`blockno` gone) |
