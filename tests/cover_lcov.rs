@@ -4,9 +4,11 @@
 //! lcov 1.x's genhtml has no differential categories (GBC/GIC arrived with lcov 2.0), so the
 //! reference is computed from the two tracefiles' `DA:` records: per (SF, line), counts are summed
 //! (lcov writes one `DA` per template instantiation), and a line is new when its fuzz sum is > 0
-//! and its suite sum is 0 or absent — lcov 2's GBC ∪ GIC. mfppr's `--lcov` output is also fed to
-//! `genhtml` to check that it is a valid tracefile. Skips (and passes) without lcov/genhtml,
-//! unless `MFPPR_REQUIRE_TOOLS` is set.
+//! and its suite sum is 0 or absent — lcov 2's GBC ∪ GIC. mfppr's `--lcov DIR` tracefiles of each
+//! run are checked against lcov's own (the same DA, FNDA and per-line BRDA counts) and fed to
+//! `genhtml`, alone and as `genhtml --baseline-file suite.info fuzz.info` (the differential view:
+//! lcov ≥ 2.0 labels the new lines GBC/GIC; lcov 1.x, as on Debian 12, shows the change). Skips
+//! (and passes) without lcov/genhtml, unless `MFPPR_REQUIRE_TOOLS` is set.
 
 mod common;
 
@@ -29,6 +31,49 @@ fn da_counts(info: &str) -> BTreeMap<(String, u32), u64> {
         }
     }
     out
+}
+
+/// Per (SF, function name): FNDA count.
+fn fnda(info: &str) -> BTreeMap<(String, String), u64> {
+    let mut out = BTreeMap::new();
+    let mut file = String::new();
+    for line in info.lines() {
+        if let Some(f) = line.strip_prefix("SF:") {
+            file = f.to_string();
+        } else if let Some(rest) = line.strip_prefix("FNDA:") {
+            let (count, name) = rest.split_once(',').unwrap();
+            *out.entry((file.clone(), name.to_string())).or_insert(0) +=
+                count.parse::<u64>().unwrap();
+        }
+    }
+    out
+}
+
+/// Per (SF, line): the sum of its BRDA taken counts (`-` is 0).
+fn brda_sums(info: &str) -> BTreeMap<(String, u32), u64> {
+    let mut out = BTreeMap::new();
+    let mut file = String::new();
+    for line in info.lines() {
+        if let Some(f) = line.strip_prefix("SF:") {
+            file = f.to_string();
+        } else if let Some(rest) = line.strip_prefix("BRDA:") {
+            let parts: Vec<&str> = rest.split(',').collect();
+            let taken = parts[3].parse::<u64>().unwrap_or(0);
+            *out.entry((file.clone(), parts[0].parse().unwrap()))
+                .or_insert(0) += taken;
+        }
+    }
+    out
+}
+
+fn only_under<K: Ord + Clone, V: Clone>(
+    m: &BTreeMap<(String, K), V>,
+    prefix: &str,
+) -> BTreeMap<(String, K), V> {
+    m.iter()
+        .filter(|((f, _), _)| f.starts_with(prefix))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 fn mfppr_new(root: &Path, suite: &str, fuzz: &str) -> BTreeSet<(String, u32)> {
@@ -91,6 +136,8 @@ fn new_lines_match_lcov_tracefiles() {
             &[
                 "--quiet",
                 "--capture",
+                "--rc",
+                "lcov_branch_coverage=1",
                 "-d",
                 run,
                 "-o",
@@ -98,7 +145,8 @@ fn new_lines_match_lcov_tracefiles() {
             ],
         );
         // gcov after lcov: lcov leaves no .gcov files behind, and gcov does not touch .gcda.
-        run_ok(&dir, "gcov", &["--json-format", "main.gcda"]);
+        // -b: branch counts, for the BRDA records.
+        run_ok(&dir, "gcov", &["-b", "--json-format", "main.gcda"]);
         // Text .gcov files name sources relative to the compile directory: run gcov there, keep
         // the files in text/.
         run_ok(&dir, "gcov", &["main.gcda"]);
@@ -160,23 +208,90 @@ fn new_lines_match_lcov_tracefiles() {
         .collect();
     assert_eq!(from_text, lcov_new, "text .gcov vs lcov");
 
-    // mfppr's tracefile of the new lines is valid for genhtml.
+    // mfppr's tracefiles: each run whole (the gcov JSON alone, not summed with the text .gcov
+    // files of the same run), as lcov captured it, and the new lines alone.
     let out = mfppr(
         &root,
         &[
             "cover",
             "report",
             "--suite",
-            "suite",
+            "suite/main.gcov.json.gz",
             "--fuzz",
-            "fuzz",
+            "fuzz/main.gcov.json.gz",
             "--source-root",
             "src",
             "--lcov",
-            "new.info",
+            "lcov",
         ],
     );
-    assert!(out.status.success());
-    run_ok(&root, "genhtml", &["--quiet", "new.info", "-o", "html"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        note.contains("genhtml --baseline-file") && note.contains("--branch-coverage"),
+        "{note}"
+    );
+    for run in ["suite", "fuzz"] {
+        let lcov_own = std::fs::read_to_string(root.join(format!("{run}.info"))).unwrap();
+        let mine = std::fs::read_to_string(root.join(format!("lcov/{run}.info"))).unwrap();
+        assert_eq!(
+            da_counts(&mine),
+            only_under(&da_counts(&lcov_own), &src_prefix),
+            "{run}: DA"
+        );
+        assert_eq!(
+            fnda(&mine),
+            only_under(&fnda(&lcov_own), &src_prefix),
+            "{run}: FNDA"
+        );
+        let brda = brda_sums(&mine);
+        assert!(!brda.is_empty(), "{run}: BRDA records");
+        assert_eq!(
+            brda,
+            only_under(&brda_sums(&lcov_own), &src_prefix),
+            "{run}: BRDA"
+        );
+        run_ok(
+            &root,
+            "genhtml",
+            &[
+                "--quiet",
+                "--branch-coverage",
+                &format!("lcov/{run}.info"),
+                "-o",
+                &format!("html-{run}"),
+            ],
+        );
+    }
+    run_ok(
+        &root,
+        "genhtml",
+        &["--quiet", "lcov/new.info", "-o", "html"],
+    );
     assert!(root.join("html/index.html").exists());
+    // The differential view (the command mfppr prints), where genhtml has --baseline-file.
+    let help = std::process::Command::new("genhtml")
+        .arg("--help")
+        .output()
+        .unwrap();
+    if String::from_utf8_lossy(&help.stdout).contains("--baseline-file") {
+        run_ok(
+            &root,
+            "genhtml",
+            &[
+                "--quiet",
+                "--baseline-file",
+                "lcov/suite.info",
+                "lcov/fuzz.info",
+                "--branch-coverage",
+                "-o",
+                "html-diff",
+            ],
+        );
+        assert!(root.join("html-diff/index.html").exists());
+    }
 }

@@ -8,6 +8,10 @@ use mfppr::coverage::{self, Filters, LoadOptions};
 /// `current_working_directory` recorded in the GCC 12 samples (see coverage/README.md).
 const SAMPLE_CWD: &str = "/tmp/mfppr-cov-sample.zQkZyx";
 
+/// The gcovr releases of the real samples in coverage/gcovr/, and their JSON format versions.
+const GCOVR_RELEASES: [&str; 5] = ["7.0", "8.0", "8.3", "8.4", "8.8"];
+const GCOVR_FORMATS: [&str; 5] = ["0.6", "0.10", "0.11", "0.14", "0.15"];
+
 fn sample(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("coverage")
@@ -55,8 +59,23 @@ fn every_format_gives_the_same_new_lines() {
             "hand-made/suite-gcovr-0.10.json",
             "hand-made/fuzz-gcc14-v2.gcov.json",
         ),
+        (
+            "hand-made/suite-gcc14-v2.gcov.json",
+            "gcovr/fuzz-gcovr-8.8.json",
+        ),
+        ("gcovr/suite-gcovr-7.0.json", "gcc12/fuzz/json"),
         ("gcc12/suite", "gcc12/fuzz"),
     ];
+    for release in GCOVR_RELEASES {
+        assert_eq!(
+            new_lines_of(
+                &format!("gcovr/suite-gcovr-{release}.json"),
+                &format!("gcovr/fuzz-gcovr-{release}.json")
+            ),
+            expected(),
+            "gcovr {release}"
+        );
+    }
     for (s, f) in pairs {
         assert_eq!(new_lines_of(s, f), expected(), "{s} vs {f}");
     }
@@ -79,6 +98,116 @@ fn samples_parse_to_the_real_counts() {
         .functions
         .iter()
         .any(|f| f.name == "tiny::classify(int)" && (f.start_line, f.end_line) == (22, 32)));
+}
+
+#[test]
+fn every_gcovr_release_reads_like_gcov_json() {
+    let opts = LoadOptions {
+        source_root: Some(PathBuf::from(SAMPLE_CWD)),
+    };
+    let json = coverage::load(&[sample("gcc12/fuzz/json")], &opts).unwrap();
+    let reference = &json.files["tiny.hpp"];
+    let ran = |lines: &std::collections::BTreeMap<u32, u64>| -> Vec<(u32, bool)> {
+        lines.iter().map(|(&l, &c)| (l, c > 0)).collect()
+    };
+    for (release, format) in GCOVR_RELEASES.iter().zip(GCOVR_FORMATS) {
+        let path = sample(&format!("gcovr/fuzz-gcovr-{release}.json"));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(doc["gcovr/format_version"], format, "gcovr {release}");
+        let c = coverage::load(&[path], &opts).unwrap();
+        let f = &c.files["tiny.hpp"];
+        // The same executable lines, run or not run alike (gcovr 7 counts differently).
+        assert_eq!(ran(&f.lines), ran(&reference.lines), "gcovr {release}");
+        let mut names: Vec<(&str, u32)> = f
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.start_line))
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec![
+                ("double tiny::clamp_sum<double>(std::vector<double, std::allocator<double> > const&, double)", 7),
+                ("int tiny::clamp_sum<int>(std::vector<int, std::allocator<int> > const&, int)", 7),
+                ("tiny::classify(int)", 22),
+            ],
+            "gcovr {release}"
+        );
+        assert_eq!(
+            f.function_counts["tiny::classify(int)"], 1,
+            "gcovr {release}"
+        );
+        // Branches of `if (x < 0)`, both instantiations summed: the fuzz run took both.
+        assert!(f.branches[&10].iter().all(|&n| n > 0), "gcovr {release}");
+    }
+}
+
+#[test]
+fn conditions_and_branches_give_partly_new_lines() {
+    // GCC 14 documents (hand-made): line 10 `if (x < 0)` and line 15 `if (total > limit)` ran
+    // in both runs, only the fuzz run saw them true; line 23 (`switch`) took a new case.
+    let out = mfppr(&[
+        "cover",
+        "report",
+        "--suite",
+        sample("hand-made/suite-gcc14-v2.gcov.json")
+            .to_str()
+            .unwrap(),
+        "--fuzz",
+        sample("hand-made/fuzz-gcc14-v2.gcov.json")
+            .to_str()
+            .unwrap(),
+        "--source-root",
+        SAMPLE_CWD,
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total_new_lines"], 4);
+    let partly = &v["partly_new"][0];
+    assert_eq!(partly["path"], "tiny.hpp");
+    let lines: Vec<(u64, &serde_json::Value, &serde_json::Value)> = partly["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["line"].as_u64().unwrap(),
+                &l["conditions"],
+                &l["branches"],
+            )
+        })
+        .collect();
+    let t0 = serde_json::json!([{"expression": 0, "term": 0, "value": true}]);
+    let none = serde_json::json!([]);
+    assert_eq!(lines.len(), 3, "{partly}");
+    assert_eq!((lines[0].0, lines[0].1), (10, &t0));
+    assert_eq!((lines[1].0, lines[1].1), (15, &t0));
+    assert_eq!((lines[2].0, lines[2].1), (23, &none));
+    assert_eq!(lines[2].2, &serde_json::json!([0]), "case 0 of the switch");
+    // The same branch gains from the real GCC 12 documents (gcov -b), in the table.
+    let out = mfppr(&[
+        "cover",
+        "report",
+        "--suite",
+        sample("gcc12/suite/json").to_str().unwrap(),
+        "--fuzz",
+        sample("gcc12/fuzz/json").to_str().unwrap(),
+        "--source-root",
+        SAMPLE_CWD,
+    ]);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        table.contains("with conditions or branches only the fuzz run covered"),
+        "{table}"
+    );
+    assert!(table.contains(" 23  branch 0\n"), "{table}");
+    assert!(table.ends_with("total: 3 partly new lines\n"), "{table}");
 }
 
 #[test]
@@ -111,7 +240,17 @@ fn cli_json_report_is_stable() {
                 ],
                 "lines": [11, 16, 24, 25]
             }],
-            "total_new_lines": 4
+            "total_new_lines": 4,
+            // Lines both ran (the samples have gcov -b branch counts): the fuzz run took the
+            // `then` edge of lines 10 and 15 and case 0 of the switch on line 23.
+            "partly_new": [{
+                "path": "tiny.hpp",
+                "lines": [
+                    {"line": 10, "function": "int tiny::clamp_sum<int>(std::vector<int, std::allocator<int> > const&, int)", "conditions": [], "branches": [0]},
+                    {"line": 15, "function": "int tiny::clamp_sum<int>(std::vector<int, std::allocator<int> > const&, int)", "conditions": [], "branches": [0]},
+                    {"line": 23, "function": "tiny::classify(int)", "conditions": [], "branches": [0]}
+                ]
+            }]
         })
     );
 }
@@ -119,7 +258,8 @@ fn cli_json_report_is_stable() {
 #[test]
 fn cli_table_filters_and_lcov() {
     let dir = tempfile::tempdir().unwrap();
-    let info = dir.path().join("new.info");
+    let lcov_dir = dir.path().join("lcov");
+    let info = lcov_dir.join("new.info");
     let args = |extra: &[&str]| {
         let mut a = vec![
             "cover".to_string(),
@@ -134,9 +274,24 @@ fn cli_table_filters_and_lcov() {
         a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
-    let a = args(&["--lcov", info.to_str().unwrap()]);
+    let a = args(&["--lcov", lcov_dir.to_str().unwrap()]);
     let out = mfppr(&a.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "genhtml --baseline-file {0}/suite.info {0}/fuzz.info -o {0}/html",
+            lcov_dir.display()
+        )),
+        "{err}"
+    );
+    for run in ["suite", "fuzz"] {
+        let t = std::fs::read_to_string(lcov_dir.join(format!("{run}.info"))).unwrap();
+        assert!(
+            t.starts_with(&format!("TN:{run}\nSF:{SAMPLE_CWD}/main.cpp\n")),
+            "{t}"
+        );
+    }
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(
         table.contains("11, 16, 24-25") || table.contains("24-25"),
@@ -145,6 +300,13 @@ fn cli_table_filters_and_lcov() {
     assert!(table.contains("total: 4 new lines in 1 files"), "{table}");
     let lcov = std::fs::read_to_string(&info).unwrap();
     assert!(lcov.contains(&format!("SF:{SAMPLE_CWD}/tiny.hpp\nDA:11,1\nDA:16,1\nDA:24,1\nDA:25,1\nLF:4\nLH:4\nend_of_record\n")), "{lcov}");
+    // The previous release's form, one .info file of the new lines, still works, with a warning.
+    let old = dir.path().join("old.info");
+    let a = args(&["--lcov", old.to_str().unwrap()]);
+    let out = mfppr(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: --lcov"));
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), lcov);
     let a = args(&["--exclude", "tiny"]);
     let out = mfppr(&a.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(String::from_utf8(out.stdout)
@@ -234,6 +396,56 @@ fn bad_inputs_give_one_line_errors() {
     expect_error(
         &["cover", "report", "--suite", &good, "--fuzz", &other],
         "pass --allow-disjoint",
+    );
+    let odd = w(
+        "odd.json",
+        r#"{"format_version": "2", "current_working_directory": "/x", "files": [{"file": "a.cpp", "functions": [], "lines": [{"line_number": 4, "count": 1, "conditions": [{"count": 3, "covered": 1, "not_covered_true": [], "not_covered_false": [0]}]}]}]}"#,
+    );
+    expect_error(
+        &["cover", "report", "--suite", &good, "--fuzz", &odd],
+        "odd.json: invalid condition coverage for a.cpp:4 (count 3 is not an even number of outcomes)",
+    );
+    let term = w(
+        "term.json",
+        r#"{"format_version": "2", "current_working_directory": "/x", "files": [{"file": "a.cpp", "functions": [], "lines": [{"line_number": 4, "count": 1, "conditions": [{"count": 2, "covered": 1, "not_covered_true": [5], "not_covered_false": []}]}]}]}"#,
+    );
+    expect_error(
+        &["cover", "report", "--suite", &good, "--fuzz", &term],
+        "term 5 outside 0..1); regenerate it with `gcov --json-format --conditions`",
+    );
+    let cond_type = w(
+        "ctype.json",
+        r#"{"format_version": "2", "current_working_directory": "/x", "files": [{"file": "a.cpp", "functions": [], "lines": [{"line_number": 4, "count": 1, "conditions": {"count": 2}}]}]}"#,
+    );
+    expect_error(
+        &["cover", "report", "--suite", &good, "--fuzz", &cond_type],
+        "ctype.json: not a gcov JSON document: invalid type: map, expected a sequence",
+    );
+    let neg_branch = w(
+        "negb.json",
+        r#"{"gcovr/format_version": "0.14", "files": [{"file": "a.cpp", "functions": [], "lines": [{"line_number": 4, "count": 1, "branches": [{"count": -2}]}]}]}"#,
+    );
+    expect_error(
+        &["cover", "report", "--suite", &good, "--fuzz", &neg_branch],
+        "negb.json: negative execution count -2 for a.cpp:4",
+    );
+    let nameless = w(
+        "nameless.json",
+        r#"{"gcovr/format_version": "0.11", "files": [{"file": "a.cpp", "lines": [], "functions": [{"lineno": 3, "execution_count": 1}]}]}"#,
+    );
+    expect_error(
+        &["cover", "report", "--suite", &good, "--fuzz", &nameless],
+        "nameless.json: a function of a.cpp has neither name nor demangled_name; re-export",
+    );
+    let lcov_file = w("not-a-dir", "x");
+    let out = mfppr(&[
+        "cover", "report", "--suite", &good, "--fuzz", &good, "--lcov", &lcov_file,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("is a file: give a directory") && err.lines().count() == 1,
+        "{err}"
     );
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();

@@ -25,8 +25,8 @@ const EXAMPLE: &str = "\
 Examples:
   # Lines the fuzzer reached that the test suite never did, per file and function:
   mfppr cover report --suite build-suite/ --fuzz build-fuzz/ --source-root ~/lib --include '^include/'
-  # The same as JSON, plus an lcov tracefile for genhtml:
-  mfppr cover report --suite s.gcov.json.gz --fuzz f.gcov.json.gz --json --lcov new.info
+  # The same as JSON, plus lcov tracefiles (suite.info, fuzz.info, new.info) for genhtml:
+  mfppr cover report --suite s.gcov.json.gz --fuzz f.gcov.json.gz --json --lcov lcov/
   # Copy the library with a marker before each new line, then build the fuzz test against it:
   mfppr cover inject --suite s/ --fuzz f/ --source-root ~/lib --inject-into /tmp/lib-marked
   # Edit in place (manifest first), and put everything back afterwards:
@@ -149,8 +149,9 @@ struct OutputArgs {
     /// Print the report as JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Also write the new lines as an lcov tracefile (for genhtml).
-    #[arg(long, value_name = "OUT.info")]
+    /// Also write lcov tracefiles into DIR: suite.info and fuzz.info (each run whole) and
+    /// new.info (the new lines); the note gives the `genhtml --baseline-file` command.
+    #[arg(long, value_name = "DIR")]
     lcov: Option<PathBuf>,
     /// Print only results and warnings, no notes or progress.
     #[arg(short, long)]

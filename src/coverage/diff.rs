@@ -1,5 +1,6 @@
 //! New coverage: lines the fuzz run executed that the suite run did not (lcov's GBC ∪ GIC,
-//! gfauto's `cov_new`).
+//! gfauto's `cov_new`), and lines both ran where the fuzz run covered condition outcomes or
+//! branches the suite did not ([`partly_new_lines`], when the data has them).
 
 use anyhow::Result;
 use regex::Regex;
@@ -134,6 +135,116 @@ pub fn new_lines_disjoint(
     Ok(out)
 }
 
+/// Lines both runs executed where the fuzz run covered more: condition outcomes (GCC ≥ 14
+/// `-fcondition-coverage`) or branches (`gcov -b`) that the suite never did. Sorted by path, line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PartlyNew {
+    /// Files with at least one such line.
+    pub files: Vec<PartlyNewFile>,
+}
+
+/// The partly new lines of one file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PartlyNewFile {
+    /// Normalised path.
+    pub path: String,
+    /// Its partly new lines, ascending.
+    pub lines: Vec<PartlyNewLine>,
+}
+
+/// One line both runs executed, and what only the fuzz run covered on it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PartlyNewLine {
+    /// 1-based line number.
+    pub line: u32,
+    /// Enclosing function, when the coverage data names one.
+    pub function: Option<String>,
+    /// Condition outcomes only the fuzz run covered.
+    pub conditions: Vec<GainedCondition>,
+    /// Branches (0-based, in gcov's order) only the fuzz run took.
+    pub branches: Vec<usize>,
+}
+
+/// One condition outcome: term `term` of boolean expression `expression` (both 0-based, in gcov's
+/// order) evaluated to `value`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GainedCondition {
+    /// Index of the expression on its line.
+    pub expression: usize,
+    /// Index of the term in the expression.
+    pub term: u32,
+    /// The outcome.
+    pub value: bool,
+}
+
+impl PartlyNew {
+    /// Number of partly new lines.
+    pub fn total(&self) -> usize {
+        self.files.iter().map(|f| f.lines.len()).sum()
+    }
+}
+
+/// The [`PartlyNew`] lines of files passing `filters`. Only data both runs have is compared: a
+/// line whose conditions or branches one run lacks, or whose expression shapes differ (other
+/// compiler flags), gains nothing.
+pub fn partly_new_lines(suite: &Coverage, fuzz: &Coverage, filters: &Filters) -> PartlyNew {
+    let mut out = PartlyNew::default();
+    for (path, fc) in &fuzz.files {
+        let Some(before) = suite.files.get(path) else {
+            continue;
+        };
+        if !filters.accepts(path) || (fc.conditions.is_empty() && fc.branches.is_empty()) {
+            continue;
+        }
+        let mut lines = Vec::new();
+        for (&line, &count) in &fc.lines {
+            if count == 0 || before.lines.get(&line).copied().unwrap_or(0) == 0 {
+                continue;
+            }
+            let mut conditions = Vec::new();
+            if let (Some(now), Some(was)) = (fc.conditions.get(&line), before.conditions.get(&line))
+            {
+                for (expression, (n, w)) in now.iter().zip(was).enumerate() {
+                    if n.terms == w.terms {
+                        conditions.extend(n.gained_over(w).into_iter().map(|(term, value)| {
+                            GainedCondition {
+                                expression,
+                                term,
+                                value,
+                            }
+                        }));
+                    }
+                }
+            }
+            let branches: Vec<usize> = match (fc.branches.get(&line), before.branches.get(&line)) {
+                (Some(now), Some(was)) if now.len() == was.len() => now
+                    .iter()
+                    .zip(was)
+                    .enumerate()
+                    .filter(|(_, (&n, &w))| n > 0 && w == 0)
+                    .map(|(i, _)| i)
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if !conditions.is_empty() || !branches.is_empty() {
+                lines.push(PartlyNewLine {
+                    line,
+                    function: fc.function_at(line).map(|f| f.name.clone()),
+                    conditions,
+                    branches,
+                });
+            }
+        }
+        if !lines.is_empty() {
+            out.files.push(PartlyNewFile {
+                path: path.clone(),
+                lines,
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +279,50 @@ mod tests {
             exclude: vec![Regex::new("^b$").unwrap()],
         };
         assert_eq!(new_lines(&suite, &fuzz, &filters).unwrap().total(), 2);
+    }
+
+    #[test]
+    fn partly_new_needs_both_runs_on_the_line_and_compares_like_with_like() {
+        use super::super::model::Conditions;
+        let cond = |terms: u32, t: &[u32], f: &[u32]| Conditions {
+            terms,
+            seen_true: t.iter().copied().collect(),
+            seen_false: f.iter().copied().collect(),
+        };
+        let mut suite = cov(&[("a", 1, 2), ("a", 2, 2), ("a", 3, 0), ("a", 4, 1)]);
+        let mut fuzz = cov(&[("a", 1, 1), ("a", 2, 1), ("a", 3, 1), ("a", 4, 1)]);
+        // Line 1: the suite saw term 1 only true; the fuzz run also false, and term 0 true.
+        suite.add_conditions("a", 1, &[cond(2, &[1], &[0, 1])]);
+        fuzz.add_conditions("a", 1, &[cond(2, &[0], &[1])]);
+        // Line 2: branch 1 is new; line 3 is a new line, not a partly new one.
+        suite.add_branches("a", 2, &[3, 0]);
+        fuzz.add_branches("a", 2, &[1, 4]);
+        suite.add_branches("a", 3, &[0, 0]);
+        fuzz.add_branches("a", 3, &[1, 0]);
+        // Line 4: other shapes (another build): nothing is compared.
+        suite.add_conditions("a", 4, &[cond(1, &[], &[])]);
+        fuzz.add_conditions("a", 4, &[cond(2, &[0, 1], &[0, 1])]);
+        suite.add_branches("a", 4, &[0]);
+        fuzz.add_branches("a", 4, &[1, 1]);
+        let p = partly_new_lines(&suite, &fuzz, &Filters::default());
+        assert_eq!(p.total(), 2);
+        let l = &p.files[0].lines;
+        assert_eq!(l[0].line, 1);
+        assert_eq!(
+            l[0].conditions,
+            vec![GainedCondition {
+                expression: 0,
+                term: 0,
+                value: true
+            }]
+        );
+        assert!(l[0].branches.is_empty());
+        assert_eq!((l[1].line, l[1].branches.clone()), (2, vec![1]));
+        let only_b = Filters {
+            include: vec![Regex::new("^b$").unwrap()],
+            exclude: vec![],
+        };
+        assert_eq!(partly_new_lines(&suite, &fuzz, &only_b).total(), 0);
     }
 
     #[test]

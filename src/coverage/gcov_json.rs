@@ -2,16 +2,20 @@
 //!
 //! `format_version` "1" is written by GCC 9–13 and "2" by GCC ≥ 14; both carry the fields mfppr
 //! needs (`files[].file`, `lines[].line_number/count/function_name`,
-//! `functions[].name/demangled_name/start_line/end_line`), so one reader serves both. Relative file
-//! names are resolved against the document's `current_working_directory`.
+//! `functions[].name/demangled_name/start_line/end_line/execution_count`), so one reader serves
+//! both. Optional per line: `branches[].count` (present with `gcov -b`) and, from format 2,
+//! `conditions[]` (`count` outcomes = 2 × terms, `not_covered_true/false` term indices; written
+//! with `-fcondition-coverage` and `gcov -g`), `calls[]` and `block_ids` (accepted, not used).
+//! Relative file names are resolved against the document's `current_working_directory`.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::Result;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::{Coverage, Function};
+use super::model::{Conditions, Coverage, Function};
 use super::paths::join_lexically;
 use crate::error::{coded, ExitKind};
 
@@ -39,6 +43,25 @@ struct File {
 struct Line {
     line_number: i64,
     count: i64,
+    #[serde(default)]
+    branches: Vec<Branch>,
+    #[serde(default)]
+    conditions: Vec<Condition>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Branch {
+    pub(super) count: i64,
+}
+
+/// One boolean expression of a line, as gcov (format 2) and gcovr (≥ 8.0) write it.
+#[derive(Deserialize)]
+pub(super) struct Condition {
+    count: i64,
+    #[serde(default)]
+    not_covered_true: Vec<i64>,
+    #[serde(default)]
+    not_covered_false: Vec<i64>,
 }
 
 #[derive(Deserialize)]
@@ -48,6 +71,8 @@ struct Func {
     demangled_name: Option<String>,
     start_line: i64,
     end_line: i64,
+    #[serde(default)]
+    execution_count: Option<i64>,
 }
 
 /// Is `doc` a gcov JSON document (as opposed to gcovr's)?
@@ -100,14 +125,35 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
             let line = checked_line(l.line_number, &f.file, origin)?;
             let count = checked_count(l.count, line, &f.file, origin)?;
             cov.add_line(&key, line, count);
+            add_outcomes(
+                &mut cov,
+                &key,
+                &f.file,
+                line,
+                &l.branches,
+                &l.conditions,
+                origin,
+            )?;
         }
         for func in f.functions {
             let start = checked_line(func.start_line, &f.file, origin)?;
             let end = checked_line(func.end_line, &f.file, origin)?.max(start);
+            let name = match func.demangled_name {
+                Some(d) => {
+                    let file = cov.files.entry(key.clone()).or_default();
+                    file.mangled_names.insert(d.clone(), func.name);
+                    d
+                }
+                None => func.name,
+            };
+            if let Some(n) = func.execution_count {
+                let n = checked_count(n, start, &f.file, origin)?;
+                cov.add_function_count(&key, &name, n);
+            }
             cov.add_function(
                 &key,
                 Function {
-                    name: func.demangled_name.unwrap_or(func.name),
+                    name,
                     start_line: start,
                     end_line: end,
                 },
@@ -115,6 +161,79 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
         }
     }
     Ok(cov)
+}
+
+/// Record the branch counts and condition outcomes of one line entry under `key` (`file` as the
+/// document names it, for errors); shared with gcovr's reader.
+pub(super) fn add_outcomes(
+    cov: &mut Coverage,
+    key: &str,
+    file: &str,
+    line: u32,
+    branches: &[Branch],
+    conditions: &[Condition],
+    origin: &Path,
+) -> Result<()> {
+    if !branches.is_empty() {
+        let counts = branches
+            .iter()
+            .map(|b| checked_count(b.count, line, file, origin))
+            .collect::<Result<Vec<u64>>>()?;
+        cov.add_branches(key, line, &counts);
+    }
+    if !conditions.is_empty() {
+        let exprs = conditions
+            .iter()
+            .map(|c| checked_conditions(c, line, file, origin))
+            .collect::<Result<Vec<Conditions>>>()?;
+        cov.add_conditions(key, line, &exprs);
+    }
+    Ok(())
+}
+
+/// A condition entry as [`Conditions`]: `count` outcomes are `count / 2` terms, each seen true
+/// unless listed in `not_covered_true`, and false unless in `not_covered_false`.
+fn checked_conditions(c: &Condition, line: u32, file: &str, origin: &Path) -> Result<Conditions> {
+    let bad = |what: String| {
+        coded(
+            ExitKind::Input,
+            format!(
+                "{}: invalid condition coverage for {file}:{line} ({what}); regenerate it with `gcov --json-format --conditions`",
+                origin.display()
+            ),
+        )
+    };
+    let terms = u32::try_from(c.count)
+        .ok()
+        .filter(|n| n % 2 == 0)
+        .map(|n| n / 2)
+        .ok_or_else(|| {
+            bad(format!(
+                "count {} is not an even number of outcomes",
+                c.count
+            ))
+        })?;
+    let term = |t: &i64| {
+        u32::try_from(*t)
+            .ok()
+            .filter(|&t| t < terms)
+            .ok_or_else(|| bad(format!("term {t} outside 0..{terms}")))
+    };
+    let not_true = c
+        .not_covered_true
+        .iter()
+        .map(term)
+        .collect::<Result<BTreeSet<u32>>>()?;
+    let not_false = c
+        .not_covered_false
+        .iter()
+        .map(term)
+        .collect::<Result<BTreeSet<u32>>>()?;
+    Ok(Conditions {
+        terms,
+        seen_true: (0..terms).filter(|t| !not_true.contains(t)).collect(),
+        seen_false: (0..terms).filter(|t| !not_false.contains(t)).collect(),
+    })
 }
 
 pub(super) fn checked_line(n: i64, file: &str, origin: &Path) -> Result<u32> {
@@ -172,6 +291,37 @@ mod tests {
             assert_eq!(f.functions[0].name, "f()");
             assert_eq!((f.functions[0].start_line, f.functions[0].end_line), (2, 6));
         }
+    }
+
+    #[test]
+    fn format_2_conditions_branches_and_calls() {
+        let doc: Value = serde_json::from_str(
+            r#"{"format_version": "2", "current_working_directory": "/b", "files": [{"file": "x.c",
+               "functions": [], "lines": [
+                 {"line_number": 5, "count": 4, "block_ids": [3],
+                  "branches": [{"count": 1, "throw": false, "fallthrough": true,
+                                "source_block_id": 3, "destination_block_id": 4}],
+                  "calls": [{"source_block_id": 3, "destination_block_id": 5, "returned": 4}],
+                  "conditions": [{"count": 4, "covered": 2, "not_covered_true": [1],
+                                  "not_covered_false": [0]}]},
+                 {"line_number": 5, "count": 1, "branches": [{"count": 2}],
+                  "conditions": [{"count": 4, "covered": 1, "not_covered_true": [0, 1],
+                                  "not_covered_false": [1]}]}]}]}"#,
+        )
+        .unwrap();
+        let c = parse(doc, Path::new("a.json")).unwrap();
+        let f = &c.files["/b/x.c"];
+        assert_eq!(f.lines[&5], 5);
+        assert_eq!(f.branches[&5], vec![3]);
+        // Two instantiations of `a && b`: term 0 seen true (first), term 0 false (second),
+        // term 1 false (first); term 1 never true.
+        let cond = &f.conditions[&5][0];
+        assert_eq!(cond.terms, 2);
+        assert_eq!(cond.seen_true.iter().copied().collect::<Vec<_>>(), vec![0]);
+        assert_eq!(
+            cond.seen_false.iter().copied().collect::<Vec<_>>(),
+            vec![0, 1]
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The one normalised coverage model every reader produces: file → line → count, plus function
-//! names per line range when the format has them.
+//! names per line range, and function counts, branch counts and condition outcomes per line when
+//! the format has them (the lcov tracefiles of [`super::report`] write them as FN/FNDA/BRDA).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Line coverage of a set of source files. Keys are normalised paths (see [`super::load`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -17,6 +18,53 @@ pub struct FileCoverage {
     pub lines: BTreeMap<u32, u64>,
     /// Functions with their line ranges, deduplicated by (name, range).
     pub functions: Vec<Function>,
+    /// How often each function ran, by its name in `functions` (summed), when the format says.
+    pub function_counts: BTreeMap<String, u64>,
+    /// Mangled name of a function, by its name in `functions`, when the format has both.
+    pub mangled_names: BTreeMap<String, String>,
+    /// Branch counts per line, in gcov's order; entries of the same line (template
+    /// instantiations, other runs) are summed position by position.
+    pub branches: BTreeMap<u32, Vec<u64>>,
+    /// Condition outcomes per line (GCC ≥ 14 `-fcondition-coverage`): one entry per boolean
+    /// expression of the line, merged expression by expression.
+    pub conditions: BTreeMap<u32, Vec<Conditions>>,
+}
+
+/// Condition coverage of one boolean expression: which of its terms were seen true and false.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Conditions {
+    /// Number of terms (gcov's `count` is the number of outcomes, twice this).
+    pub terms: u32,
+    /// Terms (0-based) seen true at least once.
+    pub seen_true: BTreeSet<u32>,
+    /// Terms seen false at least once.
+    pub seen_false: BTreeSet<u32>,
+}
+
+impl Conditions {
+    /// Merge another run of the same expression: an outcome is covered when either run saw it.
+    pub fn merge(&mut self, other: &Conditions) {
+        self.terms = self.terms.max(other.terms);
+        self.seen_true.extend(&other.seen_true);
+        self.seen_false.extend(&other.seen_false);
+    }
+
+    /// Outcomes `self` saw that `before` did not, as `(term, value)`, by term, false first.
+    pub fn gained_over(&self, before: &Conditions) -> Vec<(u32, bool)> {
+        let mut out: Vec<(u32, bool)> = Vec::new();
+        out.extend(
+            self.seen_false
+                .difference(&before.seen_false)
+                .map(|&t| (t, false)),
+        );
+        out.extend(
+            self.seen_true
+                .difference(&before.seen_true)
+                .map(|&t| (t, true)),
+        );
+        out.sort_unstable();
+        out
+    }
 }
 
 /// A function and the lines it spans.
@@ -51,6 +99,52 @@ impl Coverage {
         }
     }
 
+    /// Add `count` executions of the function named `name` (as in `functions`) of `file`.
+    pub fn add_function_count(&mut self, file: &str, name: &str, count: u64) {
+        let entry = self
+            .files
+            .entry(file.to_string())
+            .or_default()
+            .function_counts
+            .entry(name.to_string())
+            .or_insert(0);
+        *entry = entry.saturating_add(count);
+    }
+
+    /// Add the branch counts of one entry of `line` of `file`, position by position.
+    pub fn add_branches(&mut self, file: &str, line: u32, counts: &[u64]) {
+        let v = self
+            .files
+            .entry(file.to_string())
+            .or_default()
+            .branches
+            .entry(line)
+            .or_default();
+        if v.len() < counts.len() {
+            v.resize(counts.len(), 0);
+        }
+        for (sum, &c) in v.iter_mut().zip(counts) {
+            *sum = sum.saturating_add(c);
+        }
+    }
+
+    /// Add the condition outcomes of one entry of `line` of `file`, expression by expression.
+    pub fn add_conditions(&mut self, file: &str, line: u32, exprs: &[Conditions]) {
+        let v = self
+            .files
+            .entry(file.to_string())
+            .or_default()
+            .conditions
+            .entry(line)
+            .or_default();
+        for (i, e) in exprs.iter().enumerate() {
+            match v.get_mut(i) {
+                Some(have) => have.merge(e),
+                None => v.push(e.clone()),
+            }
+        }
+    }
+
     /// Sum `other` into `self`.
     pub fn merge(&mut self, other: Coverage) {
         for (path, fc) in other.files {
@@ -59,6 +153,21 @@ impl Coverage {
             }
             for f in fc.functions {
                 self.add_function(&path, f);
+            }
+            for (name, count) in fc.function_counts {
+                self.add_function_count(&path, &name, count);
+            }
+            for (line, counts) in fc.branches {
+                self.add_branches(&path, line, &counts);
+            }
+            for (line, exprs) in fc.conditions {
+                self.add_conditions(&path, line, &exprs);
+            }
+            if !fc.mangled_names.is_empty() {
+                let mine = self.files.entry(path).or_default();
+                for (name, mangled) in fc.mangled_names {
+                    mine.mangled_names.entry(name).or_insert(mangled);
+                }
             }
         }
     }

@@ -36,7 +36,8 @@ pub struct ReportOptions {
     pub filters: Filters,
     /// Accept suite and fuzz coverage that share no file (`--allow-disjoint`).
     pub allow_disjoint: bool,
-    /// Also write the new lines as an lcov tracefile here.
+    /// Also write lcov tracefiles into this directory (`--lcov DIR`: suite.info, fuzz.info,
+    /// new.info); a path ending in `.info` is the deprecated form, the new lines alone.
     pub lcov: Option<PathBuf>,
 }
 
@@ -45,6 +46,8 @@ pub struct ReportOptions {
 pub struct Report {
     /// Lines the fuzz run reached and the suite did not.
     pub new: NewLines,
+    /// Lines both reached where the fuzz run covered more conditions or branches.
+    pub partly: diff::PartlyNew,
     /// Absolute `--source-root`.
     pub source_root: Option<PathBuf>,
 }
@@ -52,12 +55,12 @@ pub struct Report {
 impl Report {
     /// The report as a text table.
     pub fn table(&self) -> String {
-        report::text_table(&self.new)
+        report::text_table(&self.new, &self.partly)
     }
 
     /// The report as stable JSON.
     pub fn json(&self) -> report::JsonReport {
-        report::json_report(&self.new)
+        report::json_report(&self.new, &self.partly)
     }
 }
 
@@ -87,13 +90,21 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
         diff::new_lines(&suite, &fuzz, &opts.filters)?
     };
     if let Some(out) = &opts.lcov {
-        crate::atomic::write_atomic(
+        report::write_lcov(
             out,
-            report::lcov_info(&new, source_root.as_deref()).as_bytes(),
-        )
-        .with_context(|| format!("cannot write --lcov {}", out.display()))?;
+            &suite,
+            &fuzz,
+            &new,
+            source_root.as_deref(),
+            &opts.filters,
+        )?;
     }
-    Ok(Report { new, source_root })
+    let partly = diff::partly_new_lines(&suite, &fuzz, &opts.filters);
+    Ok(Report {
+        new,
+        partly,
+        source_root,
+    })
 }
 
 fn explain_unified(u: &load::Unified) {
