@@ -113,6 +113,23 @@ enum CoverCommand {
     Restore(RestoreCmd),
     /// Report, mark a copy, find the smallest test per marker, reduce and verify it.
     Find(Box<FindCmd>),
+    /// Internal, for the reduction oracle of `find --metamorphic`: write the test once per
+    /// --variant K with only r_K left (variant elimination), print the paths.
+    #[command(hide = true)]
+    Isolate(IsolateCmd),
+}
+
+#[derive(Debug, clap::Args)]
+struct IsolateCmd {
+    /// The MF++ test.
+    #[arg(value_name = "TEST")]
+    test: PathBuf,
+    /// Keep only r_K (repeatable: one file per K).
+    #[arg(long = "variant", value_name = "K", required = true)]
+    variants: Vec<usize>,
+    /// Where to write `<stem>.r_<K>.<ext>`.
+    #[arg(long, value_name = "DIR", required = true)]
+    out_dir: PathBuf,
 }
 
 /// The coverage to diff.
@@ -316,6 +333,16 @@ struct VerifyArgs {
     /// when exactly one side of a pair runs it.
     #[arg(long)]
     metamorphic: bool,
+    /// With --metamorphic, look at up to N of the smallest tests reaching each marker for one
+    /// whose metamorphic coverage holds it (that one is chosen and reduced, keeping it there).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 5,
+        requires = "metamorphic",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    mc_tests: u32,
     /// Build command for --verify-gcov and --metamorphic, with {test} and {exe}; it must use
     /// --coverage and write its objects below {exe}'s directory.
     #[arg(
@@ -495,6 +522,14 @@ impl CoverCommand {
                 messages::set_quiet(cmd.quiet);
                 coverage::run_restore(&cmd.manifest)?;
             }
+            CoverCommand::Isolate(cmd) => {
+                let files =
+                    coverage::metamorphic::isolate_files(&cmd.test, &cmd.variants, &cmd.out_dir)?;
+                let mut stdout = std::io::stdout().lock();
+                for f in files {
+                    writeln!(stdout, "{}", f.display()).context("cannot write the paths")?;
+                }
+            }
             CoverCommand::Find(cmd) => {
                 messages::set_quiet(cmd.output.quiet);
                 let (report, summary) = coverage::run_find(&cmd.options())?;
@@ -560,6 +595,7 @@ impl FindCmd {
             }),
             verify: self.verify.verify_gcov.then(|| self.verify.settings()),
             metamorphic: self.verify.metamorphic.then(|| self.verify.settings()),
+            mc_tests: self.verify.mc_tests as usize,
         }
     }
 }
