@@ -286,11 +286,11 @@ pub struct McChoice {
 /// first of the `limit` smallest whose MC holds the marker, else the smallest. `Err(test)` when
 /// that depends on a test not analysed yet: analyse it and ask again. The choice depends only on
 /// the analyses, never on the order they were made in.
-pub fn choose_by_mc<'a>(
-    candidates: &'a [TestFile],
+pub fn choose_by_mc(
+    candidates: &[TestFile],
     limit: usize,
     view: impl Fn(&TestFile) -> McView,
-) -> std::result::Result<McChoice, &'a TestFile> {
+) -> std::result::Result<McChoice, &TestFile> {
     let considered = &candidates[..candidates.len().min(limit.max(1))];
     let mut failed = 0;
     for (i, t) in considered.iter().enumerate() {
