@@ -10,6 +10,11 @@
 //! symmetric difference of the lines `r_0` and `r_k` execute alone; the test's MC is the union
 //! over its checked pairs. A variant that fails alone still counts when gcov data was written;
 //! one without coverage drops its pair, with a note, and the others go on.
+//!
+//! [`analyse_pairs`] limits the analysis to some pairs (a reduced test, for the pair its
+//! reduction kept); [`isolate_files`] only writes the isolated tests — the hidden
+//! `mfppr cover isolate`, which the reduction oracle of a metamorphic point calls on every
+//! candidate, so that it splits candidates exactly as mfppr reads them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
