@@ -16,7 +16,7 @@
 //!    of a metamorphic point keeps it metamorphic (the oracle gets `MC_PAIR=k` and asks that
 //!    exactly one side of the pair `(r_0, r_k)` reaches the marker, splitting each candidate with
 //!    `mfppr cover isolate`), and its reduced test is analysed again under gcov for that pair
-//!    (`mc_kept`, isolated variants in `OUT/metamorphic/<id>/`).
+//!    (`mc_kept`, isolated variants in `OUT/metamorphic/reduced-<id>/`).
 //!
 //! `OUT/summary.json` is rewritten after every point, so an interrupted run keeps what it did.
 
@@ -525,8 +525,8 @@ fn reduce_points(
 }
 
 /// The MC of pair `(r_0, r_k)` of the reduced test `path` of `marker`, under gcov (isolated
-/// variants in `OUT/metamorphic/<id>/`), said in a note or, when the marker's line left it, a
-/// warning. Empty when the pair could not be analysed (said too).
+/// variants in `OUT/metamorphic/reduced-<id>/`), said in a note or, when the marker's line left
+/// it, a warning. Empty when the pair could not be analysed (said too).
 fn mc_after(
     opts: &PipelineOptions,
     build: &VerifyOptions,
@@ -534,7 +534,10 @@ fn mc_after(
     path: &Path,
     k: usize,
 ) -> Result<BTreeSet<metamorphic::Line>> {
-    let dir = opts.out.join("metamorphic").join(&marker.id);
+    let dir = opts
+        .out
+        .join("metamorphic")
+        .join(format!("reduced-{}", marker.id));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mc = match metamorphic::analyse_pairs(path, &dir, build, Some(&[k])) {
         Ok(mc) => mc,
