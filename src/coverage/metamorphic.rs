@@ -316,6 +316,24 @@ mod tests {
     }
 
     #[test]
+    fn isolated_files_are_named_by_variant_and_a_missing_variant_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let test = dir.path().join("t.cc");
+        std::fs::write(&test, TEST.replace('\n', "\r\n")).unwrap();
+        let files = isolate_files(&test, &[1, 0], dir.path()).unwrap();
+        assert_eq!(
+            files,
+            [dir.path().join("t.r_1.cc"), dir.path().join("t.r_0.cc")]
+        );
+        let r1 = std::fs::read_to_string(&files[0]).unwrap();
+        assert!(r1.contains("int r_1 = g_1_0(output_var_0);\r\n") && !r1.contains("check"));
+        let err = isolate_files(&test, &[0, 3], dir.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("no variant r_3"), "{err:#}");
+        std::fs::write(&test, "int main() {}\n").unwrap();
+        assert!(isolate_files(&test, &[0], dir.path()).is_err());
+    }
+
+    #[test]
     fn isolates_each_variant_and_drops_its_checks() {
         let m = model(TEST);
         assert_eq!(checked_pairs(&m), vec![1]);
