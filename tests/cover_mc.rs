@@ -4,7 +4,8 @@
 //! spans) and gcov run here, and the reduction of a metamorphic point, whose result gcov (on
 //! hand-cut variants) still finds on exactly one side of its pair. On a tiny library of its own:
 //! `--find` choosing a larger test whose MC holds a marker over the smallest, which only executes
-//! it, and reducing it with the marker kept metamorphic (checked the same way); the oracle of such
+//! it, and reducing it with the marker kept metamorphic (checked the same way) where a plain
+//! reduction of the same test simplifies the input until both sides run it; the oracle of such
 //! a reduction on candidates where both sides, neither side, one side or no `r_k` reach the
 //! marker; and the bad inputs of the analysis — a variant that fails alone (coverage still read),
 //! one that aborts alone (no gcov data: its pair is left out, said so), and a test with a single
@@ -434,10 +435,15 @@ inline int half(int x) {
 }
 "#;
 
-/// Its spec: a check, and one MR (mfppr reduces only tests whose spec has MRs).
+/// Its spec: a check, one MR (mfppr reduces only tests whose spec has MRs), the fuzz region
+/// markers and a reduction function for `int` (-1: the reducer's simplest input).
 const MC_SPEC: &str = r#"#pragma once
 #include <cstdlib>
 #include "lib.h"
+namespace fuzz {
+inline void mfr_fuzz_start(const char*) {}
+inline void mfr_fuzz_end(const char*) {}
+}
 namespace metalib {
 namespace checks {
 inline void check_equal(int a, int b) { if (a != b) std::exit(1); }
@@ -446,6 +452,7 @@ namespace relations { namespace identity {
 inline int base(int a) { return a; }
 } }
 }
+inline int mfr_int() { return -1; }
 "#;
 
 const MC_SUITE: &str = r#"#include "lib.h"
@@ -468,11 +475,14 @@ return 0;
 }
 "#;
 
-/// A larger one: only r_1 runs line 4 (r_2 is not needed for it); every side runs line 10, in
-/// the input.
+/// A larger one: only r_1 runs line 4 (`twice(-1)`; r_0 runs it only for a negative input, r_2
+/// is not needed for it); every side runs line 10, in the input.
 const MC_LARGE: &str = r#"#include "spec.h"
 int main() {
-    int output_var_0 = half(11);
+    fuzz::mfr_fuzz_start("v");
+    int v = half(11);
+    fuzz::mfr_fuzz_end("v");
+    int output_var_0 = v;
 
 // Meta test 0
 int r_0 = twice(output_var_0);
@@ -480,7 +490,7 @@ r_0 = neg(neg(r_0));
 
 // Meta test 1
 int r_1 = neg(output_var_0);
-r_1 = neg(twice(r_1));
+r_1 = neg(twice(r_1)) + twice(-1) + 2;
 metalib::checks::check_equal(r_1, r_0);
 
 // Meta test 2
@@ -622,6 +632,43 @@ fn find_prefers_a_test_whose_mc_holds_the_marker_and_its_reduction_keeps_it_ther
         "sides {sides:?} of\n{}",
         read(&reduced)
     );
+
+    // Without --metamorphic, the same test reduced toward the same marker takes the reducer's
+    // simplest input (mfr_int(), -1), with which r_0 runs line 4 too: it is executed only.
+    write(&w.join("large/b_large.cpp"), MC_LARGE);
+    let out = mfppr(
+        w,
+        &[
+            "cover",
+            "find",
+            "--suite",
+            "suite",
+            "--fuzz",
+            "fuzz",
+            "--source-root",
+            "lib",
+            "--corpus",
+            "large",
+            "--run",
+            &run,
+            "-I",
+            "spec",
+            "--cxxflags",
+            FLAGS,
+            "--points",
+            "lib.h:4",
+            "--reduce",
+            "--out",
+            "plain",
+            "-j",
+            "2",
+            "-q",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let plain = w.join("plain/lib_h-L4.cpp");
+    let sides = sides_running(&w.join("lost"), &plain, 1, &[&spec], &lib, "lib.h:4");
+    assert_eq!(sides, [true, true], "{}", read(&plain));
 }
 
 /// The library with a marker before line 4, as `cover inject` writes it.
