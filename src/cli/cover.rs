@@ -56,10 +56,14 @@ mfppr; MARKER_ID=<id>, MFPPR_INCLUDES=<marked tree>:<-I dirs>, CXXFLAGS=--cxxfla
 check, into OUT/<id>.cpp. --verify-gcov builds each reduced test with --verify-cmd (default: $CXX
 or g++ with --cxxflags, -DEXECUTE=1 --coverage, -I dirs and the original --source-root), runs it,
 runs `gcov --json-format --stdout` on the .gcda files below {exe}'s directory, and checks that the
-marker's line ran. --metamorphic builds each chosen test the same way with only r_0 and with only
-r_k for each checked pair (r_0, r_k), into OUT/metamorphic/, and marks each reached line
-`metamorphic (pair r_0/r_k)` when exactly one side of a pair runs it, else `executed only`
-(OUT/metamorphic.json has each test's pairs and lines). OUT also gets find.json and summary.json;
+marker's line ran. --metamorphic builds tests the same way with only r_0 and with only r_k for
+each checked pair (r_0, r_k), into OUT/metamorphic/: a line is `metamorphic (pair r_0/r_k)` in a
+test when exactly one side of a pair runs it, else `executed only`. Per marker, the smallest of
+its --mc-tests smallest passing tests in which it is metamorphic is chosen instead (else the
+smallest), with the reason; its reduction keeps it metamorphic (the oracle gets MC_PAIR=k and
+MFPPR_EXE, and asks that exactly one side reaches the marker) and is checked again under gcov
+(`, kept` or `, lost`). OUT/metamorphic.json has each analysed test's pairs and lines; OUT also
+gets find.json (the plain smallest-test choice) and summary.json;
 the last line printed is `cover: P new lines, R reached, D reduced, V verified` (with
 `, M metamorphic` under --metamorphic).";
 
@@ -115,6 +119,23 @@ enum CoverCommand {
     Restore(RestoreCmd),
     /// Report, mark a copy, find the smallest test per marker, reduce and verify it.
     Find(Box<FindCmd>),
+    /// Internal, for the reduction oracle of `find --metamorphic`: write the test once per
+    /// --variant K with only r_K left (variant elimination), print the paths.
+    #[command(hide = true)]
+    Isolate(IsolateCmd),
+}
+
+#[derive(Debug, clap::Args)]
+struct IsolateCmd {
+    /// The MF++ test.
+    #[arg(value_name = "TEST")]
+    test: PathBuf,
+    /// Keep only r_K (repeatable: one file per K).
+    #[arg(long = "variant", value_name = "K", required = true)]
+    variants: Vec<usize>,
+    /// Where to write `<stem>.r_<K>.<ext>`.
+    #[arg(long, value_name = "DIR", required = true)]
+    out_dir: PathBuf,
 }
 
 /// The coverage to diff.
@@ -314,11 +335,22 @@ struct VerifyArgs {
     /// that the marker's line ran.
     #[arg(long, requires = "reduce")]
     verify_gcov: bool,
-    /// Judge each reached line by metamorphic coverage: build the chosen test with only r_0 and
-    /// with only r_k per checked pair under gcov (the --verify-cmd build); a line is metamorphic
-    /// when exactly one side of a pair runs it.
+    /// Judge each reached line by metamorphic coverage: build tests with only r_0 and with only
+    /// r_k per checked pair under gcov (the --verify-cmd build); a line is metamorphic when
+    /// exactly one side of a pair runs it. Prefer, per marker, a test where it is, and keep it
+    /// so in the reduction.
     #[arg(long)]
     metamorphic: bool,
+    /// With --metamorphic, look at up to N of the smallest tests reaching each marker for one
+    /// whose metamorphic coverage holds it (that one is chosen and reduced, keeping it there).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 5,
+        requires = "metamorphic",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    mc_tests: u32,
     /// Build command for --verify-gcov and --metamorphic, with {test} and {exe}; it must use
     /// --coverage and write its objects below {exe}'s directory.
     #[arg(
@@ -502,6 +534,14 @@ impl CoverCommand {
                 messages::set_quiet(cmd.quiet);
                 coverage::run_restore(&cmd.manifest)?;
             }
+            CoverCommand::Isolate(cmd) => {
+                let files =
+                    coverage::metamorphic::isolate_files(&cmd.test, &cmd.variants, &cmd.out_dir)?;
+                let mut stdout = std::io::stdout().lock();
+                for f in files {
+                    writeln!(stdout, "{}", f.display()).context("cannot write the paths")?;
+                }
+            }
             CoverCommand::Find(cmd) => {
                 messages::set_quiet(cmd.output.quiet);
                 let (report, summary) = coverage::run_find(&cmd.options()?)?;
@@ -574,6 +614,7 @@ impl FindCmd {
             }),
             verify: self.verify.verify_gcov.then(|| self.verify.settings()),
             metamorphic: self.verify.metamorphic.then(|| self.verify.settings()),
+            mc_tests: self.verify.mc_tests as usize,
         })
     }
 }

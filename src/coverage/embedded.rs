@@ -1,6 +1,8 @@
 //! The default oracle of `cover find --reduce`: `interestingness/coverage-marker.py` and the
 //! `_mfppr_check.py` it imports, compiled into the binary and written to a private temporary
 //! directory when a reduction needs them, so an installed `mfppr` works without its repository.
+//! For a metamorphic point the oracle also calls this binary back (`MFPPR_EXE`, `mfppr cover
+//! isolate`) to split each candidate into its two sides.
 
 use std::path::PathBuf;
 

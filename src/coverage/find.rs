@@ -245,6 +245,105 @@ pub fn choose(runs: &[TestRun]) -> (BTreeMap<String, TestFile>, BTreeMap<String,
     (chosen, reached_by)
 }
 
+/// Per marker, the passing tests reaching it, smallest first (bytes, then name): the tests
+/// [`choose`] picks from, in its order.
+pub fn reaching(runs: &[TestRun]) -> BTreeMap<String, Vec<TestFile>> {
+    let mut by_marker: BTreeMap<String, Vec<TestFile>> = BTreeMap::new();
+    for r in runs.iter().filter(|r| r.passed()) {
+        for m in &r.markers {
+            by_marker.entry(m.clone()).or_default().push(r.test.clone());
+        }
+    }
+    for tests in by_marker.values_mut() {
+        tests.sort_by(|a, b| (a.bytes, &a.name).cmp(&(b.bytes, &b.name)));
+    }
+    by_marker
+}
+
+/// What metamorphic coverage says about one test and one marker (`--metamorphic`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum McView {
+    /// The test is not analysed yet.
+    Unknown,
+    /// Its analysis failed (it counts as not holding the marker).
+    Failed,
+    /// The checked pairs whose MC holds the marker's line (`r_0/r_k`); empty: executed only.
+    Pairs(Vec<String>),
+}
+
+/// The test chosen for a marker by metamorphic coverage, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct McChoice {
+    /// The chosen test.
+    pub test: TestFile,
+    /// The pairs whose MC holds the marker in it (empty: executed only).
+    pub pairs: Vec<String>,
+    /// Why it was chosen, in words.
+    pub reason: String,
+}
+
+/// `--find --metamorphic`: among `candidates` (the tests reaching a marker, smallest first), the
+/// first of the `limit` smallest whose MC holds the marker, else the smallest. `Err(test)` when
+/// that depends on a test not analysed yet: analyse it and ask again. The choice depends only on
+/// the analyses, never on the order they were made in.
+pub fn choose_by_mc(
+    candidates: &[TestFile],
+    limit: usize,
+    view: impl Fn(&TestFile) -> McView,
+) -> std::result::Result<McChoice, &TestFile> {
+    let considered = &candidates[..candidates.len().min(limit.max(1))];
+    let mut failed = 0;
+    for (i, t) in considered.iter().enumerate() {
+        match view(t) {
+            McView::Unknown => return Err(t),
+            McView::Failed => failed += 1,
+            McView::Pairs(pairs) if pairs.is_empty() => {}
+            McView::Pairs(pairs) => {
+                let reason = if i == 0 {
+                    "the smallest test reaching it".to_string()
+                } else {
+                    format!(
+                        "not the smallest: the {i} smaller test(s) reaching it do not have it in \
+                         their MC{} (smallest: {}, {} bytes)",
+                        if failed == 0 {
+                            String::new()
+                        } else {
+                            format!(", {failed} of them not analysed")
+                        },
+                        candidates[0].name,
+                        candidates[0].bytes
+                    )
+                };
+                return Ok(McChoice {
+                    test: t.clone(),
+                    pairs,
+                    reason,
+                });
+            }
+        }
+    }
+    let scope = if considered.len() == candidates.len() {
+        format!("the {} test(s) reaching it", candidates.len())
+    } else {
+        format!(
+            "the {} smallest of the {} tests reaching it (--mc-tests {})",
+            considered.len(),
+            candidates.len(),
+            considered.len()
+        )
+    };
+    let failed = if failed > 0 {
+        format!(", {failed} of them not analysed")
+    } else {
+        String::new()
+    };
+    Ok(McChoice {
+        test: candidates[0].clone(),
+        pairs: Vec::new(),
+        reason: format!("the smallest test reaching it; none of {scope} has it in its MC{failed}"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,6 +390,86 @@ mod tests {
         let mut reversed = runs.clone();
         reversed.reverse();
         assert_eq!(choose(&reversed).0, chosen);
+    }
+
+    #[test]
+    fn metamorphic_choice_takes_the_smallest_test_holding_the_marker_in_its_mc() {
+        let runs = vec![
+            run("c.cpp", 30, Some(0), &["P1"]),
+            run("b.cpp", 20, Some(0), &["P1", "P2"]),
+            run("a.cpp", 10, Some(0), &["P1", "P2"]),
+            run("d.cpp", 5, Some(1), &["P1"]),
+        ];
+        let reaching = reaching(&runs);
+        let names =
+            |m: &str| -> Vec<&str> { reaching[m].iter().map(|t| t.name.as_str()).collect() };
+        assert_eq!(
+            names("P1"),
+            ["a.cpp", "b.cpp", "c.cpp"],
+            "failing runs never count"
+        );
+        assert_eq!(names("P2"), ["a.cpp", "b.cpp"]);
+        let p1 = &reaching["P1"];
+        // Nothing analysed: the smallest is asked for first, then the next one.
+        assert_eq!(
+            choose_by_mc(p1, 5, |_| McView::Unknown).unwrap_err().name,
+            "a.cpp"
+        );
+        let only_a = |t: &TestFile| match t.name.as_str() {
+            "a.cpp" => McView::Pairs(vec![]),
+            _ => McView::Unknown,
+        };
+        assert_eq!(choose_by_mc(p1, 5, only_a).unwrap_err().name, "b.cpp");
+        // b holds it (c is never needed): b, with the reason naming the smallest.
+        let view = |t: &TestFile| match t.name.as_str() {
+            "a.cpp" => McView::Pairs(vec![]),
+            "b.cpp" => McView::Pairs(vec!["r_0/r_2".into()]),
+            _ => McView::Unknown,
+        };
+        let choice = choose_by_mc(p1, 5, view).unwrap();
+        assert_eq!(choice.test.name, "b.cpp");
+        assert_eq!(choice.pairs, ["r_0/r_2"]);
+        assert!(
+            choice.reason.contains("1 smaller test(s)"),
+            "{}",
+            choice.reason
+        );
+        assert!(
+            choice.reason.contains("a.cpp, 10 bytes"),
+            "{}",
+            choice.reason
+        );
+        // The smallest holding it needs no other analysis.
+        let a_holds = |t: &TestFile| match t.name.as_str() {
+            "a.cpp" => McView::Pairs(vec!["r_0/r_1".into()]),
+            _ => McView::Unknown,
+        };
+        let choice = choose_by_mc(p1, 5, a_holds).unwrap();
+        assert_eq!(
+            (choice.test.name.as_str(), choice.reason.as_str()),
+            ("a.cpp", "the smallest test reaching it")
+        );
+        // --mc-tests 1: only a is looked at; a failed analysis holds nothing.
+        let choice = choose_by_mc(p1, 1, only_a).unwrap();
+        assert!(choice.pairs.is_empty() && choice.test.name == "a.cpp");
+        assert!(
+            choice.reason.contains("(--mc-tests 1)"),
+            "{}",
+            choice.reason
+        );
+        let failed = |t: &TestFile| match t.name.as_str() {
+            "a.cpp" => McView::Failed,
+            _ => McView::Pairs(vec![]),
+        };
+        let choice = choose_by_mc(p1, 5, failed).unwrap();
+        assert_eq!(choice.test.name, "a.cpp");
+        assert!(choice.pairs.is_empty());
+        assert!(
+            choice.reason.contains("none of the 3 test(s) reaching it")
+                && choice.reason.contains("1 of them not analysed"),
+            "{}",
+            choice.reason
+        );
     }
 
     #[test]

@@ -10,6 +10,11 @@
 //! symmetric difference of the lines `r_0` and `r_k` execute alone; the test's MC is the union
 //! over its checked pairs. A variant that fails alone still counts when gcov data was written;
 //! one without coverage drops its pair, with a note, and the others go on.
+//!
+//! [`analyse_pairs`] limits the analysis to some pairs (a reduced test, for the pair its
+//! reduction kept); [`isolate_files`] only writes the isolated tests — the hidden
+//! `mfppr cover isolate`, which the reduction oracle of a metamorphic point calls on every
+//! candidate, so that it splits candidates exactly as mfppr reads them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -51,6 +56,9 @@ pub struct VariantRun {
 pub struct PairMc {
     /// `r_0/r_<k>`.
     pub pair: String,
+    /// `k`.
+    #[serde(skip)]
+    pub k: usize,
     /// The symmetric difference, as `file:line`.
     pub lines: Vec<String>,
     /// The same lines, for look-ups.
@@ -76,8 +84,8 @@ pub struct TestMc {
 }
 
 impl TestMc {
-    /// The pairs (`r_0/r_k`) whose MC holds one of `lines` of `file`.
-    pub fn pairs_covering(&self, file: &str, lines: &[u32]) -> Vec<String> {
+    /// The pairs whose MC holds one of `lines` of `file`, by `k`.
+    pub fn pairs_covering(&self, file: &str, lines: &[u32]) -> Vec<&PairMc> {
         self.pairs
             .iter()
             .filter(|p| {
@@ -85,7 +93,6 @@ impl TestMc {
                     .iter()
                     .any(|&l| p.set.contains(&(file.to_string(), l)))
             })
-            .map(|p| p.pair.clone())
             .collect()
     }
 
@@ -135,21 +142,87 @@ fn executed(cov: &Coverage) -> BTreeSet<Line> {
         .collect()
 }
 
-/// Analyse `test` (see the module docs), writing its isolated variants into `dir` (exists).
-pub fn analyse(test: &Path, dir: &Path, opts: &VerifyOptions) -> Result<TestMc> {
-    let started = Instant::now();
+/// A test read for variant elimination.
+struct Parsed {
+    text: Vec<u8>,
+    endings: LineEndings,
+    model: TestModel,
+}
+
+fn parse(test: &Path) -> Result<Parsed> {
     let raw = crate::model::read_test(test)?;
+    crate::model::check_text(&raw)?;
     let endings = LineEndings::of(&raw);
     let text = endings.to_internal(&raw);
     let doc = Document::parse(text.clone())?;
     let model = TestModel::build(&doc, &Catalogue::default())
         .with_context(|| format!("{}: not an MF++ test", test.display()))?;
+    Ok(Parsed {
+        text,
+        endings,
+        model,
+    })
+}
+
+/// `dir/<stem>.r_<k>.<ext>`: where the test with only `r_k` goes.
+fn isolated_path(test: &Path, dir: &Path, k: usize) -> PathBuf {
     let stem = test
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "test".into());
+    let ext = test
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "cpp".into());
+    dir.join(format!("{stem}.r_{k}.{ext}"))
+}
+
+impl Parsed {
+    /// Write the test with only `r_k` ([`isolate`]) to `dir`; its path.
+    fn write_isolated(&self, test: &Path, dir: &Path, k: usize) -> Result<PathBuf> {
+        let file = isolated_path(test, dir, k);
+        let isolated = self.endings.to_file(&isolate(&self.text, &self.model, k));
+        std::fs::write(&file, isolated)
+            .with_context(|| format!("cannot write {}", file.display()))?;
+        Ok(file)
+    }
+}
+
+/// Write `test` once per variant `k` of `keep`, with only `r_k` left ([`isolate`]), into `dir`
+/// as `<stem>.r_<k>.<ext>`; the paths, in the order of `keep`. An error when `test` is not an
+/// MF++ test or has no `r_k` for one of them (the reduction oracle of `find --metamorphic` calls
+/// this through `mfppr cover isolate` on every candidate, so a candidate that lost a side of its
+/// pair is refused here).
+pub fn isolate_files(test: &Path, keep: &[usize], dir: &Path) -> Result<Vec<PathBuf>> {
+    let parsed = parse(test)?;
+    keep.iter()
+        .map(|&k| {
+            if !parsed.model.variants.iter().any(|v| v.index == k) {
+                anyhow::bail!("{}: no variant r_{k}", test.display());
+            }
+            parsed.write_isolated(test, dir, k)
+        })
+        .collect()
+}
+
+/// Analyse `test` (see the module docs), writing its isolated variants into `dir` (exists).
+pub fn analyse(test: &Path, dir: &Path, opts: &VerifyOptions) -> Result<TestMc> {
+    analyse_pairs(test, dir, opts, None)
+}
+
+/// [`analyse`], for the checked pairs `(r_0, r_k)` with `k` in `only` when given (a `k` that is
+/// not a checked pair of the test gets a note).
+pub fn analyse_pairs(
+    test: &Path,
+    dir: &Path,
+    opts: &VerifyOptions,
+    only: Option<&[usize]>,
+) -> Result<TestMc> {
+    let started = Instant::now();
+    let parsed = parse(test)?;
+    let model = &parsed.model;
     let mut notes = Vec::new();
-    let pairs = checked_pairs(&model);
+    let mut pairs = checked_pairs(model);
     if model.variants.len() < 2 {
         notes.push(format!(
             "{} variant(s), no checked pair: MC is empty",
@@ -158,13 +231,18 @@ pub fn analyse(test: &Path, dir: &Path, opts: &VerifyOptions) -> Result<TestMc> 
     } else if pairs.is_empty() {
         notes.push("no variant has a check, no checked pair: MC is empty".to_string());
     }
+    if let Some(only) = only {
+        for k in only.iter().filter(|k| !pairs.contains(k)) {
+            notes.push(format!(
+                "pair r_0/r_{k} is not in the test (no r_{k}, or r_{k} has no check)"
+            ));
+        }
+        pairs.retain(|k| only.contains(k));
+    }
     let mut variants = Vec::new();
     if !pairs.is_empty() {
         for k in std::iter::once(0).chain(pairs.iter().copied()) {
-            let file = dir.join(format!("{stem}.r_{k}.cpp"));
-            let isolated = endings.to_file(&isolate(&text, &model, k));
-            std::fs::write(&file, isolated)
-                .with_context(|| format!("cannot write {}", file.display()))?;
+            let file = parsed.write_isolated(test, dir, k)?;
             let run = covered_run(&file, opts)?;
             let (lines, note) = match run.coverage {
                 Ok(cov) => {
@@ -198,6 +276,7 @@ pub fn analyse(test: &Path, dir: &Path, opts: &VerifyOptions) -> Result<TestMc> 
                     let set: BTreeSet<Line> = a.symmetric_difference(&b).cloned().collect();
                     pair_mcs.push(PairMc {
                         pair: format!("r_0/{name}"),
+                        k: *k,
                         lines: set.iter().map(|(f, l)| format!("{f}:{l}")).collect(),
                         set,
                     });
@@ -234,6 +313,24 @@ mod tests {
     fn model(text: &str) -> TestModel {
         let doc = Document::parse(text.as_bytes().to_vec()).unwrap();
         TestModel::build(&doc, &Catalogue::default()).unwrap()
+    }
+
+    #[test]
+    fn isolated_files_are_named_by_variant_and_a_missing_variant_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let test = dir.path().join("t.cc");
+        std::fs::write(&test, TEST.replace('\n', "\r\n")).unwrap();
+        let files = isolate_files(&test, &[1, 0], dir.path()).unwrap();
+        assert_eq!(
+            files,
+            [dir.path().join("t.r_1.cc"), dir.path().join("t.r_0.cc")]
+        );
+        let r1 = std::fs::read_to_string(&files[0]).unwrap();
+        assert!(r1.contains("int r_1 = g_1_0(output_var_0);\r\n") && !r1.contains("check"));
+        let err = isolate_files(&test, &[0, 3], dir.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("no variant r_3"), "{err:#}");
+        std::fs::write(&test, "int main() {}\n").unwrap();
+        assert!(isolate_files(&test, &[0], dir.path()).is_err());
     }
 
     #[test]

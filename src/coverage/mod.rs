@@ -6,8 +6,9 @@
 //! [`run_restore`], [`run_find`]. Underneath: [`load`] paths → [`Coverage`]; [`new_lines`]
 //! (suite, fuzz, filters) → [`NewLines`]; [`inject`] (new lines, options) → [`Injection`] with its
 //! [`Marker`]s; [`restore`] (manifest); [`pipeline::run`] (find the smallest test per marker,
-//! reduce it toward the marker, verify the result with gcov, and with `--metamorphic` judge each
-//! reached line by [`metamorphic`] coverage) on top of [`find`], [`verify`] and [`shell`]; the default oracle of the reductions is [`embedded`] in the binary.
+//! reduce it toward the marker, verify the result with gcov, and with `--metamorphic` choose the
+//! test and keep the line by [`metamorphic`] coverage) on top of [`find`], [`verify`] and
+//! [`shell`]; the default oracle of the reductions is [`embedded`] in the binary.
 
 pub mod continuation;
 pub mod diff;

@@ -8,9 +8,15 @@
 //!    marker with the same source test that it reaches starts from it (`reduce`'s resume) instead
 //!    of from the whole source test, which saves most of the work when markers share a test;
 //! 3. verify each reduced test with gcov against the original sources ([`super::verify`]);
-//! 4. with `--metamorphic`, right after step 1: judge each reached marker by the metamorphic
-//!    coverage of its source test ([`super::metamorphic`], `-j N` tests at once; isolated
-//!    variants in `OUT/metamorphic/<test>/`, per-test results in `OUT/metamorphic.json`).
+//! 4. with `--metamorphic`, right after step 1: choose each reached marker's test by metamorphic
+//!    coverage ([`super::metamorphic`]): the smallest of the `--mc-tests` smallest tests reaching
+//!    it whose MC holds its line ([`find::choose_by_mc`]), else the smallest. Tests are analysed
+//!    as the choices need them, `-j N` at once (isolated variants in `OUT/metamorphic/<test>/`,
+//!    per-test results in `OUT/metamorphic.json`); the choice does not depend on N. The reduction
+//!    of a metamorphic point keeps it metamorphic (the oracle gets `MC_PAIR=k` and asks that
+//!    exactly one side of the pair `(r_0, r_k)` reaches the marker, splitting each candidate with
+//!    `mfppr cover isolate`), and its reduced test is analysed again under gcov for that pair
+//!    (`mc_kept`, isolated variants in `OUT/metamorphic/reduced-<id>/`).
 //!
 //! `OUT/summary.json` is rewritten after every point, so an interrupted run keeps what it did.
 
@@ -21,7 +27,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use super::find::{self, Found, TestFile};
+use super::find::{self, Found, McChoice, McView, TestFile};
 use super::inject::Marker;
 use super::metamorphic::{self, TestMc};
 use super::summary::{Point, Summary};
@@ -48,6 +54,9 @@ pub enum TestSource {
 /// How to reduce toward a marker.
 #[derive(Clone, Debug)]
 pub struct ReduceStep {
+    /// The mfppr executable, which the oracle of a metamorphic point calls to split candidates
+    /// (`MFPPR_EXE`).
+    pub mfppr: PathBuf,
     /// The coverage-marker oracle script.
     pub check: PathBuf,
     /// `-I` directories besides the library (searched after the injected tree).
@@ -88,6 +97,9 @@ pub struct PipelineOptions {
     pub verify: Option<VerifyOptions>,
     /// Judge each reached marker by metamorphic coverage, built this way (`--metamorphic`).
     pub metamorphic: Option<VerifyOptions>,
+    /// With `metamorphic`: at most this many of the smallest tests reaching a marker are
+    /// analysed to find one whose MC holds it (`--mc-tests`, at least 1).
+    pub mc_tests: usize,
 }
 
 /// Run find, then (as asked) reduce and verify; see the module docs.
@@ -108,10 +120,10 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
         summary.write(&opts.out)?;
         return Ok(summary);
     }
-    let (mut summary, known) = find_points(opts)?;
+    let (mut summary, known, found) = find_points(opts)?;
     summary.write(&opts.out)?;
     if let Some(build) = &opts.metamorphic {
-        judge_points(opts, build, &mut summary)?;
+        choose_by_mc(opts, build, &found, &mut summary)?;
         summary.write(&opts.out)?;
     }
     if let Some(step) = &opts.reduce {
@@ -120,8 +132,9 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
     Ok(summary)
 }
 
-/// Collect and run the tests; the summary before any reduction, and the known marker ids.
-fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
+/// Collect and run the tests; the summary before any reduction, the known marker ids and the
+/// runs.
+fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>, Found)> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
@@ -210,6 +223,9 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
                 bytes_after: None,
                 verified: None,
                 metamorphic: None,
+                chosen_because: String::new(),
+                mc_pair: None,
+                mc_kept: None,
                 note: String::new(),
             })
             .collect(),
@@ -219,26 +235,17 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>)> {
         "find: {} of {} markers reached",
         summary.reached, summary.markers
     ));
-    Ok((summary, known))
+    Ok((summary, known, found))
 }
 
-/// Analyse the source test of every reached point once ([`metamorphic::analyse`]) and mark each
-/// point `metamorphic (pair …)` or `executed only`; `OUT/metamorphic.json` holds the analyses.
-fn judge_points(
+/// Analyse `tests` (name → path) on a pool of `-j N` threads, each in its own directory below
+/// `dir`; per test its analysis or why it failed, with notes and a warning said in name order.
+fn analyse_tests(
     opts: &PipelineOptions,
     build: &VerifyOptions,
-    summary: &mut Summary,
-) -> Result<()> {
-    let dir = opts.out.join("metamorphic");
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tests: Vec<(String, PathBuf)> = summary
-        .points
-        .iter()
-        .filter_map(|p| p.source_test.as_ref())
-        .map(|t| (t.name.clone(), t.path.clone()))
-        .collect::<BTreeMap<_, _>>()
-        .into_iter()
-        .collect();
+    dir: &Path,
+    tests: &BTreeMap<String, PathBuf>,
+) -> Result<BTreeMap<String, std::result::Result<TestMc, String>>> {
     progress(format!(
         "metamorphic: isolating the variants of {} tests (-j {})",
         tests.len(),
@@ -248,9 +255,9 @@ fn judge_points(
         .num_threads(opts.jobs.max(1))
         .build()
         .context("cannot start the worker threads")?;
+    let list: Vec<(&String, &PathBuf)> = tests.iter().collect();
     let results: Vec<Result<std::result::Result<TestMc, String>>> = pool.install(|| {
-        tests
-            .par_iter()
+        list.par_iter()
             .map(|(name, path)| {
                 let sub = dir.join(name.replace(['/', '\\'], "_"));
                 std::fs::create_dir_all(&sub)
@@ -259,8 +266,8 @@ fn judge_points(
             })
             .collect()
     });
-    let mut analyses: BTreeMap<String, std::result::Result<TestMc, String>> = BTreeMap::new();
-    for ((name, _), analysis) in tests.into_iter().zip(results) {
+    let mut analyses = BTreeMap::new();
+    for ((name, _), analysis) in list.into_iter().zip(results) {
         let analysis = analysis?;
         match &analysis {
             Ok(mc) => {
@@ -276,23 +283,78 @@ fn judge_points(
             }
             Err(e) => warn(format!("metamorphic: {name}: not analysed: {e}")),
         }
-        analyses.insert(name, analysis);
+        analyses.insert(name.clone(), analysis);
     }
-    for p in &mut summary.points {
-        let Some(test) = &p.source_test else {
-            continue;
-        };
-        p.metamorphic = Some(match &analyses[&test.name] {
-            Ok(mc) => {
-                let pairs = mc.pairs_covering(&p.file, &p.lines);
-                if pairs.is_empty() {
-                    "executed only".to_string()
-                } else {
-                    format!("metamorphic (pair {})", pairs.join(", "))
+    Ok(analyses)
+}
+
+/// Choose each reached point's test by metamorphic coverage (see the module docs) and mark it
+/// `metamorphic (pair …)` or `executed only`, with the reason of the choice; tests are analysed
+/// in rounds, each round the next test every undecided point needs. `OUT/metamorphic.json`
+/// holds every analysis.
+fn choose_by_mc(
+    opts: &PipelineOptions,
+    build: &VerifyOptions,
+    found: &Found,
+    summary: &mut Summary,
+) -> Result<()> {
+    let dir = opts.out.join("metamorphic");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let reaching = find::reaching(&found.runs);
+    let mut analyses: BTreeMap<String, std::result::Result<TestMc, String>> = BTreeMap::new();
+    let mut choices: BTreeMap<String, McChoice> = BTreeMap::new();
+    loop {
+        let mut wanted: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for p in &summary.points {
+            let Some(candidates) = reaching.get(&p.id) else {
+                continue;
+            };
+            if choices.contains_key(&p.id) {
+                continue;
+            }
+            let view = |t: &TestFile| match analyses.get(&t.name) {
+                None => McView::Unknown,
+                Some(Err(_)) => McView::Failed,
+                Some(Ok(mc)) => McView::Pairs(
+                    mc.pairs_covering(&p.file, &p.lines)
+                        .iter()
+                        .map(|pair| pair.pair.clone())
+                        .collect(),
+                ),
+            };
+            match find::choose_by_mc(candidates, opts.mc_tests, view) {
+                Ok(choice) => {
+                    choices.insert(p.id.clone(), choice);
+                }
+                Err(next) => {
+                    wanted.insert(next.name.clone(), next.path.clone());
                 }
             }
-            Err(_) => "unknown (not analysed)".to_string(),
-        });
+        }
+        if wanted.is_empty() {
+            break;
+        }
+        analyses.extend(analyse_tests(opts, build, &dir, &wanted)?);
+    }
+    for p in &mut summary.points {
+        let Some(choice) = choices.remove(&p.id) else {
+            continue;
+        };
+        let verdict = if !choice.pairs.is_empty() {
+            format!("metamorphic (pair {})", choice.pairs.join(", "))
+        } else if analyses[&choice.test.name].is_err() {
+            "unknown (not analysed)".to_string()
+        } else {
+            "executed only".to_string()
+        };
+        note(format!(
+            "metamorphic {}: {} ({} bytes): {verdict}; {}",
+            p.id, choice.test.name, choice.test.bytes, choice.reason
+        ));
+        p.mc_pair = choice.pairs.first().cloned();
+        p.source_test = Some(choice.test);
+        p.metamorphic = Some(verdict);
+        p.chosen_because = choice.reason;
     }
     summary.metamorphic = Some(0);
     summary.recount();
@@ -315,6 +377,42 @@ fn judge_points(
     write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// `k` of a pair `r_0/r_k`.
+fn pair_k(pair: &str) -> Option<usize> {
+    pair.strip_prefix("r_0/r_")?.parse().ok()
+}
+
+/// A reduced test a later reduction of the same source test may start from.
+struct Start {
+    /// The source test's name.
+    source: String,
+    /// The marker it was reduced toward (its output is `OUT/<id>.cpp`).
+    id: String,
+    /// The markers it reaches (it passes).
+    reached: BTreeSet<String>,
+    /// For a metamorphic reduction: `k` of its pair and the lines in that pair's MC (gcov).
+    mc: Option<(usize, BTreeSet<metamorphic::Line>)>,
+}
+
+impl Start {
+    /// It reaches `marker`, and keeps it in the MC of pair `k` when given: the reduction's
+    /// oracle accepts it.
+    fn fits(&self, source: &str, marker: &Marker, k: Option<usize>) -> bool {
+        let in_mc = match (k, &self.mc) {
+            (None, _) => true,
+            (Some(k), Some((kept, lines))) => {
+                *kept == k
+                    && marker
+                        .lines
+                        .iter()
+                        .any(|&l| lines.contains(&(marker.file.clone(), l)))
+            }
+            (Some(_), None) => false,
+        };
+        self.source == source && self.reached.contains(&marker.id) && in_mc
+    }
+}
+
 /// Reduce (and verify) every reached point, rewriting `OUT/summary.json` after each.
 fn reduce_points(
     opts: &PipelineOptions,
@@ -324,23 +422,30 @@ fn reduce_points(
 ) -> Result<()> {
     let total = summary.reached;
     let mut done = 0;
-    // Reduced tests so far: (source test name, marker id, markers it reaches when it passes).
-    let mut starts: Vec<(String, String, BTreeSet<String>)> = Vec::new();
+    let mut starts: Vec<Start> = Vec::new();
     for i in 0..summary.points.len() {
         let Some(test) = summary.points[i].source_test.clone() else {
             continue;
         };
         done += 1;
         let marker = &opts.markers[i];
+        // A metamorphic point keeps its line in the MC of this pair (with --metamorphic).
+        let mc = summary.points[i].mc_pair.as_deref().and_then(pair_k);
         progress(format!(
-            "reduce {} ({done}/{total}, {}:{}): {} ({} bytes)",
-            marker.id, marker.file, marker.line, test.name, test.bytes
+            "reduce {} ({done}/{total}, {}:{}): {} ({} bytes){}",
+            marker.id,
+            marker.file,
+            marker.line,
+            test.name,
+            test.bytes,
+            mc.map(|k| format!(", kept metamorphic in r_0/r_{k}"))
+                .unwrap_or_default()
         ));
         let start = starts
             .iter()
-            .find(|(source, _, reached)| *source == test.name && reached.contains(&marker.id))
-            .map(|(_, id, _)| id.clone());
-        let result = reduce_one(opts, step, marker, &test, start.as_deref());
+            .find(|s| s.fits(&test.name, marker, mc))
+            .map(|s| s.id.clone());
+        let result = reduce_one(opts, step, marker, &test, start.as_deref(), mc);
         let point = &mut summary.points[i];
         point.started_from = start;
         match result {
@@ -356,12 +461,23 @@ fn reduce_points(
                     known,
                     opts.run_timeout,
                 )?;
+                let kept = match (mc, &opts.metamorphic) {
+                    (Some(k), Some(build)) => Some((k, mc_after(opts, build, marker, &path, k)?)),
+                    _ => None,
+                };
+                point.mc_kept = kept.as_ref().map(|(_, lines)| {
+                    marker
+                        .lines
+                        .iter()
+                        .any(|&l| lines.contains(&(marker.file.clone(), l)))
+                });
                 if reduced.passed() {
-                    starts.push((
-                        test.name.clone(),
-                        marker.id.clone(),
-                        reduced.markers.into_iter().collect(),
-                    ));
+                    starts.push(Start {
+                        source: test.name.clone(),
+                        id: marker.id.clone(),
+                        reached: reduced.markers.into_iter().collect(),
+                        mc: kept,
+                    });
                 }
                 point.reduced = Some(path);
                 point.bytes_after = Some(bytes);
@@ -408,6 +524,56 @@ fn reduce_points(
     Ok(())
 }
 
+/// The MC of pair `(r_0, r_k)` of the reduced test `path` of `marker`, under gcov (isolated
+/// variants in `OUT/metamorphic/reduced-<id>/`), said in a note or, when the marker's line left
+/// it, a warning. Empty when the pair could not be analysed (said too).
+fn mc_after(
+    opts: &PipelineOptions,
+    build: &VerifyOptions,
+    marker: &Marker,
+    path: &Path,
+    k: usize,
+) -> Result<BTreeSet<metamorphic::Line>> {
+    let dir = opts
+        .out
+        .join("metamorphic")
+        .join(format!("reduced-{}", marker.id));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mc = match metamorphic::analyse_pairs(path, &dir, build, Some(&[k])) {
+        Ok(mc) => mc,
+        Err(e) => {
+            warn(format!(
+                "metamorphic {}: the reduced test cannot be analysed: {e:#}",
+                marker.id
+            ));
+            return Ok(BTreeSet::new());
+        }
+    };
+    let lines = mc.union();
+    let kept = marker
+        .lines
+        .iter()
+        .any(|&l| lines.contains(&(marker.file.clone(), l)));
+    if kept {
+        note(format!(
+            "metamorphic {}: the reduced test keeps it in the MC of r_0/r_{k} (gcov)",
+            marker.id
+        ));
+    } else {
+        let why = mc.notes.join("; ");
+        warn(format!(
+            "metamorphic {}: the reduced test does not keep it in the MC of r_0/r_{k} (gcov){}",
+            marker.id,
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(": {why}")
+            }
+        ));
+    }
+    Ok(lines)
+}
+
 fn write_found(out: &Path, found: &Found) -> Result<()> {
     let path = out.join("find.json");
     let mut json = serde_json::to_vec_pretty(found).context("cannot serialise find.json")?;
@@ -416,13 +582,15 @@ fn write_found(out: &Path, found: &Found) -> Result<()> {
 }
 
 /// Reduce `test` toward `marker` into `OUT/<id>.cpp`, starting from `OUT/<start>.cpp` when
-/// given (a reduction of the same test that reaches the marker); the output path and its size.
+/// given (a reduction of the same test that the oracle accepts), keeping the marker in the MC
+/// of the pair `(r_0, r_k)` when `mc` is `Some(k)`; the output path and its size.
 fn reduce_one(
     opts: &PipelineOptions,
     step: &ReduceStep,
     marker: &Marker,
     test: &TestFile,
     start: Option<&str>,
+    mc: Option<usize>,
 ) -> Result<(PathBuf, u64)> {
     let output = opts.out.join(format!("{}.cpp", marker.id));
     if let Some(start) = start {
@@ -452,6 +620,13 @@ fn reduce_one(
     ];
     if let Some(flags) = &step.cxxflags {
         extra_env.push(("CXXFLAGS".to_string(), flags.clone()));
+    }
+    if let Some(k) = mc {
+        extra_env.push(("MC_PAIR".to_string(), k.to_string()));
+        extra_env.push((
+            "MFPPR_EXE".to_string(),
+            step.mfppr.to_string_lossy().into_owned(),
+        ));
     }
     if let Some(run) = &step.run {
         extra_env.push(("MFPPR_RUN".to_string(), run.clone()));

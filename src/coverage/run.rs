@@ -317,6 +317,9 @@ pub struct FindOptions {
     pub verify: Option<VerifySettings>,
     /// Judge each reached marker by metamorphic coverage (`--metamorphic`), with this build.
     pub metamorphic: Option<VerifySettings>,
+    /// With `metamorphic`: how many of the smallest tests reaching a marker may be analysed to
+    /// find one whose MC holds it (`--mc-tests`).
+    pub mc_tests: usize,
 }
 
 /// Run `cover find` (see [`FindOptions`]); the report (none with `--marked`) and the pipeline's
@@ -379,6 +382,8 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
             cxxflags: opts.cxxflags.clone(),
             timeout: r.timeout,
             run: r.with_run.then(|| opts.run.clone()),
+            mfppr: std::env::current_exe()
+                .context("cannot find the mfppr executable (for the --metamorphic oracle)")?,
         }),
         None => None,
     };
@@ -411,6 +416,7 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
         reduce,
         verify,
         metamorphic,
+        mc_tests: opts.mc_tests.max(1),
     })?;
     Ok((report, summary))
 }

@@ -38,6 +38,17 @@ pub struct Point {
     /// test's isolated variants.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metamorphic: Option<String>,
+    /// With `--metamorphic`: why the source test was chosen among those reaching the marker.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub chosen_because: String,
+    /// With `--metamorphic`, for a metamorphic point: the pair (`r_0/r_k`) the reduction keeps
+    /// the marker in (its oracle asks that exactly one side reaches it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mc_pair: Option<String>,
+    /// For a reduced metamorphic point: gcov finds the line on exactly one side of `mc_pair` in
+    /// the reduced test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mc_kept: Option<bool>,
     /// What went wrong, if anything.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub note: String,
@@ -106,7 +117,8 @@ impl Summary {
     }
 
     /// The table: point, file:line, source test, tests reaching it, bytes before → after, verified,
-    /// and with `--metamorphic` the verdict on metamorphic coverage.
+    /// and with `--metamorphic` the verdict on metamorphic coverage (`, kept` or `, lost`: whether
+    /// gcov still finds a metamorphic point on exactly one side of its pair after the reduction).
     pub fn table(&self) -> String {
         let rows: Vec<Vec<String>> = self
             .points
@@ -136,7 +148,13 @@ impl Summary {
                     verified.to_string(),
                 ];
                 if self.metamorphic.is_some() {
-                    row.push(p.metamorphic.clone().unwrap_or_else(|| "-".into()));
+                    let mut verdict = p.metamorphic.clone().unwrap_or_else(|| "-".into());
+                    match p.mc_kept {
+                        Some(true) => verdict.push_str(", kept"),
+                        Some(false) => verdict.push_str(", lost"),
+                        None => {}
+                    }
+                    row.push(verdict);
                 }
                 row
             })
@@ -202,6 +220,9 @@ mod tests {
             bytes_after: after,
             verified,
             metamorphic: None,
+            chosen_because: String::new(),
+            mc_pair: None,
+            mc_kept: None,
             note: String::new(),
         };
         let mut s = Summary {
