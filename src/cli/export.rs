@@ -71,8 +71,10 @@ impl ExportArgs {
             None => {
                 let (export, tool) = format(&sa.render(&[]));
                 let note = format!(
-                    "{} declarations pulled in, formatted by {tool}; not checked (give --check)",
-                    sa.chunks.len()
+                    "{} spec declaration{} pulled in, formatted by {tool}; not checked (give \
+                     --check)",
+                    sa.chunks.len(),
+                    if sa.chunks.len() == 1 { "" } else { "s" }
                 );
                 (export, note)
             }
