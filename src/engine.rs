@@ -972,7 +972,10 @@ mod tests {
             sizes(OpportunityKind::TailText, 3, usize::MAX),
             vec![0..3, 0..2, 2..3, 0..1, 1..2, 2..3]
         );
-        assert_eq!(sizes(OpportunityKind::TailText, 3, 1), vec![0..1, 1..2, 2..3]);
+        assert_eq!(
+            sizes(OpportunityKind::TailText, 3, 1),
+            vec![0..1, 1..2, 2..3]
+        );
         assert_eq!(sizes(OpportunityKind::Fuzz, 3, usize::MAX), windows(3));
         assert!(sizes(OpportunityKind::Tail, 0, usize::MAX).is_empty());
     }

@@ -129,10 +129,7 @@ impl Standalone {
 
     /// The export text with the chunks `keep` marks (all when shorter), unformatted.
     pub fn render(&self, keep: &[bool]) -> String {
-        let mut out = format!(
-            "// Exported by mfppr from {}.\n",
-            self.source
-        );
+        let mut out = format!("// Exported by mfppr from {}.\n", self.source);
         for inc in &self.includes {
             out.push_str(inc);
             out.push('\n');

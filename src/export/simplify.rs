@@ -56,7 +56,10 @@ fn library_alias(decl: &Declaration, text: &str) -> Option<(String, String)> {
     if decl.namespaces.is_empty() || target.is_empty() || spec || target.contains('(') {
         return None;
     }
-    Some((format!("{}::{name}", decl.namespaces.join("::")), target.to_string()))
+    Some((
+        format!("{}::{name}", decl.namespaces.join("::")),
+        target.to_string(),
+    ))
 }
 
 /// Replace the spec's type aliases of library types (`fuzz::set_term` → `iset::Set`) in the
@@ -130,10 +133,7 @@ fn inlinable(decls: &[(Declaration, String)]) -> HashMap<Vec<String>, Inlinable>
         let mut key = decl.namespaces.clone();
         key.push(name.to_string());
         let entry = one_expression(name, text);
-        found
-            .entry(key)
-            .and_modify(|e| *e = None)
-            .or_insert(entry);
+        found.entry(key).and_modify(|e| *e = None).or_insert(entry);
     }
     found
         .into_iter()
@@ -202,7 +202,10 @@ fn one_expression(name: &str, text: &str) -> Option<Inlinable> {
 fn is_plain(arg: &str) -> bool {
     let arg = arg.trim();
     let digits = arg.strip_prefix('-').unwrap_or(arg);
-    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.'))
+    (!digits.is_empty()
+        && digits
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.'))
         || (!arg.is_empty()
             && arg
                 .bytes()
@@ -377,7 +380,9 @@ mod tests {
         let (d, test) = resolve_aliases(decls(SPEC), "fuzz::term x = y; term z;".to_string());
         assert_eq!(test, "lib::T x = y; term z;");
         assert!(d.iter().all(|(d, _)| d.name.as_deref() != Some("term")));
-        assert!(d[0].1.contains("lib::T base(fuzz::ctx c, lib::T a, lib::T b)"));
+        assert!(d[0]
+            .1
+            .contains("lib::T base(fuzz::ctx c, lib::T a, lib::T b)"));
     }
 
     #[test]
@@ -406,7 +411,11 @@ mod tests {
         ];
         assert_eq!(
             used_includes(inc, &[], "int main() { assert(1); }"),
-            vec!["#include <cassert>", "#include <vector>", "#include \"lib.h\""]
+            vec![
+                "#include <cassert>",
+                "#include <vector>",
+                "#include \"lib.h\""
+            ]
         );
     }
 }

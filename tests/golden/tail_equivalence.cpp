@@ -12,6 +12,25 @@
 #include "reduce_iset.hpp"
 
 fuzz::set_term
+    unite_by_parts_0_2(fuzz::fuzz_context ctx, fuzz::set_term a, fuzz::set_term b)
+    {
+        fuzz::set_term only_a = iset::subtract(a, b);
+        fuzz::set_term both = metalib::relations::intersect::base(ctx, a, b);
+        fuzz::set_term only_b = iset::subtract(b, a);
+        return iset::unite(iset::unite(only_a, both), only_b);
+    }
+fuzz::set_term
+    iden_by_fuzz_split_0_0(fuzz::fuzz_context ctx, fuzz::set_term a)
+    {
+	fuzz::mfr_fuzz_start("set_term_22");
+	fuzz::set_term set_term_22 = iset::subtract(a, a);
+	fuzz::mfr_fuzz_end("set_term_22");
+        fuzz::set_term f = set_term_22;
+        fuzz::set_term in = iset::intersect(a, f);
+        fuzz::set_term out = metalib::relations::subtract::base(ctx, a, f);
+        return unite_by_parts_0_2(ctx, in, out);
+    }
+fuzz::set_term
     subtract_by_unite_0_6(fuzz::fuzz_context ctx, fuzz::set_term a, fuzz::set_term b)
     {
         fuzz::set_term u = metalib::relations::unite::base(ctx, a, b);
@@ -50,9 +69,8 @@ main(int argc, char** argv)
     fuzz::fuzz_context fctx(-48, 48);
     /* Template initialisation for output var 0 */
     fuzz::mfr_fuzz_start("set_term_6");
-    fuzz::set_term set_term_6 = iset::from_point(14);
     fuzz::mfr_fuzz_end("set_term_6");
-    iset::Set output_var_0 = set_term_6;
+    iset::Set output_var_0 = iset::from_point(14);
     fuzz::mfr_fuzz_start("set_term_14");
     fuzz::set_term set_term_8 = iset::intersect(output_var_0, iset::from_interval(fctx.lo, fctx.hi));
     fuzz::int_term int_term_9 = iset::cardinality(set_term_8);
@@ -64,7 +82,7 @@ main(int argc, char** argv)
     output_var_0 = iset::unite(output_var_0, set_term_14);
 
 // Meta test 0
-class iset::Set r_0 = output_var_0;
+class iset::Set r_0 = iden_by_fuzz_split_0_0(fctx, output_var_0);
 r_0 = subtract_by_unite_0_4(fctx, r_0, output_var_0);
 
 // Meta test 1

@@ -26,8 +26,8 @@ iden_by_unite_empty_1_0(fuzz::fuzz_context ctx, fuzz::set_term a)
 int
 main()
 {
-    fuzz::fuzz_context fctx(0, 0);
-    iset::Set output_var_0 = iset::from_point(0);
+    fuzz::fuzz_context fctx(-48, 48);
+    iset::Set output_var_0 = iset::from_point(14);
 
     // Meta test 0
     iset::Set r_0 = output_var_0;

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use crate::document::{Stmt, StmtKind};
+use crate::document::{Span, Stmt, StmtKind};
 use crate::edit::Edit;
 use crate::model::TestModel;
 use crate::passes::{lines, slice, Effect, Opportunity};
@@ -46,18 +46,18 @@ pub(super) fn input_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
     with
 }
 
-/// Values read once moved to where they are read, in source order. A value that another value
-/// moves into waits until that one has moved (both in one window would lose the inner move).
+/// Values read once moved to where they are read, in source order. A value that moves into
+/// another one that moves too goes along with it: one opportunity per chain, at its end.
 pub(super) fn move_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
     let prefix = prefix(model);
-    let moves: Vec<(usize, usize, Opportunity)> = (0..prefix.len())
-        .filter_map(|k| move_op(text, model, &prefix, k))
+    let moves: Vec<Move> = (0..prefix.len())
+        .filter_map(|k| single_move(text, model, &prefix, k))
         .collect();
-    let readers: HashSet<usize> = moves.iter().map(|(_, u, _)| *u).collect();
+    let defs: HashSet<usize> = moves.iter().map(|m| m.def).collect();
     moves
-        .into_iter()
-        .filter(|(k, _, _)| !readers.contains(k))
-        .map(|(_, _, op)| op)
+        .iter()
+        .filter(|m| !defs.contains(&m.reader))
+        .filter_map(|m| chain_op(text, &prefix, &moves, m))
         .collect()
 }
 
@@ -136,66 +136,129 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("").trim()
 }
 
-/// `U y = E;` whose `y` is read once, by a later input statement: `y`'s declaration goes and
-/// the read becomes `E` (parenthesised unless primary) — when no statement in between assigns
-/// a name `E` reads, or is anything but a declaration and reads one.
-/// Returns `k`, the index of the reader in `prefix`, and the opportunity.
-fn move_op(
-    text: &[u8],
-    model: &TestModel,
-    prefix: &[&Stmt],
-    k: usize,
-) -> Option<(usize, usize, Opportunity)> {
-    let def = prefix[k];
-    let d = def.decl.as_ref()?;
+/// `U y = E;` (statement `def`) whose `y` is read once, at `at` in a later input statement
+/// (`reader`): the value `E` (at `init`) can move there.
+struct Move {
+    def: usize,
+    reader: usize,
+    name: String,
+    init: Span,
+    at: Span,
+    /// The read is the reader's whole initializer (`T x = y;`).
+    whole_init: bool,
+}
+
+/// The move of the value of `prefix[k]`, when it is a plain declaration read once by a later
+/// input declaration or expression statement.
+fn single_move(text: &[u8], model: &TestModel, prefix: &[&Stmt], k: usize) -> Option<Move> {
+    let d = prefix[k].decl.as_ref()?;
     if d.direct_init || d.multiple || reads(model, &d.name) != 1 {
         return None;
     }
-    let value = slice(text, d.init.as_ref()?).trim();
+    let init = d.init.clone()?;
+    let value = slice(text, &init).trim();
     if value.is_empty() || value.starts_with('{') {
         return None;
     }
-    let (u, reader) = prefix
+    let (reader, stmt) = prefix
         .iter()
         .enumerate()
         .skip(k + 1)
         .find(|(_, s)| s.idents.iter().any(|(n, _)| *n == d.name))?;
-    if !matches!(reader.kind, StmtKind::Decl | StmtKind::Expr) {
+    if !matches!(stmt.kind, StmtKind::Decl | StmtKind::Expr) {
         return None;
     }
-    let read: Vec<&str> = def.idents.iter().map(|(n, _)| n.as_str()).collect();
-    let touched = prefix[k + 1..u].iter().any(|s| {
-        s.assigns.as_ref().is_some_and(|(n, _)| read.contains(&n.as_str()))
-            || (s.kind != StmtKind::Decl && s.idents.iter().any(|(n, _)| read.contains(&n.as_str())))
-    });
-    if touched {
-        return None;
-    }
-    let (_, at) = reader.idents.iter().find(|(n, _)| *n == d.name)?;
-    let whole_init = reader
+    let (_, at) = stmt.idents.iter().find(|(n, _)| *n == d.name)?;
+    let whole_init = stmt
         .decl
         .as_ref()
         .and_then(|r| r.init.as_ref())
-        .is_some_and(|init| slice(text, init).trim() == d.name);
-    let with = if whole_init {
-        value.to_string()
-    } else {
-        as_operand(value)
-    };
+        .is_some_and(|i| slice(text, i).trim() == d.name);
+    Some(Move {
+        def: k,
+        reader,
+        name: d.name.clone(),
+        init,
+        at: at.clone(),
+        whole_init,
+    })
+}
+
+/// The value of `m` with the values that move into it in place: its text and the statements
+/// (indices into the prefix) whose declarations go. `None` when a read of a moving value is not
+/// inside the initializer.
+fn composed(text: &[u8], moves: &[Move], m: &Move) -> Option<(String, Vec<usize>)> {
+    let mut defs = vec![m.def];
+    let mut parts: Vec<(Span, String)> = Vec::new();
+    for f in moves.iter().filter(|f| f.reader == m.def) {
+        if f.at.start < m.init.start || f.at.end > m.init.end {
+            return None;
+        }
+        let (value, inner) = composed(text, moves, f)?;
+        parts.push((f.at.clone(), as_operand(&value)));
+        defs.extend(inner);
+    }
+    parts.sort_by_key(|(span, _)| span.start);
+    let mut value = String::new();
+    let mut pos = m.init.start;
+    for (span, with) in parts {
+        value.push_str(slice(text, &(pos..span.start)));
+        value.push_str(&with);
+        pos = span.end;
+    }
+    value.push_str(slice(text, &(pos..m.init.end)));
+    Some((value.trim().to_string(), defs))
+}
+
+/// The opportunity of the chain that ends with `m`: every declaration of the chain goes and the
+/// read in `m`'s reader becomes the composed value — when no statement in between assigns a
+/// name the moving values read, or is anything but a declaration and reads one.
+fn chain_op(text: &[u8], prefix: &[&Stmt], moves: &[Move], m: &Move) -> Option<Opportunity> {
+    let (value, defs) = composed(text, moves, m)?;
+    let read: HashSet<&str> = defs
+        .iter()
+        .flat_map(|&k| &prefix[k].idents)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    let first = defs.iter().copied().min()?;
+    let touched = (first + 1..m.reader)
+        .filter(|k| !defs.contains(k))
+        .map(|k| prefix[k])
+        .any(|s| {
+            s.assigns
+                .as_ref()
+                .is_some_and(|(n, _)| read.contains(n.as_str()))
+                || (s.kind != StmtKind::Decl
+                    && s.idents.iter().any(|(n, _)| read.contains(n.as_str())))
+        });
+    if touched {
+        return None;
+    }
+    let reader = prefix[m.reader];
     let into = reader
         .decl
         .as_ref()
         .map(|r| r.name.as_str())
         .or(reader.assigns.as_ref().map(|(n, _)| n.as_str()))
         .unwrap_or("its reader");
-    let op = Opportunity {
-        description: format!("move the value of {} into {into}", d.name),
-        edits: vec![
-            Edit::delete(lines(text, &def.span)),
-            Edit::replace(at.clone(), with),
-        ],
-        effect: Effect::Rewrite,
+    let with = if m.whole_init {
+        value
+    } else {
+        as_operand(&value)
     };
-    Some((k, u, op))
+    let mut edits: Vec<Edit> = defs
+        .iter()
+        .map(|&k| Edit::delete(lines(text, &prefix[k].span)))
+        .collect();
+    edits.push(Edit::replace(m.at.clone(), with));
+    let also = match defs.len() - 1 {
+        0 => String::new(),
+        1 => " with the value moving into it".to_string(),
+        n => format!(" with the {n} values moving into it"),
+    };
+    Some(Opportunity {
+        description: format!("move the value of {} into {into}{also}", m.name),
+        edits,
+        effect: Effect::Rewrite,
+    })
 }
-

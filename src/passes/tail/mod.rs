@@ -79,10 +79,7 @@ impl Gathered for Combined {
 /// gathered (by `reduction`) on the previous kind's result and taken whole until it offers
 /// nothing new; `None` when that leaves `text` as it is. These edits keep the test's meaning,
 /// so this one candidate usually replaces a search per kind.
-pub(super) fn combined(
-    text: &[u8],
-    reduction: &dyn Opportunities,
-) -> Option<Combined> {
+pub(super) fn combined(text: &[u8], reduction: &dyn Opportunities) -> Option<Combined> {
     let mut current = text.to_vec();
     let mut taken: Vec<String> = Vec::new();
     for kind in COMBINED {
