@@ -93,6 +93,7 @@ impl Standalone {
         }
         let (decls, test) = simplify::resolve_aliases(walk.decls, test_code(&doc)?);
         let test = simplify::inline_calls(&decls, test)?;
+        let test = simplify::scalarise(&decls, test)?;
         let test_doc = Document::parse(test.clone().into_bytes())?;
         let roots: Vec<Declaration> = test_doc
             .declarations()
@@ -135,21 +136,19 @@ impl Standalone {
             out.push('\n');
         }
         out.push('\n');
+        // Consecutive chunks of one namespace share a (C++17 nested) namespace definition.
         let mut open: &[String] = &[];
         for (i, chunk) in self.chunks.iter().enumerate() {
             if !keep.get(i).copied().unwrap_or(true) {
                 continue;
             }
-            let common = open
-                .iter()
-                .zip(&chunk.namespaces)
-                .take_while(|(a, b)| a == b)
-                .count();
-            close(&mut out, &open[common..]);
-            for ns in &chunk.namespaces[common..] {
-                out.push_str(&format!("namespace {ns} {{\n"));
+            if chunk.namespaces != open {
+                close(&mut out, open);
+                if !chunk.namespaces.is_empty() {
+                    out.push_str(&format!("namespace {} {{\n", chunk.namespaces.join("::")));
+                }
+                open = &chunk.namespaces;
             }
-            open = &chunk.namespaces;
             out.push_str(&chunk.text);
             out.push_str("\n\n");
         }
@@ -160,7 +159,7 @@ impl Standalone {
     }
 }
 
-/// Close the namespaces `open` (innermost last).
+/// Close the namespace definition of `open` (nothing when it is the global one).
 fn close(out: &mut String, open: &[String]) {
     if open.is_empty() {
         return;
@@ -168,10 +167,7 @@ fn close(out: &mut String, open: &[String]) {
     while out.ends_with("\n\n") {
         out.pop();
     }
-    for ns in open.iter().rev() {
-        out.push_str(&format!("}} // namespace {ns}\n"));
-    }
-    out.push('\n');
+    out.push_str(&format!("}} // namespace {}\n\n", open.join("::")));
 }
 
 /// The include walk: library includes kept, spec declarations collected in header order.

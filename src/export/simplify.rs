@@ -1,7 +1,8 @@
 //! What makes an export read in the library's own terms: the spec's aliases of library types
-//! replaced by those types ([`resolve_aliases`]), calls of spec functions whose body is one
-//! expression (base MRs, checks, `mfr_*` reductions) replaced by that expression
-//! ([`inline_calls`]), and standard headers nothing uses any more left out ([`used_includes`]).
+//! replaced by those types ([`resolve_aliases`]), calls of spec functions whose body returns one
+//! expression (base MRs, `mfr_*` reductions) replaced by that expression
+//! ([`inline_calls`]), a context object only read member by member replaced by its members
+//! ([`scalarise`]), and standard headers nothing uses any more left out ([`used_includes`]).
 //! Text in, text out; the closure of declarations is computed afterwards on the result.
 
 use std::collections::{HashMap, HashSet};
@@ -115,7 +116,7 @@ pub(super) fn resolve_aliases(
     (decls, test)
 }
 
-/// A spec function whose body is one expression: `return E;`, or `E;` in a `void` function.
+/// A spec function whose body is one `return E;`.
 struct Inlinable {
     params: Vec<String>,
     expr: String,
@@ -142,8 +143,8 @@ fn inlinable(decls: &[(Declaration, String)]) -> HashMap<Vec<String>, Inlinable>
 }
 
 /// `text` as an [`Inlinable`], when it defines the non-template function `name` with named
-/// parameters and a body of one `return E;` (or `E;` when it returns `void`) that does not call
-/// `name`.
+/// parameters and a body of one `return E;` that does not call `name`. (A `void` function, such
+/// as a check, stays: the check script recognises a failing check by its name.)
 fn one_expression(name: &str, text: &str) -> Option<Inlinable> {
     if text.trim_start().starts_with("template") {
         return None;
@@ -162,19 +163,13 @@ fn one_expression(name: &str, text: &str) -> Option<Inlinable> {
     let (stmt, None) = (body.next()?, body.next()) else {
         return None;
     };
-    let src = &text[stmt.span.clone()];
-    let inner = src.strip_suffix(';')?;
-    let (start, expr) = match inner.strip_prefix("return") {
-        Some(rest) if f.return_type != "void" && rest.starts_with([' ', '(', '\t', '\n']) => {
-            let expr = rest.trim();
-            let at = stmt.span.start + inner.len() - rest.trim_start().len();
-            (at, expr)
-        }
-        _ if f.return_type == "void" && stmt.kind == StmtKind::Expr => {
-            (stmt.span.start, inner.trim_end())
-        }
-        _ => return None,
-    };
+    let inner = text[stmt.span.clone()].strip_suffix(';')?;
+    let rest = inner.strip_prefix("return")?;
+    if f.return_type == "void" || !rest.starts_with([' ', '(', '\t', '\n']) {
+        return None;
+    }
+    let expr = rest.trim();
+    let start = stmt.span.start + inner.len() - rest.trim_start().len();
     if expr.is_empty() || stmt.calls.iter().any(|c| c.callee == name) {
         return None;
     }
@@ -259,6 +254,223 @@ pub(super) fn inline_calls(decls: &[(Declaration, String)], mut test: String) ->
         let Some((span, with)) = edit else {
             break;
         };
+        test.replace_range(span, &with);
+    }
+    Ok(test)
+}
+
+/// A spec class of public data members and one constructor that only initialises each of them
+/// from a parameter (the fuzz context): its qualified name, its members (type, name) and, per
+/// constructor parameter, the member it initialises.
+struct PlainClass {
+    qualified: String,
+    members: Vec<(String, String)>,
+    params: Vec<usize>,
+}
+
+/// `text` (the declaration of class `name` in `namespaces`) as a [`PlainClass`].
+fn plain_class(namespaces: &[String], name: &str, text: &str) -> Option<PlainClass> {
+    let head = text.trim_start();
+    let rest = head
+        .strip_prefix("class")
+        .or_else(|| head.strip_prefix("struct"))?;
+    if rest
+        .trim_start()
+        .strip_prefix(name)?
+        .trim_start()
+        .chars()
+        .next()
+        != Some('{')
+    {
+        return None;
+    }
+    let body = &text[text.find('{')? + 1..text.rfind('}')?];
+    let mut members: Vec<(String, String)> = Vec::new();
+    let mut ctor: Option<(Vec<String>, Vec<(String, String)>)> = None;
+    for item in split_top(body, b';') {
+        let item = item.trim();
+        let item = item.strip_prefix("public:").unwrap_or(item).trim();
+        if item.is_empty() {
+            continue;
+        }
+        if let Some(after) = item.strip_prefix(name) {
+            let after = after.trim_start().strip_prefix('(')?;
+            let close = after.find(')')?;
+            let params: Vec<String> = split_top(&after[..close], b',')
+                .iter()
+                .map(|p| last_ident(p).to_string())
+                .collect();
+            let init = after[close + 1..].trim().strip_prefix(':')?;
+            let (list, body) = init.rsplit_once('{')?;
+            if body.trim() != "}" || ctor.is_some() {
+                return None;
+            }
+            let inits = split_top(list, b',')
+                .iter()
+                .map(|i| {
+                    let (m, v) = i.trim().strip_suffix(')')?.split_once('(')?;
+                    Some((m.trim().to_string(), v.trim().to_string()))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            ctor = Some((params, inits));
+        } else {
+            let member = last_ident(item);
+            let ty = item[..item.len() - member.len()].trim();
+            if member.is_empty() || ty.is_empty() || item.contains(['(', '=', '{']) {
+                return None;
+            }
+            members.push((ty.to_string(), member.to_string()));
+        }
+    }
+    let (params, inits) = ctor?;
+    if inits.len() != members.len() || params.len() != members.len() {
+        return None;
+    }
+    let params = params
+        .iter()
+        .map(|p| {
+            let (m, _) = inits.iter().find(|(_, v)| v == p)?;
+            members.iter().position(|(_, n)| n == m)
+        })
+        .collect::<Option<Vec<usize>>>()?;
+    let distinct: HashSet<&usize> = params.iter().collect();
+    if distinct.len() != members.len() {
+        return None;
+    }
+    let mut qualified = namespaces.to_vec();
+    qualified.push(name.to_string());
+    Some(PlainClass {
+        qualified: qualified.join("::"),
+        members,
+        params,
+    })
+}
+
+/// The last identifier of `s` (empty when it does not end with one).
+fn last_ident(s: &str) -> &str {
+    let s = s.trim();
+    let start = s
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    &s[start..]
+}
+
+/// `s` split at `sep` outside parentheses, brackets and braces.
+fn split_top(s: &str, sep: u8) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth -= 1,
+            _ if b == sep && depth == 0 => {
+                out.push(&s[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[from..]);
+    out
+}
+
+/// Replace, in `main`, a variable of a [`PlainClass`] that is only ever read member by member
+/// (`fuzz::fuzz_context fctx(-48, 48);` … `fctx.lo`) by one variable per member (`long lo = -48;`
+/// … `lo`): the class is then no longer needed.
+pub(super) fn scalarise(decls: &[(Declaration, String)], mut test: String) -> Result<String> {
+    let classes: Vec<PlainClass> = decls
+        .iter()
+        .filter_map(|(d, text)| plain_class(&d.namespaces, d.name.as_deref()?, text))
+        .collect();
+    if classes.is_empty() {
+        return Ok(test);
+    }
+    let doc = Document::parse(test.clone().into_bytes())?;
+    let taken: HashSet<String> = doc.identifiers().into_iter().map(|(n, _)| n).collect();
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    for f in doc.outline().functions.iter().filter(|f| f.name == "main") {
+        for stmt in &f.body {
+            let Some(decl) = stmt.decl.as_ref().filter(|d| d.direct_init && !d.multiple) else {
+                continue;
+            };
+            let ty = decl.type_text.trim_start_matches("::");
+            let Some(class) = classes.iter().find(|c| c.qualified == ty) else {
+                continue;
+            };
+            let Some(init) = decl.init.as_ref() else {
+                continue;
+            };
+            let args = test[init.clone()]
+                .trim()
+                .strip_prefix('(')
+                .and_then(|a| a.strip_suffix(')'))
+                .map(|a| split_top(a, b','));
+            let Some(args) = args.filter(|a| a.len() == class.params.len()) else {
+                continue;
+            };
+            // Every use of the variable must read a member.
+            let uses: Vec<(Range<usize>, usize)> = f
+                .body
+                .iter()
+                .flat_map(|s| &s.idents)
+                .filter(|(n, _)| *n == decl.name)
+                .map(|(_, span)| {
+                    let after = test[span.end..].strip_prefix('.')?;
+                    let member = class.members.iter().position(|(_, m)| {
+                        after.strip_prefix(m.as_str()).is_some_and(|rest| {
+                            !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                        })
+                    })?;
+                    Some((
+                        span.start..span.end + 1 + class.members[member].1.len(),
+                        member,
+                    ))
+                })
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default();
+            let used = f
+                .body
+                .iter()
+                .flat_map(|s| &s.idents)
+                .filter(|(n, _)| *n == decl.name)
+                .count();
+            if uses.len() != used {
+                continue;
+            }
+            let names: Vec<String> = class
+                .members
+                .iter()
+                .map(|(_, m)| {
+                    if taken.contains(m) {
+                        format!("{}_{m}", decl.name)
+                    } else {
+                        m.clone()
+                    }
+                })
+                .collect();
+            let mut values = vec![String::new(); class.members.len()];
+            for (arg, &member) in args.iter().zip(&class.params) {
+                values[member] = arg.trim().to_string();
+            }
+            let indent: String = {
+                let line = test[..stmt.span.start].rfind('\n').map_or(0, |p| p + 1);
+                test[line..stmt.span.start].to_string()
+            };
+            let declared = class
+                .members
+                .iter()
+                .zip(&names)
+                .zip(&values)
+                .map(|(((ty, _), name), value)| format!("{ty} {name} = {value};"))
+                .collect::<Vec<_>>()
+                .join(&format!("\n{indent}"));
+            edits.push((stmt.span.clone(), declared));
+            edits.extend(uses.into_iter().map(|(span, m)| (span, names[m].clone())));
+        }
+    }
+    edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+    for (span, with) in edits {
         test.replace_range(span, &with);
     }
     Ok(test)
@@ -391,14 +603,32 @@ mod tests {
         let test = "int main() { lib::T r = m::add::base(ctx, f(1), x.y);\n\
                     m::check(r); lib::T s = twice(g(r)); lib::T t = twice(r); }";
         let got = inline_calls(&d, test.to_string()).unwrap();
+        // A check stays a call: the check script knows a failure by the check's name.
         assert_eq!(
             got,
             "int main() { lib::T r = lib::add(f(1), x.y);\n\
-             assert(lib::ok(r)); lib::T s = twice(g(r)); lib::T t = lib::add(r, r); }"
+             m::check(r); lib::T s = twice(g(r)); lib::T t = lib::add(r, r); }"
         );
         // An argument with a possible side effect is never dropped.
         let got = inline_calls(&d, "int main() { m::add::base(f(), a, b); }".to_string());
         assert_eq!(got.unwrap(), "int main() { m::add::base(f(), a, b); }");
+    }
+
+    #[test]
+    fn a_context_read_member_by_member_becomes_its_members() {
+        let d = decls(
+            "namespace fuzz { class ctx { public: long lo; long hi;\n\
+             ctx(long _lo, long _hi) : lo(_lo), hi(_hi) {}; }; }\n",
+        );
+        let test =
+            "int main()\n{\n    fuzz::ctx c(-4, 8);\n    long lo = 1;\n    f(c.lo, c.hi);\n}";
+        assert_eq!(
+            scalarise(&d, test.to_string()).unwrap(),
+            "int main()\n{\n    long c_lo = -4;\n    long hi = 8;\n    long lo = 1;\n    f(c_lo, hi);\n}"
+        );
+        // Passed whole to a function: the object stays.
+        let test = "int main() { fuzz::ctx c(1, 2); g(c); }";
+        assert_eq!(scalarise(&d, test.to_string()).unwrap(), test);
     }
 
     #[test]
