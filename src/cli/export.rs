@@ -63,8 +63,12 @@ impl ExportArgs {
                 let oracle = ScriptOracle::new(check, &self.file, env)?;
                 let (export, m) = minimise(&sa, &oracle)?;
                 let note = format!(
-                    "{} of {} pulled-in declarations needed, {} oracle calls; the check passes",
-                    m.kept, m.pulled, m.oracle_calls
+                    "{} of {} pulled-in spec declarations kept, {} oracle call{}; the check \
+                     passes",
+                    m.kept,
+                    m.pulled,
+                    m.oracle_calls,
+                    if m.oracle_calls == 1 { "" } else { "s" }
                 );
                 (export, note)
             }
