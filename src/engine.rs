@@ -1,12 +1,12 @@
 //! The search (design §5): which candidates are tried, in which order, how many at once, and what
 //! is accepted.
 //!
-//! Kinds are visited in [`OpportunityKind::ALL`] order; the tail kinds only in a round where the
-//! kinds before them accepted nothing. For a kind with n opportunities the windows have size
-//! ⌈n/2⌉, ⌈n/4⌉ … 1 ([`ChunkCursor`]); each window is one candidate. An accepted candidate becomes
-//! the current text, the same kind is gathered again and restarts at the chunk size of the
-//! accepted window (larger windows come again in the next round). Rounds over
-//! all kinds repeat until a round accepts nothing (fixpoint).
+//! Kinds are visited in [`OpportunityKind::ALL`] order. For a kind with n opportunities the
+//! windows have size ⌈n/2⌉, ⌈n/4⌉ … 1 ([`ChunkCursor`]); each window is one candidate. An accepted
+//! candidate becomes the current text, the same kind is gathered again and restarts at the chunk
+//! size of the accepted window (larger windows come again in the next round). Rounds over the
+//! four main kinds repeat until a round accepts nothing (fixpoint); the tail kinds then run once,
+//! each from a first window of all its opportunities ([`ChunkCursor::for_kind`]).
 //!
 //! With `jobs` = N up to N oracle runs are in flight (design §12). Verdicts are used strictly in
 //! enumeration order: a candidate wins once every earlier one has been found uninteresting. While
@@ -59,6 +59,22 @@ impl ChunkCursor {
             n,
             size: n.div_ceil(2).min(size),
             offset: 0,
+        }
+    }
+
+    /// The cursor for `kind` on `n` opportunities after an accepted window of size `size`
+    /// (`usize::MAX` at the start): [`ChunkCursor::starting_at`], except that a tail kind's
+    /// edits keep the test's meaning, so its first window is all of them (size `n`) before the
+    /// halving.
+    pub fn for_kind(kind: OpportunityKind, n: usize, size: usize) -> ChunkCursor {
+        if kind.is_tail() {
+            ChunkCursor {
+                n,
+                size: n.min(size),
+                offset: 0,
+            }
+        } else {
+            ChunkCursor::starting_at(n, size)
         }
     }
 
@@ -167,7 +183,7 @@ pub struct Stats {
     pub bytes_before: u64,
     /// Size of the result.
     pub bytes_after: u64,
-    /// Rounds over all kinds (the last one accepted nothing).
+    /// Rounds over the four main kinds (the last one accepted nothing; the tail ran after it).
     pub rounds: u64,
     /// Candidates judged twice (with `--no-cache`) that got different verdicts: a flaky check.
     pub disagreements: u64,
@@ -410,16 +426,15 @@ impl<'a> Engine<'a> {
                 self.round += 1;
                 self.stats.rounds = self.round;
                 let mut accepted_in_round = false;
-                let mut accepted_before_tail = false;
-                for kind in OpportunityKind::ALL {
-                    if kind.is_tail() && accepted_before_tail {
-                        break;
-                    }
-                    let accepted = self.run_kind(kind, &mut current, on_accept)?;
-                    accepted_in_round |= accepted;
-                    accepted_before_tail |= accepted && !kind.is_tail();
+                for kind in OpportunityKind::ALL.into_iter().filter(|k| !k.is_tail()) {
+                    accepted_in_round |= self.run_kind(kind, &mut current, on_accept)?;
                 }
                 if !accepted_in_round {
+                    // The tail, once, on the fixpoint: its edits keep every variant's meaning,
+                    // so they enable nothing the four kinds could take.
+                    for kind in OpportunityKind::ALL.into_iter().filter(|k| k.is_tail()) {
+                        self.run_kind(kind, &mut current, on_accept)?;
+                    }
                     return Ok(());
                 }
             }
@@ -547,7 +562,7 @@ impl<'a> Engine<'a> {
         }
         let mut enumeration = Enumeration {
             gathered: &*gathered,
-            cursor: ChunkCursor::starting_at(gathered.len(), size),
+            cursor: ChunkCursor::for_kind(kind, gathered.len(), size),
             current,
             seen: HashSet::new(),
         };
@@ -755,7 +770,7 @@ impl<'a> Engine<'a> {
                 let gathered = self.reduction.gather(&text, kind)?;
                 let mut enumeration = Enumeration {
                     gathered: &*gathered,
-                    cursor: ChunkCursor::starting_at(gathered.len(), size_at),
+                    cursor: ChunkCursor::for_kind(kind, gathered.len(), size_at),
                     current: &text,
                     seen: HashSet::new(),
                 };
@@ -940,6 +955,29 @@ mod tests {
                 assert!(w.start < w.end && w.end <= n);
             }
         }
+    }
+
+    #[test]
+    fn tail_kinds_try_every_opportunity_first() {
+        let sizes = |kind, n, size| {
+            let mut c = ChunkCursor::for_kind(kind, n, size);
+            let mut out = Vec::new();
+            while let Some(w) = c.next_window() {
+                out.push(w);
+                c.advance();
+            }
+            out
+        };
+        assert_eq!(
+            sizes(OpportunityKind::TailText, 3, usize::MAX),
+            vec![0..3, 0..2, 2..3, 0..1, 1..2, 2..3]
+        );
+        assert_eq!(
+            sizes(OpportunityKind::TailText, 3, 1),
+            vec![0..1, 1..2, 2..3]
+        );
+        assert_eq!(sizes(OpportunityKind::Fuzz, 3, usize::MAX), windows(3));
+        assert!(sizes(OpportunityKind::Tail, 0, usize::MAX).is_empty());
     }
 
     #[test]

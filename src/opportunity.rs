@@ -20,10 +20,15 @@ pub enum OpportunityKind {
     Recursion,
     /// Reduce fuzz-region instructions (reduction functions, hoisting).
     Fuzz,
-    /// Tail: inline wrapper instances and turn identity-family MR calls into their argument.
-    TailEquivalence,
-    /// Tail: delete or simplify the inputs shared by all variants.
+    /// Tail: delete inputs shared by all variants.
     TailInputs,
+    /// Tail: one candidate with the edits of the three tail kinds below, each kind's on the
+    /// previous one's result (they keep the test's meaning, so together they are usually
+    /// accepted in one oracle run); those kinds then try, one by one, what it did not take.
+    Tail,
+    /// Tail: inline wrapper instances, turn identity-family MR calls into their argument, move
+    /// single-use input values into their reader.
+    TailEquivalence,
     /// Tail: delete unused `#include`s and `#define`s, comments and fuzz-region markers.
     TailText,
     /// Tail: a final tidy (indentation, `class T` spelling, unused `main` parameters).
@@ -32,24 +37,26 @@ pub enum OpportunityKind {
 
 impl OpportunityKind {
     /// Every kind, in search order: the four kinds of design §4, then the tail kinds (§4.6).
-    pub const ALL: [OpportunityKind; 8] = [
+    pub const ALL: [OpportunityKind; 9] = [
         OpportunityKind::Variant,
         OpportunityKind::Sequence,
         OpportunityKind::Recursion,
         OpportunityKind::Fuzz,
-        OpportunityKind::TailEquivalence,
         OpportunityKind::TailInputs,
+        OpportunityKind::Tail,
+        OpportunityKind::TailEquivalence,
         OpportunityKind::TailText,
         OpportunityKind::TailTidy,
     ];
 
-    /// A tail kind: tried only in a round where the four kinds before it accepted nothing (they
-    /// are at their fixpoint), and gathered only when the tail passes are on.
+    /// A tail kind: tried once, after the four kinds before it reached their fixpoint, and
+    /// gathered only when the tail passes are on.
     pub fn is_tail(self) -> bool {
         matches!(
             self,
-            OpportunityKind::TailEquivalence
-                | OpportunityKind::TailInputs
+            OpportunityKind::TailInputs
+                | OpportunityKind::Tail
+                | OpportunityKind::TailEquivalence
                 | OpportunityKind::TailText
                 | OpportunityKind::TailTidy
         )
@@ -62,8 +69,9 @@ impl OpportunityKind {
             OpportunityKind::Sequence => "sequence",
             OpportunityKind::Recursion => "recursion",
             OpportunityKind::Fuzz => "fuzz",
-            OpportunityKind::TailEquivalence => "tail_equivalence",
             OpportunityKind::TailInputs => "tail_inputs",
+            OpportunityKind::Tail => "tail",
+            OpportunityKind::TailEquivalence => "tail_equivalence",
             OpportunityKind::TailText => "tail_text",
             OpportunityKind::TailTidy => "tail_tidy",
         }

@@ -42,6 +42,8 @@ pub struct ReportOptions {
     pub library_version: Option<String>,
     /// Reduction statistics to include (from `reduce --report`).
     pub stats: Option<String>,
+    /// Extra environment of the check script (`MFPPR_CXXFLAGS` of the compiler flags).
+    pub env: Vec<(String, String)>,
 }
 
 /// The validated output paths of a report.
@@ -189,7 +191,7 @@ pub fn write(opts: &ReportOptions, out: &ReportDir) -> Result<Report> {
     let doc = Document::parse(text.clone())?;
     let catalogue = Catalogue::load_for(&opts.file, &doc, &opts.include_dirs, &opts.specs)?;
     let model = TestModel::build(&doc, &catalogue)?;
-    let oracle = ScriptOracle::new(&opts.check, &opts.file, Vec::new())?;
+    let oracle = ScriptOracle::new(&opts.check, &opts.file, opts.env.clone())?;
     let cancel = AtomicBool::new(false);
     let run = oracle.run(&text, &cancel)?;
     if oracle.verdict_of(run.end) != Verdict::Interesting {

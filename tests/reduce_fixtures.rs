@@ -232,7 +232,8 @@ fn bound_small_b() {
 }
 
 /// The real MF++ example of `../shared/examples` (the test skips when absent, see `common::shared`): strictly smaller than the original MF++R's
-/// result, with no variant left that is identical to `r_0`.
+/// result, with no variant left that is identical to `r_0`; its standalone export is at most
+/// 700 bytes and compiles with the bigint library alone.
 #[test]
 fn beats_the_original_reducer_on_t_bigint_452() {
     let Some(test) = shared("examples/t_bigint_452.cpp") else {
@@ -324,4 +325,56 @@ fn beats_the_original_reducer_on_t_bigint_452() {
         );
     }
     assert!(variants.len() >= 2);
+
+    // Its standalone export (checked): at most 700 bytes, no spec left, compiles with only the
+    // bigint library on the include path and still aborts in the check.
+    let standalone = dir.path().join("standalone.cpp");
+    let out = Command::new(bin())
+        .arg("export")
+        .arg(&reduced_path)
+        .arg("-I")
+        .arg(&spec)
+        .arg("--check")
+        .arg(root().join("interestingness/check-failure.py"))
+        .arg("-o")
+        .arg(&standalone)
+        .env("MFPPR_INCLUDES", &spec)
+        .env("CHECK_NAME", "check_equal")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&standalone).unwrap();
+    assert!(text.len() <= 700, "{} bytes:\n{text}", text.len());
+    assert!(
+        !text.contains("fuzz::") && !text.contains("typedef"),
+        "{text}"
+    );
+    let lib = dir.path().join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    std::fs::copy(spec.join("bigint.h"), lib.join("bigint.h")).unwrap();
+    let exe = dir.path().join("standalone");
+    let built = Command::new("g++")
+        .args(["-std=c++17", "-w", "-I"])
+        .arg(&lib)
+        .arg(&standalone)
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(built.success(), "compiles with the library alone:\n{text}");
+    let run = Command::new(&exe).output().unwrap();
+    assert_eq!(run.status.code(), None, "aborts (SIGABRT)");
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("metalib::checks::check_equal"),
+        "in the check"
+    );
+    eprintln!(
+        "t_bigint_452: reduced {} bytes, export {} bytes",
+        reduced.len(),
+        text.len()
+    );
 }

@@ -1,7 +1,10 @@
 //! `mfppr report` and `reduce --report` end to end with real g++ and the bundled scripts: blame
 //! names the MR behind each planted bug (its suspects reach the broken library operation), a
-//! failure of base operations alone is said so, report.json has every field, a non-empty report
-//! directory is refused. Skips without g++/python3 (fails under `MFPPR_REQUIRE_TOOLS=1`).
+//! failure of base operations alone is said so, report.json has every field, the standalone
+//! export compiles against the library alone and reproduces the failure, the reproduction
+//! command reproduces it, a non-empty report directory is refused without `--force`. The inputs
+//! are the committed reduced goldens (a reduction is not the point here). Skips without
+//! g++/python3 (fails under `MFPPR_REQUIRE_TOOLS=1`).
 
 mod common;
 
@@ -162,4 +165,161 @@ fn a_non_empty_report_dir_is_refused_before_any_check() {
         err.contains("not empty") && err.contains("--force"),
         "{err}"
     );
+}
+
+/// Build `file` with only a directory holding `iset.h` on the include path (and `flags`); run it.
+fn build_with_library_alone(file: &Path, flags: &[&str]) -> (bool, bool) {
+    let dir = file.parent().unwrap().join(format!("lib{}", flags.len()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(spec().join("iset.h"), dir.join("iset.h")).unwrap();
+    let exe = dir.join("standalone");
+    let built = Command::new("g++")
+        .args(["-std=c++17", "-w"])
+        .args(flags)
+        .arg("-I")
+        .arg(&dir)
+        .arg(file)
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .unwrap()
+        .success();
+    (
+        built,
+        built && Command::new(&exe).status().unwrap().success(),
+    )
+}
+
+#[test]
+fn reduce_with_report_writes_a_report_that_reproduces_the_failure() {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("iset_merge_small_a.cpp");
+    std::fs::copy(
+        root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"),
+        &input,
+    )
+    .unwrap();
+    // --force writes into a directory that is not empty.
+    let dir = tmp.path().join("rep");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let out = Command::new(bin())
+        .arg("reduce")
+        .arg(&input)
+        .arg("--check")
+        .arg(root().join("interestingness/check-failure.py"))
+        .arg("-o")
+        .arg(tmp.path().join("out.cpp"))
+        .arg("--report")
+        .arg(&dir)
+        .args([
+            "--force",
+            "-q",
+            "-j2",
+            "--library-version",
+            "echo iset-fixture 1",
+        ])
+        .args(["--", "-std=c++17", "-I"])
+        .arg(spec())
+        .env("CXXFLAGS", "-w -DISET_BUG_MERGE")
+        .env("REFERENCE_CXXFLAGS", "-w")
+        .env("CHECK_NAME", "check_equal")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("report in"), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    for f in ["standalone.cpp", "reduced.cpp", "README.md", "report.json"] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert!(
+        r["message"].as_str().unwrap().contains("check_equal"),
+        "{r}"
+    );
+    assert_eq!(r["library_version"], "iset-fixture 1");
+    assert_eq!(r["export"]["verified"], true, "{r}");
+    assert!(r["stats"].as_str().unwrap().contains("oracle calls"), "{r}");
+    // The planted merge bug lives in iset::unite, behind shift_by_parts (a shift done as a
+    // union of shifted halves): blame names that MR.
+    assert_eq!(
+        r["blame"]["suspects"],
+        serde_json::json!(["shift::shift_by_parts"]),
+        "{r}"
+    );
+    assert!(suspect_ops(&r).iter().any(|o| o == "iset::unite"), "{r}");
+
+    // The standalone export: the library alone, fails with the bug, passes without it.
+    let standalone = dir.join("standalone.cpp");
+    let text = std::fs::read_to_string(&standalone).unwrap();
+    assert!(
+        !text.contains("#include \"spec") && !text.contains("fuzz::set_term"),
+        "{text}"
+    );
+    assert_eq!(
+        build_with_library_alone(&standalone, &[]),
+        (true, true),
+        "{text}"
+    );
+    assert_eq!(
+        build_with_library_alone(&standalone, &["-DISET_BUG_MERGE"]),
+        (true, false),
+        "{text}"
+    );
+
+    // The reproduction command reproduces the failure (the check says interesting: exit 0).
+    let repro = r["reproduction"].as_str().unwrap();
+    let run = Command::new("sh")
+        .arg("-c")
+        .arg(repro)
+        .env("CXXFLAGS", "-w -DISET_BUG_MERGE")
+        .env("REFERENCE_CXXFLAGS", "-w")
+        .env("CHECK_NAME", "check_equal")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stdout);
+    assert!(said.contains("exit status 0"), "{repro}\n{said}");
+}
+
+#[test]
+fn reduce_refuses_a_non_empty_report_dir_before_any_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("t.cpp");
+    std::fs::copy(
+        root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"),
+        &input,
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("keep.txt"), "x").unwrap();
+    let output = tmp.path().join("out.cpp");
+    let out = Command::new(bin())
+        .arg("reduce")
+        .arg(&input)
+        .arg("--check")
+        .arg(tmp.path().join("no-such-script"))
+        .arg("-o")
+        .arg(&output)
+        .arg("--report")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not empty") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(!output.exists(), "nothing written");
 }

@@ -63,16 +63,22 @@ impl ExportArgs {
                 let oracle = ScriptOracle::new(check, &self.file, env)?;
                 let (export, m) = minimise(&sa, &oracle)?;
                 let note = format!(
-                    "{} of {} pulled-in declarations needed, {} oracle calls; the check passes",
-                    m.kept, m.pulled, m.oracle_calls
+                    "{} of {} pulled-in spec declarations kept, {} oracle call{}; the check \
+                     passes",
+                    m.kept,
+                    m.pulled,
+                    m.oracle_calls,
+                    if m.oracle_calls == 1 { "" } else { "s" }
                 );
                 (export, note)
             }
             None => {
                 let (export, tool) = format(&sa.render(&[]));
                 let note = format!(
-                    "{} declarations pulled in, formatted by {tool}; not checked (give --check)",
-                    sa.chunks.len()
+                    "{} spec declaration{} pulled in, formatted by {tool}; not checked (give \
+                     --check)",
+                    sa.chunks.len(),
+                    if sa.chunks.len() == 1 { "" } else { "s" }
                 );
                 (export, note)
             }

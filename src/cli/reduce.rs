@@ -182,6 +182,7 @@ impl ReduceArgs {
                 specs: self.reduction.spec.clone(),
                 library_version: self.library_version.clone(),
                 stats: Some(outcome.summary()),
+                env: opts.extra_env.clone(),
             };
             let report = crate::report::write(&report_opts, &dir)?;
             println!("{}", super::report::summary(&report, &dir));

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::cli::common::{CompilerFlags, CXXFLAGS_ENV};
 use crate::report::{prepare, write, ReportOptions};
 
 /// Arguments of `mfppr report`.
@@ -35,16 +36,27 @@ pub struct ReportArgs {
     /// Write into a non-empty report directory.
     #[arg(long)]
     force: bool,
+
+    /// The compiler's flags, as MF++'s generator takes them: -I/-iquote/-isystem DIR find the
+    /// headers; all reach the check script in MFPPR_CXXFLAGS.
+    #[arg(last = true, value_name = "COMPILER FLAGS")]
+    compiler_flags: Vec<String>,
 }
 
 impl ReportArgs {
     /// Run the command.
     pub fn run(self) -> anyhow::Result<ExitCode> {
         let dir = prepare(&self.output, self.force, &self.file)?;
+        let flags = CompilerFlags::parse(&self.compiler_flags)?;
         let opts = ReportOptions {
+            include_dirs: flags.search_dirs(&self.include),
+            env: flags
+                .env_value()
+                .map(|v| (CXXFLAGS_ENV.to_string(), v))
+                .into_iter()
+                .collect(),
             file: self.file,
             check: self.check,
-            include_dirs: self.include,
             specs: self.spec,
             library_version: self.library_version,
             stats: None,

@@ -27,6 +27,7 @@ mod tail;
 mod variant;
 
 use sweep::{sweep, whole_lines, SweepContext};
+pub(crate) use tail::as_operand;
 
 /// Options that change what the passes may remove.
 #[derive(Clone, Copy, Debug, Default)]
@@ -111,6 +112,14 @@ impl Opportunities for MfppOpportunities {
         text: &'a [u8],
         kind: OpportunityKind,
     ) -> anyhow::Result<Box<dyn Gathered + 'a>> {
+        if kind == OpportunityKind::Tail {
+            let combined = if self.options.tail {
+                tail::combined(text, self)
+            } else {
+                None
+            };
+            return Ok(Box::new(combined.unwrap_or_default()));
+        }
         let read = self.read(text)?;
         let ops = opportunities(text, &read.model, &self.catalogue, &self.options, kind);
         let known_instances = read

@@ -1,4 +1,4 @@
-//! Tail equivalences (design §10): a call of an MR whose family is an identity (the family's
+//! Tail equivalences (design §10): a call of a spec MR whose family is an identity (the family's
 //! base returns its argument, read from the catalogue) becomes that argument, and a call of a
 //! transplanted instance whose body only forwards to one call (a wrapper) becomes that call, with
 //! the wrapper's parameters replaced by the caller's arguments. Checks and fuzz-region markers
@@ -25,7 +25,7 @@ pub(super) fn equivalence_ops(
             if let Some(op) = inline_op(text, model, call) {
                 wrappers.push(op);
             }
-            if let Some(op) = identity_op(text, model, catalogue, call) {
+            if let Some(op) = identity_op(text, catalogue, call) {
                 identities.push(op);
             }
         }
@@ -53,21 +53,12 @@ fn editable_stmts(model: &TestModel) -> impl Iterator<Item = &Stmt> {
         })
 }
 
-/// `call` becomes its argument when it calls an MR of an identity family.
-fn identity_op(
-    text: &[u8],
-    model: &TestModel,
-    catalogue: &Catalogue,
-    call: &Call,
-) -> Option<Opportunity> {
-    let (kind, family) = match parse_qualified_mr(&call.callee) {
-        Some((kind, family, _)) => (kind, family.to_string()),
-        None => {
-            let inst = model.instance(&call.callee)?;
-            (inst.kind?, inst.family.clone()?)
-        }
-    };
-    let arg = catalogue.base_of(kind, &family)?.identity_arg?;
+/// `call` becomes its argument when it calls a spec MR (`metalib::…`) of an identity family. A
+/// transplanted instance of such a family is not offered: recursion folding already tried its
+/// family's base, which returns the same value.
+fn identity_op(text: &[u8], catalogue: &Catalogue, call: &Call) -> Option<Opportunity> {
+    let (kind, family, _) = parse_qualified_mr(&call.callee)?;
+    let arg = catalogue.base_of(kind, family)?.identity_arg?;
     let value = as_operand(slice(text, call.args.get(arg)?));
     Some(Opportunity {
         description: format!("replace the identity call {} by its argument", call.callee),

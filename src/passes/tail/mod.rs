@@ -2,16 +2,18 @@
 //! only what keeps every variant computing, from the same inputs, values the spec declares
 //! equivalent — so the oracle can judge them like any candidate without letting the reduction
 //! slip. One file per tail kind: `equivalence` (identity-family MR calls, wrapper instances),
-//! `inputs` (what `main` computes before the first variant), `text` (preprocessor lines,
+//! `inputs` (what `main` computes before the first variant: deletions for `tail_inputs`, moved
+//! values for `tail_equivalence`), `text` (preprocessor lines,
 //! comments, fuzz-region markers) and `tidy` (indentation, `class` spelling, unused `main`
 //! parameters). Never an edit of other statements of MR bodies, of checks or of steps.
 //!
-//! This module owns what they share: the dispatch and small text helpers.
+//! This module owns what they share: the dispatch, the combined candidate of
+//! [`OpportunityKind::Tail`] ([`combined`]) and small text helpers.
 
 use crate::catalogue::Catalogue;
 use crate::document::Span;
 use crate::model::TestModel;
-use crate::opportunity::OpportunityKind;
+use crate::opportunity::{Gathered, Opportunities, OpportunityKind};
 
 use super::Opportunity;
 
@@ -28,12 +30,79 @@ pub(super) fn tail_ops(
     kind: OpportunityKind,
 ) -> Vec<Opportunity> {
     match kind {
-        OpportunityKind::TailEquivalence => equivalence::equivalence_ops(text, model, catalogue),
+        OpportunityKind::TailEquivalence => {
+            let mut ops = equivalence::equivalence_ops(text, model, catalogue);
+            ops.extend(inputs::move_ops(text, model));
+            ops
+        }
         OpportunityKind::TailInputs => inputs::input_ops(text, model),
         OpportunityKind::TailText => text::text_ops(text, model),
         OpportunityKind::TailTidy => tidy::tidy_ops(text, model),
         _ => Vec::new(),
     }
+}
+
+/// The tail kinds whose edits [`combined`] applies, in this order: those that keep every value
+/// the test computes (not the input deletions, which the oracle often rejects).
+const COMBINED: [OpportunityKind; 3] = [
+    OpportunityKind::TailEquivalence,
+    OpportunityKind::TailText,
+    OpportunityKind::TailTidy,
+];
+
+/// How often [`combined`] takes all of one kind's opportunities again on its own result (a
+/// wrapper that forwards to a wrapper, a declaration read only by a deleted statement).
+const COMBINED_PASSES: usize = 4;
+
+/// A gathering of one prepared candidate (or none): what [`OpportunityKind::Tail`] offers.
+#[derive(Default)]
+pub(super) struct Combined {
+    candidate: Option<Vec<u8>>,
+    description: String,
+}
+
+impl Gathered for Combined {
+    fn len(&self) -> usize {
+        usize::from(self.candidate.is_some())
+    }
+
+    fn candidate(&self, window: std::ops::Range<usize>) -> Option<Vec<u8>> {
+        (window == (0..1)).then(|| self.candidate.clone()).flatten()
+    }
+
+    fn describe(&self, _: usize) -> String {
+        self.description.clone()
+    }
+}
+
+/// The candidate made of every opportunity of each [`COMBINED`] kind, in that order, each kind
+/// gathered (by `reduction`) on the previous kind's result and taken whole until it offers
+/// nothing new; `None` when that leaves `text` as it is. These edits keep the test's meaning,
+/// so this one candidate usually replaces a search per kind.
+pub(super) fn combined(text: &[u8], reduction: &dyn Opportunities) -> Option<Combined> {
+    let mut current = text.to_vec();
+    let mut taken: Vec<String> = Vec::new();
+    for kind in COMBINED {
+        let mut count = 0;
+        for _ in 0..COMBINED_PASSES {
+            let next = match reduction.gather(&current, kind) {
+                Ok(g) if !g.is_empty() => g.candidate(0..g.len()).map(|c| (c, g.len())),
+                _ => None,
+            };
+            let Some((next, n)) = next.filter(|(c, _)| *c != current) else {
+                break;
+            };
+            current = next;
+            count += n;
+        }
+        if count > 0 {
+            taken.push(format!("{count} {}", kind.name()));
+        }
+    }
+    (current != text).then(|| Combined {
+        candidate: Some(current),
+        description: format!("every tail edit at once: {}", taken.join(", ")),
+    })
 }
 
 /// Whether `s` is a C++ identifier (letters, digits, `_`, not starting with a digit).
@@ -61,7 +130,7 @@ fn is_primary(s: &str) -> bool {
 }
 
 /// `s` ready to stand where an expression was: parenthesised unless primary.
-fn as_operand(s: &str) -> String {
+pub(crate) fn as_operand(s: &str) -> String {
     let s = s.trim();
     if is_primary(s) {
         s.to_string()

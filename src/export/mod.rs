@@ -3,10 +3,11 @@
 //! [`Standalone::build`] follows the test's includes as the running (`EXECUTE`) build sees them,
 //! splits the headers into spec headers (anything mentioning `fuzz`, `metalib` or `mfr_*`), whose
 //! declarations it may pull in, and library headers, which stay `#include`d. It pulls in the
-//! closure of spec declarations the test uses, in header order within their namespaces, drops the
-//! fuzz-region markers and names inputs and results readably. [`minimise`] then drops pulled-in
-//! declarations one at a time with the oracle (a wrongly removed declaration fails to compile, so
-//! this cannot slip), and [`format`] indents with `clang-format` when installed.
+//! closure of spec declarations the test uses, in header order within their namespaces, replaces
+//! the spec's aliases of library types by those types, drops the fuzz-region markers and names
+//! inputs and results readably. [`minimise`] then drops, with the oracle, the pulled-in
+//! declarations the export might compile without (a wrongly removed declaration fails to
+//! compile, so this cannot slip), and [`format`] indents with `clang-format` when installed.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,8 @@ use crate::document::Document;
 use crate::edit::{self, Edit};
 use crate::error::{coded, ExitKind};
 use crate::oracle::{ScriptOracle, Verdict};
+
+mod simplify;
 
 /// Calls that only mark fuzz regions or template blocks; dropped from the export.
 const MARKERS: [&str; 5] = [
@@ -38,6 +41,9 @@ pub struct Chunk {
     pub name: String,
     /// Its source text.
     pub text: String,
+    /// The only declaration a reference of the test (or of another required chunk) can mean:
+    /// without it the export cannot compile, so [`minimise`] does not try.
+    pub required: bool,
 }
 
 /// The parts of a standalone export, before minimisation and formatting.
@@ -85,7 +91,9 @@ impl Standalone {
         for spec in specs {
             walk.header(spec)?;
         }
-        let test = test_code(&doc)?;
+        let (decls, test) = simplify::resolve_aliases(walk.decls, test_code(&doc)?);
+        let test = simplify::inline_calls(&decls, test)?;
+        let test = simplify::scalarise(&decls, test)?;
         let test_doc = Document::parse(test.clone().into_bytes())?;
         let roots: Vec<Declaration> = test_doc
             .declarations()
@@ -95,20 +103,22 @@ impl Standalone {
                 Item::Include { .. } => None,
             })
             .collect();
-        let needed = closure(&roots, &walk.decls);
-        let chunks = walk
-            .decls
+        let needed = closure(&roots, &decls);
+        let required = required(&roots, &decls, &needed);
+        let chunks: Vec<Chunk> = decls
             .into_iter()
-            .zip(needed)
-            .filter(|(_, n)| *n)
-            .map(|((d, text), _)| Chunk {
+            .zip(needed.into_iter().zip(required))
+            .filter(|(_, (n, _))| *n)
+            .map(|((d, text), (_, required))| Chunk {
                 namespaces: d.namespaces,
                 name: d.name.unwrap_or_default(),
                 text,
+                required,
             })
             .collect();
+        let includes = simplify::used_includes(walk.includes, &chunks, &test);
         Ok(Standalone {
-            includes: walk.includes,
+            includes,
             chunks,
             test,
             source: path
@@ -120,30 +130,25 @@ impl Standalone {
 
     /// The export text with the chunks `keep` marks (all when shorter), unformatted.
     pub fn render(&self, keep: &[bool]) -> String {
-        let mut out = format!(
-            "// Standalone reproduction exported by mfppr from {}.\n",
-            self.source
-        );
+        let mut out = format!("// Exported by mfppr from {}.\n", self.source);
         for inc in &self.includes {
             out.push_str(inc);
             out.push('\n');
         }
         out.push('\n');
+        // Consecutive chunks of one namespace share a (C++17 nested) namespace definition.
         let mut open: &[String] = &[];
         for (i, chunk) in self.chunks.iter().enumerate() {
             if !keep.get(i).copied().unwrap_or(true) {
                 continue;
             }
-            let common = open
-                .iter()
-                .zip(&chunk.namespaces)
-                .take_while(|(a, b)| a == b)
-                .count();
-            close(&mut out, &open[common..]);
-            for ns in &chunk.namespaces[common..] {
-                out.push_str(&format!("namespace {ns} {{\n"));
+            if chunk.namespaces != open {
+                close(&mut out, open);
+                if !chunk.namespaces.is_empty() {
+                    out.push_str(&format!("namespace {} {{\n", chunk.namespaces.join("::")));
+                }
+                open = &chunk.namespaces;
             }
-            open = &chunk.namespaces;
             out.push_str(&chunk.text);
             out.push_str("\n\n");
         }
@@ -154,7 +159,7 @@ impl Standalone {
     }
 }
 
-/// Close the namespaces `open` (innermost last).
+/// Close the namespace definition of `open` (nothing when it is the global one).
 fn close(out: &mut String, open: &[String]) {
     if open.is_empty() {
         return;
@@ -162,10 +167,7 @@ fn close(out: &mut String, open: &[String]) {
     while out.ends_with("\n\n") {
         out.pop();
     }
-    for ns in open.iter().rev() {
-        out.push_str(&format!("}} // namespace {ns}\n"));
-    }
-    out.push('\n');
+    out.push_str(&format!("}} // namespace {}\n\n", open.join("::")));
 }
 
 /// The include walk: library includes kept, spec declarations collected in header order.
@@ -305,6 +307,37 @@ fn closure(roots: &[Declaration], decls: &[(Declaration, String)]) -> Vec<bool> 
         }
     }
     needed
+}
+
+/// Which of the `needed` `decls` are required: the only needed declaration that a reference of
+/// the `roots`, of an unnamed needed declaration or of another required one can mean.
+fn required(roots: &[Declaration], decls: &[(Declaration, String)], needed: &[bool]) -> Vec<bool> {
+    let mut required: Vec<bool> = decls
+        .iter()
+        .zip(needed)
+        .map(|((d, _), n)| *n && d.name.is_none())
+        .collect();
+    let mut queue: Vec<&Declaration> = roots.iter().collect();
+    queue.extend(
+        decls
+            .iter()
+            .zip(&required)
+            .filter(|(_, r)| **r)
+            .map(|((d, _), _)| d),
+    );
+    while let Some(user) = queue.pop() {
+        for r in &user.refs {
+            let mut meant = (0..decls.len())
+                .filter(|&i| needed[i] && refers_to(r, &user.namespaces, &decls[i].0));
+            if let (Some(i), None) = (meant.next(), meant.next()) {
+                if !required[i] {
+                    required[i] = true;
+                    queue.push(&decls[i].0);
+                }
+            }
+        }
+    }
+    required
 }
 
 /// The readable name for an MF++ name: `output_var_k` → `in<k>`, `r_0` → `ref`,
@@ -491,9 +524,9 @@ pub struct Minimised {
     pub oracle_calls: usize,
 }
 
-/// Verify the export is interesting, then drop pulled-in declarations one at a time (last first,
-/// so a user goes before what it uses) while it stays interesting; the formatted result is
-/// verified again. Returns the final text.
+/// Verify the formatted export is interesting, then drop the pulled-in declarations that are not
+/// [`Chunk::required`] one at a time (last first, so a user goes before what it uses) while it
+/// stays interesting. Returns the final text, the last one found interesting.
 pub fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String, Minimised)> {
     let cancel = AtomicBool::new(false);
     let mut stats = Minimised {
@@ -509,20 +542,22 @@ pub fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String, Minim
         ))
     };
     let mut keep = vec![true; sa.chunks.len()];
-    let (ok, tail) = judge(&sa.render(&keep))?;
+    let mut text = format(&sa.render(&keep)).0;
+    let (ok, tail) = judge(&text)?;
     if !ok {
         return Err(not_interesting(&tail));
     }
     for i in (0..keep.len()).rev() {
+        if sa.chunks[i].required {
+            continue;
+        }
         keep[i] = false;
-        if !judge(&sa.render(&keep))?.0 {
+        let smaller = format(&sa.render(&keep)).0;
+        if judge(&smaller)?.0 {
+            text = smaller;
+        } else {
             keep[i] = true;
         }
-    }
-    let (text, _) = format(&sa.render(&keep));
-    let (ok, tail) = judge(&text)?;
-    if !ok {
-        return Err(not_interesting(&tail));
     }
     stats.kept = keep.iter().filter(|k| **k).count();
     Ok((text, stats))
