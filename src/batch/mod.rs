@@ -559,6 +559,42 @@ mod tests {
         assert_eq!(discover(&[a.join("t.cpp")]).unwrap()[0].stem, "t");
     }
 
+    /// The reduced merge fixture, its options with the spec, and an oracle running `script`.
+    fn blamed(script: &str) -> (tempfile::TempDir, Suspects) {
+        use std::os::unix::fs::PermissionsExt;
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().unwrap();
+        let check = dir.path().join("check.sh");
+        std::fs::write(&check, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let input = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let mut ro = ReduceOptions::new(&input, &check);
+        ro.include_dirs = vec![root.join("fixtures/iset/spec")];
+        let oracle = ScriptOracle::new(&check, &input, Vec::new()).unwrap();
+        let text = std::fs::read(&input).unwrap();
+        let found = suspects(&ro, &text, &oracle, true).unwrap();
+        (dir, found)
+    }
+
+    #[test]
+    fn blame_gives_the_suspect_families_or_base_operations() {
+        // The failure needs the shift_by_parts instance: folding it to shift's base removes it.
+        let (_dir, found) = blamed(r#"grep -q 'shift_by_parts_2_5(fctx' "$1""#);
+        assert_eq!(found.suspects, ["relations::shift"]);
+        assert_eq!(found.from, "blame");
+        assert_eq!(found.blame_calls, 1, "one site, no fold-all run");
+        assert!(found.library_calls.contains(&"iset::unite".to_string()));
+        assert!(found.mrs.contains(&"relations::complement".to_string()));
+        // A failure no fold removes: the base operations alone.
+        let (_dir, found) = blamed("exit 0");
+        assert!(found.suspects.is_empty());
+        assert_eq!(found.from, triage::BASE_OPERATIONS);
+        assert_eq!(
+            triage::signature("check_equal", &found.suspects, &found.from),
+            "check_equal | base operations"
+        );
+    }
+
     #[test]
     fn jobs_are_shared_by_the_tests_in_flight() {
         let mut opts = BatchOptions {
