@@ -81,6 +81,9 @@ pub struct ReduceOptions {
     pub verbose: u8,
     /// Keep the check directories of interesting and timed-out runs here, as `<n>/`.
     pub save_temps: Option<PathBuf>,
+    /// The scripts' `MFPPR_CACHE_DIR` (an existing directory the caller owns, e.g. one per
+    /// campaign); `None`: a fresh one for this run, removed at its end.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl ReduceOptions {
@@ -107,6 +110,7 @@ impl ReduceOptions {
             strict_spec: false,
             verbose: 0,
             save_temps: None,
+            cache_dir: None,
         }
     }
 }
@@ -208,9 +212,13 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     let mut oracle = ScriptOracle::new(&opts.check, &opts.input, opts.extra_env.clone())?;
     oracle.set_save_temps(opts.save_temps.clone());
     // The scripts' cache of precompiled include blocks, removed when this function returns,
-    // unless the user chose one (environment or --env).
+    // unless the user chose one (environment or --env) or the caller gave one.
     let cache_dir = run_cache_dir(opts)?;
-    oracle.set_cache_dir(cache_dir.as_ref().map(|d| d.path().to_path_buf()));
+    oracle.set_cache_dir(
+        opts.cache_dir
+            .clone()
+            .or_else(|| cache_dir.as_ref().map(|d| d.path().to_path_buf())),
+    );
 
     // The original must be interesting before anything is written.
     let (timeout, trivial) = check_original(opts, &mut oracle, &endings.to_file(&text))?;
@@ -444,9 +452,11 @@ fn warn_if_trivial_is_interesting(
     Ok(calls)
 }
 
-/// A fresh cache directory for the check scripts, unless `MFPPR_CACHE_DIR` is already set.
+/// A fresh cache directory for the check scripts, unless `MFPPR_CACHE_DIR` is already set or
+/// the caller gave one.
 fn run_cache_dir(opts: &ReduceOptions) -> anyhow::Result<Option<tempfile::TempDir>> {
-    if std::env::var_os("MFPPR_CACHE_DIR").is_some()
+    if opts.cache_dir.is_some()
+        || std::env::var_os("MFPPR_CACHE_DIR").is_some()
         || opts.extra_env.iter().any(|(k, _)| k == "MFPPR_CACHE_DIR")
     {
         return Ok(None);

@@ -120,6 +120,8 @@ pub struct Fold {
     pub callee: String,
     /// The MR it is (`family::name`).
     pub mr: String,
+    /// Its family, qualified (`relations::shift`).
+    pub family: String,
     /// The base it was folded to.
     pub base: String,
     /// The variant the call belongs to.
@@ -322,6 +324,7 @@ fn mr_name(family: Option<&str>, name: &str) -> String {
 struct Site {
     callee: String,
     mr: String,
+    family: String,
     base: String,
     variant: usize,
     span: Span,
@@ -339,6 +342,7 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
                 sites.push(Site {
                     callee: callee.to_string(),
                     mr: mr_name(Some(family), &inst.mr),
+                    family: format!("{}::{family}", kind.namespace()),
                     base: base.qualified(),
                     variant,
                     span: span.clone(),
@@ -350,6 +354,7 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
                     sites.push(Site {
                         callee: callee.to_string(),
                         mr: format!("{family}::{name}"),
+                        family: format!("{}::{family}", kind.namespace()),
                         base: base.qualified(),
                         variant,
                         span: span.clone(),
@@ -375,8 +380,10 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
     sites
 }
 
-/// Fold each site alone, then all together, with the oracle.
-fn blame(
+/// Blame (design §10): fold each site of `text` (a test the oracle finds interesting) alone,
+/// then all together, with the oracle: one run per site, plus one when there are two sites or
+/// more (with none, the text itself is interesting; with one, folding all is that fold).
+pub fn blame(
     text: &[u8],
     model: &TestModel,
     catalogue: &Catalogue,
@@ -398,17 +405,24 @@ fn blame(
         folds.push(Fold {
             callee: s.callee.clone(),
             mr: s.mr.clone(),
+            family: s.family.clone(),
             base: s.base.clone(),
             variant: s.variant,
             suspect,
             library_ops: ops.of(&s.callee).into_iter().collect(),
         });
     }
-    let all: Vec<Edit> = sites
-        .iter()
-        .map(|s| Edit::replace(s.span.clone(), s.base.clone()))
-        .collect();
-    let base_operations_implicated = interesting(&all)?;
+    let base_operations_implicated = match folds.as_slice() {
+        [] => true,
+        [one] => !one.suspect,
+        _ => {
+            let all: Vec<Edit> = sites
+                .iter()
+                .map(|s| Edit::replace(s.span.clone(), s.base.clone()))
+                .collect();
+            interesting(&all)?
+        }
+    };
     let mut suspects: Vec<String> = Vec::new();
     for f in folds.iter().filter(|f| f.suspect) {
         if !suspects.contains(&f.mr) {

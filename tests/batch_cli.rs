@@ -1,7 +1,9 @@
 //! End-to-end campaign mode with real g++ and `interestingness/check-failure.py`: a batch of two
-//! merge-bug tests and one passing test, stopped by SIGTERM, killed (SIGKILL) mid-run and
-//! resumed, then the same campaign as a task file run by real GNU parallel and merged with
-//! `--collect`; and the Slurm script's task-line selection (a real Slurm: `tests/batch_slurm.rs`).
+//! merge-bug tests and one passing test of the campaign corpus (`fixtures/campaign`, small tests;
+//! `--no-tail`, which the journal and the scale-out do not depend on), stopped by SIGTERM, killed
+//! (SIGKILL) mid-run and resumed, then the same campaign as a task file run by real GNU parallel
+//! and merged with `--collect`; and the Slurm script's task-line selection (a real Slurm:
+//! `tests/batch_slurm.rs`). The whole corpus: `tests/campaign.rs`.
 
 mod common;
 
@@ -12,7 +14,9 @@ use std::time::{Duration, Instant};
 use common::root;
 use serde_json::Value;
 
-const TESTS: &[&str] = &["iset_merge_small_a", "iset_merge_small_b", "iset_pass_tiny"];
+/// Smallest first: the passing test, then two tests of the merge bug (blame: `relations::shift`).
+const TESTS: &[&str] = &["t_iset_4", "t_iset_82", "t_iset_16"];
+const PASSING: &str = "t_iset_4";
 
 /// The campaign's options after the inputs: check, spec, environment, jobs.
 fn campaign_args(out: &Path) -> Vec<String> {
@@ -36,6 +40,7 @@ fn campaign_args(out: &Path) -> Vec<String> {
         "-j2".into(),
         "--tests-at-once".into(),
         "2".into(),
+        "--no-tail".into(),
     ]
 }
 
@@ -100,7 +105,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     std::fs::create_dir(&inputs).unwrap();
     for t in TESTS {
         std::fs::copy(
-            root().join("fixtures/tests").join(format!("{t}.cpp")),
+            root().join("fixtures/campaign").join(format!("{t}.cpp")),
             inputs.join(format!("{t}.cpp")),
         )
         .unwrap();
@@ -119,7 +124,8 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         .unwrap();
     let began = Instant::now();
     while !stopped
-        .join("iset_merge_small_b/iset_merge_small_b.reduced.cpp")
+        .join(TESTS[1])
+        .join(format!("{}.reduced.cpp", TESTS[1]))
         .exists()
     {
         assert!(
@@ -142,7 +148,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert!(finished.iter().all(|r| r["outcome"] != "reduced"));
     assert!(stopped.join("summary.json").is_file());
 
-    // Kill the batch once the passing test and the smaller merge test are journaled.
+    // Kill the batch once the passing test and one merge test are journaled.
     let mut child = mfppr()
         .arg("batch")
         .arg(&inputs)
@@ -165,12 +171,15 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let before = journal_lines(&out);
     assert_eq!(before.len(), 2, "the kill came after every test finished");
     let first = records(&out);
-    assert_eq!(
-        record(&first, "iset_pass_tiny")["outcome"],
-        "not_interesting"
-    );
-    assert_eq!(record(&first, "iset_merge_small_b")["outcome"], "reduced");
-    let unfinished = out.join("iset_merge_small_a/iset_merge_small_a.reduced.cpp");
+    assert_eq!(record(&first, PASSING)["outcome"], "not_interesting");
+    let done = TESTS[1..]
+        .iter()
+        .copied()
+        .find(|t| first.iter().any(|r| r["stem"] == *t))
+        .expect("a merge test finished");
+    assert_eq!(record(&first, done)["outcome"], "reduced");
+    let cut = TESTS[1..].iter().copied().find(|t| *t != done).unwrap();
+    let unfinished = out.join(cut).join(format!("{cut}.reduced.cpp"));
     let partial = std::fs::metadata(&unfinished)
         .expect("a best result so far")
         .len();
@@ -210,7 +219,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         "the journal's finished lines changed"
     );
     let all = records(&out);
-    let a = record(&all, "iset_merge_small_a");
+    let a = record(&all, cut);
     assert_eq!(a["outcome"], "reduced");
     assert!(a["bytes_after"].as_u64().unwrap() <= partial);
     assert_eq!(a["hash"].as_str().unwrap().len(), 64);
@@ -220,25 +229,19 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         "{stdout}"
     );
 
-    // Both merge tests are one bug: one group with the smaller result as representative.
+    // Both merge tests are one bug (blame names the shift MR of each): one group.
     let local = groups(&out);
     assert_eq!(
         local,
         vec![
             (
                 "check_equal | relations::shift".to_string(),
-                vec![
-                    "iset_merge_small_a".to_string(),
-                    "iset_merge_small_b".to_string()
-                ]
+                vec![TESTS[2].to_string(), TESTS[1].to_string()]
             ),
-            (
-                "not_interesting".to_string(),
-                vec!["iset_pass_tiny".to_string()]
-            ),
+            ("not_interesting".to_string(), vec![PASSING.to_string()]),
         ]
     );
-    for t in ["iset_merge_small_a", "iset_merge_small_b"] {
+    for t in &TESTS[1..] {
         let r = record(&all, t);
         let text = reduced_bytes(&out, t);
         assert_eq!(r["bytes_after"].as_u64().unwrap(), text.len() as u64);
@@ -264,7 +267,11 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert!(emitted.status.success());
     let lines = std::fs::read_to_string(&tasks).unwrap();
     assert_eq!(lines.lines().count(), 3);
-    assert!(lines.lines().next().unwrap().contains("iset_pass_tiny.cpp"));
+    assert!(lines
+        .lines()
+        .next()
+        .unwrap()
+        .contains(&format!("{PASSING}.cpp")));
     let ran = Command::new(root().join("scripts/batch-parallel"))
         .arg(&tasks)
         .arg("-j2")
@@ -291,11 +298,8 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert!(collected.status.success());
     assert_eq!(groups(&out2), local);
     assert_eq!(journal_lines(&out2).len(), 3);
-    // The tests the kill did not touch give the same bytes.
-    assert_eq!(
-        reduced_bytes(&out2, "iset_merge_small_b"),
-        reduced_bytes(&out, "iset_merge_small_b")
-    );
+    // The test the kill did not touch gives the same bytes.
+    assert_eq!(reduced_bytes(&out2, done), reduced_bytes(&out, done));
     // Collecting twice adds nothing.
     let again = mfppr()
         .arg("batch")

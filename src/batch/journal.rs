@@ -65,9 +65,20 @@ pub struct Record {
     /// Sorted MR families left in the result (reduced tests only).
     #[serde(default)]
     pub mrs: Vec<String>,
-    /// Sorted suspect MR families: where a checked variant differs from the reference.
+    /// Sorted suspect MR families: those blame finds (folding one of their calls to the family's
+    /// base makes the failure go away), else where a checked variant differs from the reference.
     #[serde(default)]
     pub suspects: Vec<String>,
+    /// Sorted library calls the blamed suspects reach.
+    #[serde(default)]
+    pub library_calls: Vec<String>,
+    /// Where the suspects come from: `blame`, `blame: base operations` (the failure survives
+    /// folding every MR), or `variants: <why blame did not decide>`.
+    #[serde(default)]
+    pub suspects_from: String,
+    /// Check runs of blame (part of `oracle_calls`).
+    #[serde(default)]
+    pub blame_calls: u64,
     /// The triage signature: `failure | suspects` (reduced tests), or the outcome.
     pub signature: String,
     /// The reduced test (reduced tests only).
@@ -191,6 +202,9 @@ mod tests {
             failure: Some("check_equal".into()),
             mrs: vec!["relations::shift".into()],
             suspects: vec!["relations::shift".into()],
+            library_calls: vec!["iset::shift".into()],
+            suspects_from: "blame".into(),
+            blame_calls: 1,
             signature: "check_equal | relations::shift".into(),
             output: Some(PathBuf::from(format!("/o/{stem}/{stem}.reduced.cpp"))),
             stats: None,

@@ -5,14 +5,16 @@
 //! `result.json`), the journal ([`journal`]) and the summary ([`triage`]). Each test is reduced by
 //! [`crate::reduce::reduce`] as a library call; `--tests-at-once K` tests run at once, each with
 //! `N / K` check runs at once, which keeps every test's result independent of scheduling (mfppr's
-//! output is the same for any `-j`). Scale-out ([`tasks`]) runs the same per-test step
-//! ([`run_one`]) as one command per test and merges the per-test `result.json` files afterwards.
+//! output is the same for any `-j`). After the reduction, the result is checked once more (for
+//! the failure's name) and blamed for the triage signature ([`triage`]). Scale-out ([`tasks`])
+//! runs the same per-test step ([`run_one`]) as one command per test and merges the per-test
+//! `result.json` files afterwards.
 
 pub mod journal;
 pub mod tasks;
 pub mod triage;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -25,7 +27,7 @@ use crate::catalogue::Catalogue;
 use crate::document::Document;
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::model::TestModel;
-use crate::oracle::ScriptOracle;
+use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
 use crate::reduce::{reduce, ReduceOptions};
 use journal::{Journal, Outcome, Record};
 use triage::Summary;
@@ -150,6 +152,9 @@ pub fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
         failure: None,
         mrs: Vec::new(),
         suspects: Vec::new(),
+        library_calls: Vec::new(),
+        suspects_from: String::new(),
+        blame_calls: 0,
         signature: String::new(),
         output: None,
         stats: None,
@@ -187,6 +192,20 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     ro.jobs = opts.jobs_per_test();
     ro.resume = opts.resume && output.exists();
     ro.quiet = true;
+    // One cache for the reduction, the last check and blame (precompiled include block, the
+    // original's failure), unless the campaign or the user has one.
+    let own_cache = match ro.cache_dir.is_none() && !user_cache_dir(&ro) {
+        true => Some(
+            tempfile::Builder::new()
+                .prefix("mfppr-cache-")
+                .tempdir()
+                .context("cannot create the cache directory for the check; check TMPDIR")?,
+        ),
+        false => None,
+    };
+    if let Some(own) = &own_cache {
+        ro.cache_dir = Some(own.path().to_path_buf());
+    }
     let outcome = match reduce(&ro) {
         Ok(outcome) => outcome,
         Err(e) => {
@@ -205,40 +224,115 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     // `reduce` does not hand back the check's output, so the result is checked once more for it.
     let mut oracle = ScriptOracle::new(&ro.check, &ro.input, ro.extra_env.clone())?;
     oracle.set_timeout(Some(outcome.timeout));
+    oracle.set_cache_dir(ro.cache_dir.clone());
     let run = oracle.run(&reduced, &AtomicBool::new(false))?;
-    if crate::interrupt::requested() {
-        return Err(coded(
+    let interrupted = || {
+        coded(
             ExitKind::Interrupted,
             format!("interrupted while checking {}", output.display()),
-        ));
+        )
+    };
+    if crate::interrupt::requested() {
+        return Err(interrupted());
+    }
+    if let (true, RunEnd::Exited { status, .. }) = (ro.interesting_exit_auto, run.end) {
+        oracle.set_expected(Expected::Status(status));
     }
     let failure = triage::failure_of(&run.stderr_tail, run.end);
-    let (mrs, suspects) = match families(&ro, &reduced) {
+    let interesting = oracle.verdict_of(run.end) == Verdict::Interesting;
+    let found = match suspects(&ro, &reduced, &oracle, interesting) {
         Ok(found) => found,
         Err(e) => {
             record.message = Some(format!("cannot list the MRs of the result: {e:#}"));
-            (Vec::new(), Vec::new())
+            Suspects::default()
         }
     };
+    if crate::interrupt::requested() {
+        return Err(interrupted());
+    }
     record.outcome = Outcome::Reduced;
     record.bytes_after = reduced.len() as u64;
-    record.oracle_calls = outcome.stats.oracle_calls as u64 + 1;
-    record.signature = triage::signature(&failure, &suspects);
+    record.oracle_calls = outcome.stats.oracle_calls as u64 + 1 + found.blame_calls;
+    record.signature = triage::signature(&failure, &found.suspects, &found.from);
     record.failure = Some(failure);
-    record.mrs = mrs;
-    record.suspects = suspects;
+    record.mrs = found.mrs;
+    record.suspects = found.suspects;
+    record.library_calls = found.library_calls;
+    record.suspects_from = found.from;
+    record.blame_calls = found.blame_calls;
     record.output = Some(output);
     record.stats = Some(stats);
     Ok(())
 }
 
-/// The remaining and the suspect MR families of the reduced text, read with the input's spec
-/// catalogue.
-fn families(ro: &ReduceOptions, reduced: &[u8]) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+/// Whether the user chose the scripts' cache directory (environment or `--env`).
+fn user_cache_dir(ro: &ReduceOptions) -> bool {
+    std::env::var_os("MFPPR_CACHE_DIR").is_some()
+        || ro.extra_env.iter().any(|(k, _)| k == "MFPPR_CACHE_DIR")
+}
+
+/// What triage knows about the MRs of a reduced test.
+#[derive(Debug, Default)]
+struct Suspects {
+    /// The MR families left in it.
+    mrs: Vec<String>,
+    /// The suspect families.
+    suspects: Vec<String>,
+    /// The library calls the blamed suspects reach.
+    library_calls: Vec<String>,
+    /// Where the suspects come from (see [`Record::suspects_from`]).
+    from: String,
+    /// Check runs of blame.
+    blame_calls: u64,
+}
+
+/// The remaining MR families of the reduced text and its suspects: blame's
+/// ([`crate::report::blame`], one check run per foldable call, one more when there are several)
+/// when the result is still interesting and every instance has a base to fold to; otherwise
+/// (and when no single fold removes the failure, yet folding all does) the families of the steps
+/// where a checked variant differs from the reference.
+fn suspects(
+    ro: &ReduceOptions,
+    reduced: &[u8],
+    oracle: &ScriptOracle,
+    interesting: bool,
+) -> anyhow::Result<Suspects> {
     let doc = Document::parse(reduced.to_vec())?;
     let catalogue = Catalogue::load_for(&ro.input, &doc, &ro.include_dirs, &ro.specs)?;
     let model = TestModel::build(&doc, &catalogue)?;
-    Ok((triage::remaining_mrs(&model), triage::suspect_mrs(&model)))
+    let mut found = Suspects {
+        mrs: triage::remaining_mrs(&model),
+        ..Suspects::default()
+    };
+    let unfoldable = model.instances.iter().find(|i| match (i.kind, &i.family) {
+        (Some(kind), Some(family)) => catalogue.base_of(kind, family).is_none(),
+        _ => true,
+    });
+    let why = if !interesting {
+        "the result was not interesting on its last check".to_string()
+    } else if let Some(i) = unfoldable {
+        format!("the catalogue has no base MR to fold {} to", i.name)
+    } else {
+        let blame = crate::report::blame(reduced, &model, &catalogue, oracle)?;
+        found.blame_calls = blame.oracle_calls as u64;
+        let suspect = blame.folds.iter().filter(|f| f.suspect);
+        let families: BTreeSet<String> = suspect.clone().map(|f| f.family.clone()).collect();
+        let calls: BTreeSet<String> = suspect.flat_map(|f| f.library_ops.clone()).collect();
+        if !families.is_empty() {
+            found.suspects = families.into_iter().collect();
+            found.library_calls = calls.into_iter().collect();
+            found.from = "blame".to_string();
+            return Ok(found);
+        }
+        if blame.base_operations_implicated {
+            found.from = triage::BASE_OPERATIONS.to_string();
+            return Ok(found);
+        }
+        "no single fold removes the failure".to_string()
+    };
+    found.suspects = triage::suspect_mrs(&model);
+    found.from = format!("variants: {why}");
+    Ok(found)
 }
 
 /// The latest record per stem, in stem order.
@@ -289,8 +383,24 @@ impl Progress {
 }
 
 /// Reduce every test of `tests` (a local campaign); returns the summary of the whole journal.
+/// The tests share one cache directory for the check scripts (their include blocks are mostly
+/// the same), unless the user chose one.
 pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
     crate::interrupt::install()?;
+    let shared_cache = match opts.reduce.cache_dir.is_none() && !user_cache_dir(&opts.reduce) {
+        true => Some(
+            tempfile::Builder::new()
+                .prefix("mfppr-batch-cache-")
+                .tempdir()
+                .context("cannot create the cache directory for the check; check TMPDIR")?,
+        ),
+        false => None,
+    };
+    let mut shared = opts.clone();
+    if let Some(dir) = &shared_cache {
+        shared.reduce.cache_dir = Some(dir.path().to_path_buf());
+    }
+    let opts = &shared;
     std::fs::create_dir_all(&opts.out_dir).with_context(|| {
         format!(
             "cannot create the output directory {}",
@@ -447,6 +557,42 @@ mod tests {
         assert!(tests[0].stem.starts_with("t-") && tests[2].stem.starts_with("t-"));
         assert_ne!(tests[0].stem, tests[2].stem);
         assert_eq!(discover(&[a.join("t.cpp")]).unwrap()[0].stem, "t");
+    }
+
+    /// The reduced merge fixture, its options with the spec, and an oracle running `script`.
+    fn blamed(script: &str) -> (tempfile::TempDir, Suspects) {
+        use std::os::unix::fs::PermissionsExt;
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().unwrap();
+        let check = dir.path().join("check.sh");
+        std::fs::write(&check, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let input = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let mut ro = ReduceOptions::new(&input, &check);
+        ro.include_dirs = vec![root.join("fixtures/iset/spec")];
+        let oracle = ScriptOracle::new(&check, &input, Vec::new()).unwrap();
+        let text = std::fs::read(&input).unwrap();
+        let found = suspects(&ro, &text, &oracle, true).unwrap();
+        (dir, found)
+    }
+
+    #[test]
+    fn blame_gives_the_suspect_families_or_base_operations() {
+        // The failure needs the shift_by_parts instance: folding it to shift's base removes it.
+        let (_dir, found) = blamed(r#"grep -q 'shift_by_parts_2_5(fctx' "$1""#);
+        assert_eq!(found.suspects, ["relations::shift"]);
+        assert_eq!(found.from, "blame");
+        assert_eq!(found.blame_calls, 1, "one site, no fold-all run");
+        assert!(found.library_calls.contains(&"iset::unite".to_string()));
+        assert!(found.mrs.contains(&"relations::complement".to_string()));
+        // A failure no fold removes: the base operations alone.
+        let (_dir, found) = blamed("exit 0");
+        assert!(found.suspects.is_empty());
+        assert_eq!(found.from, triage::BASE_OPERATIONS);
+        assert_eq!(
+            triage::signature("check_equal", &found.suspects, &found.from),
+            "check_equal | base operations"
+        );
     }
 
     #[test]

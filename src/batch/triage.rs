@@ -1,10 +1,14 @@
 //! Triage of a campaign: the signature of a reduced test, groups of tests with the same signature,
 //! `OUTDIR/summary.json` and the printed table.
 //!
-//! A signature is the failing check or signal (read from the stderr tail of the check's run on
-//! the reduced test) and the sorted suspect MR families of the reduced test: those of the steps
-//! where a checked variant differs from the reference (design §11; blame's suspects replace these
-//! once §10 lands, issue 9). Tests that were not reduced are grouped by outcome.
+//! A signature is the failing check, exception or signal (read from the stderr tail of the
+//! check's run on the reduced test) and the sorted suspect MR families of the reduced test
+//! (design §11): blame's suspects (design §10, [`crate::report::blame`]: the families of the MR
+//! calls whose folding to the family's base makes the failure go away), or `base operations` when
+//! the failure survives folding every MR. Where blame cannot decide (the result no longer
+//! interesting, an instance without a base MR, no single fold that matters), the families of the
+//! steps where a checked variant differs from the reference stand in ([`suspect_mrs`]). Tests
+//! that were not reduced are grouped by outcome.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,14 +28,16 @@ pub const SUMMARY: &str = "summary.json";
 /// uncaught exception, else the signal, else how the check script ended.
 pub fn failure_of(stderr_tail: &str, end: RunEnd) -> String {
     let check = regex::Regex::new(r"metalib::checks::(\w+)").expect("valid regex");
-    let exception = regex::Regex::new(r"instance of '([^']+)'").expect("valid regex");
+    let exception =
+        regex::Regex::new(r"instance of '([^']+)'|\bexception ([\w:]+)").expect("valid regex");
     let signal = regex::Regex::new(r"signal (\d+)").expect("valid regex");
     let status = regex::Regex::new(r"status (\d+)").expect("valid regex");
     if let Some(c) = check.captures(stderr_tail) {
         return c[1].to_string();
     }
     if let Some(c) = exception.captures(stderr_tail) {
-        return format!("exception {}", &c[1]);
+        let name = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
+        return format!("exception {name}");
     }
     if let Some(c) = signal.captures(stderr_tail) {
         return format!("signal {}", &c[1]);
@@ -73,8 +79,8 @@ pub fn remaining_mrs(model: &TestModel) -> Vec<String> {
     mrs.into_iter().collect()
 }
 
-/// The suspect MR families of a reduced test, standing in for blame (issue 9): the families of
-/// the steps where a checked variant differs from the reference `r_0` (another callee at the same
+/// The suspect MR families of a reduced test where blame cannot decide: the families of the
+/// steps where a checked variant differs from the reference `r_0` (another callee at the same
 /// position); all remaining families when no step differs.
 pub fn suspect_mrs(model: &TestModel) -> Vec<String> {
     let reference = model.variants.iter().find(|v| v.index == 0);
@@ -95,9 +101,16 @@ pub fn suspect_mrs(model: &TestModel) -> Vec<String> {
     suspects.into_iter().collect()
 }
 
-/// The triage signature of a reduced test.
-pub fn signature(failure: &str, mrs: &[String]) -> String {
-    format!("{failure} | {}", mrs.join(" "))
+/// [`Record::suspects_from`] when the failure survives folding every MR to its base.
+pub const BASE_OPERATIONS: &str = "blame: base operations";
+
+/// The triage signature of a reduced test: the failure, then its suspect MR families, or `base
+/// operations` when blame found that the library's base operations alone fail.
+pub fn signature(failure: &str, suspects: &[String], from: &str) -> String {
+    if from == BASE_OPERATIONS {
+        return format!("{failure} | base operations");
+    }
+    format!("{failure} | {}", suspects.join(" "))
 }
 
 /// The smallest test of a group.
@@ -247,6 +260,9 @@ mod tests {
             failure: None,
             mrs: Vec::new(),
             suspects: Vec::new(),
+            library_calls: Vec::new(),
+            suspects_from: String::new(),
+            blame_calls: 0,
             signature: signature.to_string(),
             output: None,
             stats: None,
@@ -271,6 +287,13 @@ mod tests {
             failure_of(
                 "terminate called after throwing an instance of 'std::out_of_range' \
                  crash.py: matched: killed by signal 6",
+                end
+            ),
+            "exception std::out_of_range"
+        );
+        assert_eq!(
+            failure_of(
+                "check-failure.py: matched: exception std::out_of_range (status 134)",
                 end
             ),
             "exception std::out_of_range"
@@ -318,8 +341,12 @@ mod tests {
             "relations::shift".into(),
         ];
         assert_eq!(
-            signature("check_equal", &mrs),
+            signature("check_equal", &mrs, "blame"),
             "check_equal | relations::complement relations::shift"
+        );
+        assert_eq!(
+            signature("exception std::out_of_range", &[], BASE_OPERATIONS),
+            "exception std::out_of_range | base operations"
         );
     }
 }
