@@ -268,25 +268,27 @@ struct PlainClass {
     params: Vec<usize>,
 }
 
+/// A constructor's parameter names and its `member(value)` initialisers.
+type Ctor = (Vec<String>, Vec<(String, String)>);
+
 /// `text` (the declaration of class `name` in `namespaces`) as a [`PlainClass`].
 fn plain_class(namespaces: &[String], name: &str, text: &str) -> Option<PlainClass> {
     let head = text.trim_start();
     let rest = head
         .strip_prefix("class")
         .or_else(|| head.strip_prefix("struct"))?;
-    if rest
+    if !rest
         .trim_start()
         .strip_prefix(name)?
         .trim_start()
-        .chars()
-        .next()
-        != Some('{')
+        .starts_with('{')
     {
         return None;
     }
     let body = &text[text.find('{')? + 1..text.rfind('}')?];
     let mut members: Vec<(String, String)> = Vec::new();
-    let mut ctor: Option<(Vec<String>, Vec<(String, String)>)> = None;
+    // The constructor: its parameter names and its (member, value) initialisers.
+    let mut ctor: Option<Ctor> = None;
     for item in split_top(body, b';') {
         let item = item.trim();
         let item = item.strip_prefix("public:").unwrap_or(item).trim();
