@@ -148,23 +148,38 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert!(finished.iter().all(|r| r["outcome"] != "reduced"));
     assert!(stopped.join("summary.json").is_file());
 
-    // Kill the batch once the passing test and one merge test are journaled.
+    // Kill the batch once the passing test and one merge test are journaled; one test at a time,
+    // so the last one is still being reduced then (two at once can finish within one poll).
+    let mut one_at_a_time = campaign_args(&out);
+    let at_once = one_at_a_time
+        .iter()
+        .position(|a| a == "--tests-at-once")
+        .unwrap();
+    one_at_a_time[at_once + 1] = "1".into();
     let mut child = mfppr()
         .arg("batch")
         .arg(&inputs)
-        .args(campaign_args(&out))
+        .args(&one_at_a_time)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let began = Instant::now();
-    while journal_lines(&out).len() < 2 {
+    // Two tests journaled and the third with a best result so far on disk.
+    let third_has_a_result = || {
+        let journaled = journal_lines(&out).join("\n");
+        TESTS.iter().any(|t| {
+            !journaled.contains(&format!("\"{t}\""))
+                && out.join(t).join(format!("{t}.reduced.cpp")).exists()
+        })
+    };
+    while journal_lines(&out).len() < 2 || !third_has_a_result() {
         assert!(
             began.elapsed() < Duration::from_secs(400),
-            "two tests did not finish in time"
+            "two tests did not finish (and the third start) in time"
         );
         assert!(child.try_wait().unwrap().is_none(), "the batch ended early");
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
     child.wait().unwrap();
