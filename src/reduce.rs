@@ -454,7 +454,7 @@ fn warn_if_trivial_is_interesting(
 
 /// A fresh cache directory for the check scripts, unless `MFPPR_CACHE_DIR` is already set or
 /// the caller gave one.
-fn run_cache_dir(opts: &ReduceOptions) -> anyhow::Result<Option<tempfile::TempDir>> {
+pub(crate) fn run_cache_dir(opts: &ReduceOptions) -> anyhow::Result<Option<tempfile::TempDir>> {
     if opts.cache_dir.is_some()
         || std::env::var_os("MFPPR_CACHE_DIR").is_some()
         || opts.extra_env.iter().any(|(k, _)| k == "MFPPR_CACHE_DIR")

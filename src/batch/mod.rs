@@ -28,7 +28,7 @@ use crate::document::Document;
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::model::TestModel;
 use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
-use crate::reduce::{reduce, ReduceOptions};
+use crate::reduce::{reduce, run_cache_dir, ReduceOptions};
 use journal::{Journal, Outcome, Record};
 use triage::Summary;
 
@@ -194,15 +194,7 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     ro.quiet = true;
     // One cache for the reduction, the last check and blame (precompiled include block, the
     // original's failure), unless the campaign or the user has one.
-    let own_cache = match ro.cache_dir.is_none() && !user_cache_dir(&ro) {
-        true => Some(
-            tempfile::Builder::new()
-                .prefix("mfppr-cache-")
-                .tempdir()
-                .context("cannot create the cache directory for the check; check TMPDIR")?,
-        ),
-        false => None,
-    };
+    let own_cache = run_cache_dir(&ro)?;
     if let Some(own) = &own_cache {
         ro.cache_dir = Some(own.path().to_path_buf());
     }
@@ -263,12 +255,6 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     record.output = Some(output);
     record.stats = Some(stats);
     Ok(())
-}
-
-/// Whether the user chose the scripts' cache directory (environment or `--env`).
-fn user_cache_dir(ro: &ReduceOptions) -> bool {
-    std::env::var_os("MFPPR_CACHE_DIR").is_some()
-        || ro.extra_env.iter().any(|(k, _)| k == "MFPPR_CACHE_DIR")
 }
 
 /// What triage knows about the MRs of a reduced test.
@@ -387,15 +373,7 @@ impl Progress {
 /// the same), unless the user chose one.
 pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
     crate::interrupt::install()?;
-    let shared_cache = match opts.reduce.cache_dir.is_none() && !user_cache_dir(&opts.reduce) {
-        true => Some(
-            tempfile::Builder::new()
-                .prefix("mfppr-batch-cache-")
-                .tempdir()
-                .context("cannot create the cache directory for the check; check TMPDIR")?,
-        ),
-        false => None,
-    };
+    let shared_cache = run_cache_dir(&opts.reduce)?;
     let mut shared = opts.clone();
     if let Some(dir) = &shared_cache {
         shared.reduce.cache_dir = Some(dir.path().to_path_buf());
