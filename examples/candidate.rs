@@ -49,7 +49,7 @@ fn run() -> anyhow::Result<()> {
     for i in from..to.min(g.len()) {
         eprintln!("{i}: {}", g.describe(i));
     }
-    match g.candidate(from..to.min(g.len())) {
+    match g.candidate(&(from..to.min(g.len())).collect::<Vec<_>>()) {
         Some(c) => std::io::stdout()
             .write_all(&c)
             .context("cannot write the candidate")?,

@@ -1,26 +1,36 @@
-//! The search (design §5): which candidates are tried, in which order, how many at once, and what
-//! is accepted.
+//! The search (design §5, §12): which candidates are tried, in which order, how many at once,
+//! and what is accepted.
 //!
-//! Kinds are visited in [`OpportunityKind::ALL`] order. For a kind with n opportunities the
-//! windows have size ⌈n/2⌉, ⌈n/4⌉ … 1 ([`ChunkCursor`]); each window is one candidate. An accepted
-//! candidate becomes the current text, the same kind is gathered again and restarts at the chunk
-//! size of the accepted window (larger windows come again in the next round). Rounds over the
-//! four main kinds repeat until a round accepts nothing (fixpoint); the tail kinds then run once,
-//! each from a first window of all its opportunities ([`ChunkCursor::for_kind`]).
+//! Kinds are visited in [`OpportunityKind::ALL`] order. Rounds over the four main kinds repeat
+//! until a round accepts nothing (fixpoint); the tail kinds then run once, each from a first
+//! window of all its opportunities (their edits keep every variant's meaning, so they enable
+//! nothing the main kinds could take).
 //!
-//! With `jobs` = N up to N oracle runs are in flight (design §12). Verdicts are used strictly in
-//! enumeration order: a candidate wins once every earlier one has been found uninteresting. While
-//! the earliest candidate runs, the engine speculates both ways: later candidates of the
-//! enumeration (needed if it is not interesting) and the first candidates on its text, then on
-//! the first of those, and so on (needed if it is accepted). The N most likely ones run
-//! ([`speculation_shape`], from the kind's acceptance rate so far); runs nothing needs any more
-//! are killed, verdicts of runs that finish early wait for their turn. What runs depends on
-//! timing, but which candidate wins depends only on verdicts, so the result is the same for every
-//! N (given a deterministic oracle).
+//! **Windows.** A kind's search on the current text lists its *live* opportunities (edit caching
+//! below) and cuts them, in enumeration order, into windows of ⌈n/2⌉, then ⌈n/4⌉ … 1
+//! opportunities; each window is one candidate. The first interesting window is accepted; the kind
+//! is gathered again on the new text and goes on at the same size with the opportunities not yet
+//! in an uninteresting window of that size (no revisits: the next round gives them another
+//! chance), then the smaller sizes.
+//!
+//! **Edit caching.** A single opportunity found uninteresting is remembered by its
+//! [`Gathered::fingerprint`] (what its edits leave or remove and the rest of the lines they
+//! touch, whitespace aside) for the rest of the kind's search: it is not live again after an
+//! accept while its fingerprint stays the same. An opportunity whose lines change gets a new
+//! fingerprint and is tried again; every kind's search starts afresh (another kind may have
+//! changed what a verdict depends on, e.g. input values).
+//!
+//! **Parallelism.** The search is a state machine ([`Search`]) whose next candidate depends only
+//! on the verdicts it was given, so the result is the same for every `jobs`. With `jobs` = N, while
+//! the search waits for a verdict the engine follows copies of the state machine down both
+//! verdicts of each candidate whose verdict is not known yet, most likely path first (the chance
+//! that a window is interesting comes from per-opportunity beliefs updated as in probabilistic
+//! delta debugging, [`Beliefs`]), and keeps the N most likely candidates running. Runs nothing
+//! needs any more are killed (counted as wasted); verdicts of runs that finish early wait for
+//! their turn.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::fmt;
-use std::ops::Range;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -32,77 +42,6 @@ use serde::Serialize;
 use crate::error::{coded, ExitKind};
 use crate::opportunity::{Gathered, Opportunities, OpportunityKind};
 use crate::oracle::{Oracle, Verdict};
-
-/// Halving-first chunk schedule over `n` opportunities: windows `[k·size, min((k+1)·size, n))` for
-/// size = ⌈n/2⌉, then ⌈size/2⌉ … down to 1. A pure state machine; the engine drives it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ChunkCursor {
-    n: usize,
-    size: usize,
-    offset: usize,
-}
-
-impl ChunkCursor {
-    /// A cursor at the top chunk size for `n` opportunities.
-    pub fn new(n: usize) -> ChunkCursor {
-        ChunkCursor {
-            n,
-            size: n.div_ceil(2),
-            offset: 0,
-        }
-    }
-
-    /// A cursor for `n` opportunities that starts at chunk size `size` (or the top size, if that
-    /// is smaller).
-    pub fn starting_at(n: usize, size: usize) -> ChunkCursor {
-        ChunkCursor {
-            n,
-            size: n.div_ceil(2).min(size),
-            offset: 0,
-        }
-    }
-
-    /// The cursor for `kind` on `n` opportunities after an accepted window of size `size`
-    /// (`usize::MAX` at the start): [`ChunkCursor::starting_at`], except that a tail kind's
-    /// edits keep the test's meaning, so its first window is all of them (size `n`) before the
-    /// halving.
-    pub fn for_kind(kind: OpportunityKind, n: usize, size: usize) -> ChunkCursor {
-        if kind.is_tail() {
-            ChunkCursor {
-                n,
-                size: n.min(size),
-                offset: 0,
-            }
-        } else {
-            ChunkCursor::starting_at(n, size)
-        }
-    }
-
-    /// The current window, or `None` when every size has been tried.
-    pub fn next_window(&self) -> Option<Range<usize>> {
-        if self.size == 0 || self.offset >= self.n {
-            return None;
-        }
-        Some(self.offset..(self.offset + self.size).min(self.n))
-    }
-
-    /// Move past the current window (it was rejected or skipped): the next window of this size, or
-    /// the first window of the next smaller size.
-    pub fn advance(&mut self) {
-        if self.size == 0 {
-            return;
-        }
-        self.offset += self.size;
-        if self.offset >= self.n {
-            self.size = if self.size <= 1 {
-                0
-            } else {
-                self.size.div_ceil(2)
-            };
-            self.offset = 0;
-        }
-    }
-}
 
 /// Search settings.
 #[derive(Clone, Debug)]
@@ -204,50 +143,557 @@ impl Stats {
 /// output there). An `Err` stops the search.
 pub type OnAccept<'a> = dyn FnMut(&[u8]) -> anyhow::Result<()> + 'a;
 
-/// One candidate of the enumeration.
-struct Candidate {
-    window: Range<usize>,
+/// A text and its hash.
+#[derive(Clone)]
+struct Text {
     bytes: Arc<Vec<u8>>,
     hash: blake3::Hash,
 }
 
-/// The candidates of one kind on one text, in order: windows from the cursor, skipping `None`,
-/// texts identical to the current one, texts offered before, and texts accepted before (which
-/// guarantees termination even if a pass could cycle).
-struct Enumeration<'g> {
-    gathered: &'g dyn Gathered,
-    cursor: ChunkCursor,
-    current: &'g [u8],
+impl Text {
+    fn new(bytes: Vec<u8>) -> Text {
+        let hash = blake3::hash(&bytes);
+        Text {
+            bytes: Arc::new(bytes),
+            hash,
+        }
+    }
+}
+
+/// A candidate the search needs a verdict for.
+#[derive(Clone)]
+struct Candidate {
+    kind: OpportunityKind,
+    text: Text,
+    /// The fingerprint of its opportunity, when it applies exactly one.
+    fingerprint: Option<u64>,
+    /// Number of opportunities it applies.
+    size: usize,
+    /// The fingerprints of its opportunities (those that have one).
+    prints: Vec<u64>,
+    /// What it does, for progress lines.
+    what: Arc<str>,
+}
+
+/// The size of `kind`'s windows over `live` opportunities: `size` (half the live ones when
+/// `None`), at most half of them, at least 1 — except that a tail kind's edits keep the test's
+/// meaning, so its first window is all of them before the halving.
+fn window_size(kind: OpportunityKind, size: Option<usize>, live: usize) -> usize {
+    let most = match kind.is_tail() {
+        true => live,
+        false => live.div_ceil(2),
+    };
+    size.map_or(most, |s| s.min(most)).max(1)
+}
+
+/// The window size after `size`.
+fn smaller(size: usize) -> usize {
+    size.div_ceil(2)
+}
+
+/// A set that grows: shared by copies of the search state, with what a copy learned on its own
+/// kept apart (so speculative copies are cheap).
+#[derive(Clone)]
+struct Learned<T: std::hash::Hash + Eq + Clone> {
+    base: Arc<HashSet<T>>,
+    extra: HashSet<T>,
+}
+
+impl<T: std::hash::Hash + Eq + Clone> Default for Learned<T> {
+    fn default() -> Learned<T> {
+        Learned {
+            base: Arc::new(HashSet::new()),
+            extra: HashSet::new(),
+        }
+    }
+}
+
+impl<T: std::hash::Hash + Eq + Clone> Learned<T> {
+    fn contains(&self, t: &T) -> bool {
+        self.extra.contains(t) || self.base.contains(t)
+    }
+
+    fn insert(&mut self, t: T) {
+        if !self.base.contains(&t) {
+            self.extra.insert(t);
+        }
+    }
+
+    /// Move what was learned into the shared part (the real search, between steps).
+    fn settle(&mut self) {
+        if !self.extra.is_empty() {
+            Arc::make_mut(&mut self.base).extend(self.extra.drain());
+        }
+    }
+}
+
+/// Gathers and builds candidates for the search, remembering recent results so that the
+/// speculative copies of the search (and the next window size on the same text) do not redo
+/// them. Without speculation only the last gathering is kept and nothing built.
+struct Workshop<'r> {
+    reduction: &'r dyn Opportunities,
+    /// Recent gatherings by text and kind.
+    gathered: HashMap<(blake3::Hash, OpportunityKind), Kept<'r>>,
+    gathered_bytes: usize,
+    clock: u64,
+    /// Built candidates by text, kind and window (only with speculation).
+    built: HashMap<(blake3::Hash, OpportunityKind, Vec<usize>), Option<Candidate>>,
+    built_bytes: usize,
+    /// Speculation is on: keep more.
+    speculating: bool,
+    /// Candidates built.
+    count: u64,
+}
+
+/// A remembered gathering, when it was last used, and the size of its text.
+type Kept<'r> = (Arc<dyn Gathered + 'r>, u64, usize);
+
+/// Gatherings are remembered while their texts add up to at most this many bytes.
+const GATHERED_BYTES_KEPT: usize = 8 << 20;
+/// At most this many bytes of built candidates are remembered.
+const BUILT_BYTES_KEPT: usize = 256 << 20;
+
+impl<'r> Workshop<'r> {
+    fn new(reduction: &'r dyn Opportunities, speculating: bool) -> Workshop<'r> {
+        Workshop {
+            reduction,
+            gathered: HashMap::new(),
+            gathered_bytes: 0,
+            clock: 0,
+            built: HashMap::new(),
+            built_bytes: 0,
+            speculating,
+            count: 0,
+        }
+    }
+
+    fn gather(
+        &mut self,
+        text: &Text,
+        kind: OpportunityKind,
+    ) -> anyhow::Result<Arc<dyn Gathered + 'r>> {
+        self.clock += 1;
+        if let Some((g, used, _)) = self.gathered.get_mut(&(text.hash, kind)) {
+            *used = self.clock;
+            return Ok(Arc::clone(g));
+        }
+        let gathered: Arc<dyn Gathered + 'r> = Arc::from(
+            self.reduction
+                .gather(&text.bytes, kind)
+                .with_context(|| format!("cannot gather {} opportunities", kind.name()))?,
+        );
+        self.gathered_bytes += text.bytes.len();
+        self.gathered.insert(
+            (text.hash, kind),
+            (Arc::clone(&gathered), self.clock, text.bytes.len()),
+        );
+        // Forget the least recently used gatherings beyond the budget.
+        let budget = if self.speculating {
+            GATHERED_BYTES_KEPT
+        } else {
+            0
+        };
+        while self.gathered_bytes > budget && self.gathered.len() > 1 {
+            let Some(oldest) = self
+                .gathered
+                .iter()
+                .min_by_key(|(_, (_, used, _))| *used)
+                .map(|(key, _)| *key)
+            else {
+                break;
+            };
+            if let Some((_, _, len)) = self.gathered.remove(&oldest) {
+                self.gathered_bytes = self.gathered_bytes.saturating_sub(len);
+            }
+        }
+        Ok(gathered)
+    }
+
+    /// The candidate of `window` (opportunity indices) on `text`.
+    fn build(
+        &mut self,
+        text: &Text,
+        kind: OpportunityKind,
+        window: &[usize],
+    ) -> anyhow::Result<Option<Candidate>> {
+        let key = (text.hash, kind, window.to_vec());
+        if let Some(c) = self.built.get(&key) {
+            return Ok(c.clone());
+        }
+        let gathered = self.gather(text, kind)?;
+        self.count += 1;
+        let built = gathered.candidate(window).map(|bytes| Candidate {
+            kind,
+            text: Text::new(bytes),
+            size: window.len(),
+            prints: window
+                .iter()
+                .filter_map(|&i| gathered.fingerprint(i))
+                .collect(),
+            fingerprint: match window {
+                [i] => gathered.fingerprint(*i),
+                _ => None,
+            },
+            what: describe_window(&*gathered, window).into(),
+        });
+        if self.speculating {
+            self.built_bytes += built.as_ref().map_or(0, |c| c.text.bytes.len());
+            if self.built_bytes > BUILT_BYTES_KEPT {
+                self.built.clear();
+                self.built_bytes = 0;
+            }
+            self.built.insert(key, built.clone());
+        }
+        Ok(built)
+    }
+}
+
+/// What the search does next.
+enum Step {
+    /// It needs the verdict of this candidate ([`Search::feed`]).
+    Judge(Candidate),
+    /// It accepted a candidate (now the current text), replacing a text of `before` bytes.
+    Accepted {
+        kind: OpportunityKind,
+        before: usize,
+        what: Arc<str>,
+    },
+    /// The fixpoint is reached.
+    Done,
+}
+
+/// One kind's search on the current text.
+#[derive(Clone)]
+struct Pass {
+    kind: OpportunityKind,
+    /// Window size (`None`: half the live opportunities).
+    size: Option<usize>,
+    /// The windows of `size` on the current text, once cut.
+    windows: Option<Windows>,
+    /// Fingerprints of the opportunities of the windows of `visited_size` found uninteresting:
+    /// after an accept the pass goes on with the others at that size (no revisits).
+    visited: HashSet<u64>,
+    visited_size: usize,
+    /// The candidate handed out by [`Search::next`], waiting for its verdict.
+    pending: Option<Candidate>,
+    /// A candidate found interesting, accepted by the next [`Search::next`].
+    winner: Option<Candidate>,
+}
+
+/// The windows of one size on one text, in enumeration order.
+#[derive(Clone)]
+struct Windows {
+    size: usize,
+    list: Arc<Vec<Vec<usize>>>,
+    /// The window judged next.
+    next: usize,
+    /// Candidates offered on this text.
     seen: HashSet<blake3::Hash>,
 }
 
-impl Enumeration<'_> {
-    /// The next candidate; `accepted` lists texts accepted on the way to `current` that are not in
-    /// `history` yet (a speculative path).
-    fn next(
-        &mut self,
-        history: &HashSet<blake3::Hash>,
-        accepted: &[blake3::Hash],
-    ) -> Option<Candidate> {
-        while let Some(window) = self.cursor.next_window() {
-            self.cursor.advance();
-            let Some(bytes) = self.gathered.candidate(window.clone()) else {
+/// The state of the search: a deterministic function of the starting text and the verdicts fed.
+#[derive(Clone)]
+struct Search {
+    text: Text,
+    round: u64,
+    /// Index into [`OpportunityKind::ALL`] of the kind searched now.
+    kind: usize,
+    /// A main kind accepted a candidate in this round.
+    accepted_in_round: bool,
+    /// The main kinds reached their fixpoint; the tail kinds run (once).
+    in_tail: bool,
+    pass: Option<Pass>,
+    done: bool,
+    /// Fingerprints of single opportunities found uninteresting in the current kind's search (edit
+    /// caching).
+    failed: Learned<u64>,
+    /// Texts accepted so far (never offered again, so the search ends even if a pass cycles).
+    history: Learned<blake3::Hash>,
+    /// How likely each opportunity is to be needed, for speculation.
+    beliefs: Beliefs,
+}
+
+impl Search {
+    fn new(start: Vec<u8>) -> Search {
+        let text = Text::new(start);
+        let mut history = Learned::default();
+        history.insert(text.hash);
+        history.settle();
+        Search {
+            text,
+            round: 1,
+            kind: 0,
+            accepted_in_round: false,
+            in_tail: false,
+            pass: None,
+            done: false,
+            failed: Learned::default(),
+            history,
+            beliefs: Beliefs::default(),
+        }
+    }
+
+    /// The kind searched now.
+    fn current_kind(&self) -> OpportunityKind {
+        let kinds = OpportunityKind::ALL;
+        self.pass
+            .as_ref()
+            .map_or(kinds[self.kind.min(kinds.len() - 1)], |p| p.kind)
+    }
+
+    /// Advance to the next candidate to judge, the next accept, or the end.
+    fn next(&mut self, workshop: &mut Workshop<'_>) -> anyhow::Result<Step> {
+        loop {
+            if self.done {
+                return Ok(Step::Done);
+            }
+            let Some(mut pass) = self.pass.take() else {
+                self.start_pass();
                 continue;
             };
-            if bytes == self.current {
-                continue;
+            if let Some(c) = &pass.pending {
+                let c = c.clone();
+                self.pass = Some(pass);
+                return Ok(Step::Judge(c));
             }
-            let hash = blake3::hash(&bytes);
-            if history.contains(&hash) || accepted.contains(&hash) || !self.seen.insert(hash) {
-                continue;
+            if let Some(c) = pass.winner.take() {
+                return Ok(self.accept(pass, c));
             }
-            return Some(Candidate {
-                window,
-                bytes: Arc::new(bytes),
-                hash,
+            let kind = pass.kind;
+            let Some(mut windows) = pass.windows.take() else {
+                let gathered = workshop.gather(&self.text, kind)?;
+                let live: Vec<(usize, Option<u64>)> = (0..gathered.len())
+                    .map(|i| (i, gathered.fingerprint(i)))
+                    .filter(|(_, f)| f.is_none_or(|f| !self.failed.contains(&f)))
+                    .collect();
+                if live.is_empty() {
+                    self.kind += 1;
+                    continue;
+                }
+                let size = window_size(kind, pass.size, live.len());
+                if pass.visited_size != size {
+                    pass.visited.clear();
+                    pass.visited_size = size;
+                }
+                let fresh: Vec<usize> = live
+                    .iter()
+                    .filter(|(_, f)| f.is_none_or(|f| !pass.visited.contains(&f)))
+                    .map(|(i, _)| *i)
+                    .collect();
+                if fresh.is_empty() {
+                    self.next_size(pass, size);
+                    continue;
+                }
+                pass.windows = Some(Windows {
+                    size,
+                    list: Arc::new(fresh.chunks(size).map(<[usize]>::to_vec).collect()),
+                    next: 0,
+                    seen: HashSet::new(),
+                });
+                self.pass = Some(pass);
+                continue;
+            };
+            let Some(window) = windows.list.get(windows.next).cloned() else {
+                // Nothing interesting at this size on this text.
+                self.next_size(pass, windows.size);
+                continue;
+            };
+            let fresh = workshop.build(&self.text, kind, &window)?.filter(|c| {
+                c.text.hash != self.text.hash
+                    && !self.history.contains(&c.text.hash)
+                    && windows.seen.insert(c.text.hash)
             });
+            match fresh {
+                Some(c) => pass.pending = Some(c),
+                None => windows.next += 1,
+            }
+            pass.windows = Some(windows);
+            self.pass = Some(pass);
         }
-        None
+    }
+
+    /// The verdict of the candidate [`Search::next`] returned last.
+    fn feed(&mut self, verdict: Verdict) {
+        let Some(pass) = self.pass.as_mut() else {
+            return;
+        };
+        let Some(c) = pass.pending.take() else {
+            return;
+        };
+        let interesting = verdict == Verdict::Interesting;
+        self.beliefs.judged(c.kind, c.size, &c.prints, interesting);
+        if interesting {
+            pass.winner = Some(c);
+            return;
+        }
+        if let Some(f) = c.fingerprint {
+            self.failed.insert(f);
+        }
+        pass.visited.extend(c.prints.iter().copied());
+        if let Some(w) = pass.windows.as_mut() {
+            w.next += 1;
+        }
+    }
+
+    /// The pass goes on at the size after `size`, or ends after size 1.
+    fn next_size(&mut self, mut pass: Pass, size: usize) {
+        if size <= 1 {
+            self.kind += 1;
+        } else {
+            pass.size = Some(smaller(size));
+            pass.windows = None;
+            self.pass = Some(pass);
+        }
+    }
+
+    /// Make `c` the current text; the pass goes on at the same window size on it.
+    fn accept(&mut self, mut pass: Pass, c: Candidate) -> Step {
+        let before = self.text.bytes.len();
+        self.history.insert(c.text.hash);
+        self.text = c.text;
+        self.accepted_in_round |= !c.kind.is_tail();
+        pass.size = Some(pass.windows.as_ref().map_or(c.size, |w| w.size));
+        pass.windows = None;
+        self.pass = Some(pass);
+        Step::Accepted {
+            kind: c.kind,
+            before,
+            what: c.what,
+        }
+    }
+
+    /// Start the next kind, the next round, the tail, or end the search.
+    fn start_pass(&mut self) {
+        let kinds = OpportunityKind::ALL;
+        loop {
+            let main_done = kinds.get(self.kind).is_none_or(|k| k.is_tail());
+            if main_done && !self.in_tail {
+                if self.accepted_in_round {
+                    self.round += 1;
+                    self.kind = 0;
+                    self.accepted_in_round = false;
+                    continue;
+                }
+                self.in_tail = true;
+            }
+            let Some(&kind) = kinds.get(self.kind) else {
+                self.done = true;
+                return;
+            };
+            // Verdicts may change once another kind changed the text (new input values, say):
+            // what was found uninteresting is forgotten when a kind's search starts.
+            self.failed = Learned::default();
+            self.pass = Some(Pass {
+                kind,
+                size: None,
+                windows: None,
+                visited: HashSet::new(),
+                visited_size: 0,
+                pending: None,
+                winner: None,
+            });
+            return;
+        }
+    }
+
+    /// The next candidate to judge, past accepts; `None` at the end (or when the text cannot
+    /// be read).
+    fn advance(&mut self, workshop: &mut Workshop<'_>) -> Option<Candidate> {
+        loop {
+            match self.next(workshop) {
+                Ok(Step::Judge(c)) => return Some(c),
+                Ok(Step::Accepted { .. }) => {}
+                Ok(Step::Done) | Err(_) => return None,
+            }
+        }
+    }
+
+    /// Move what this state learned into its shared sets.
+    fn settle(&mut self) {
+        self.failed.settle();
+        self.history.settle();
+        self.beliefs.settle();
+    }
+
+    /// The chance that `c` is interesting, for speculation ([`Beliefs::chance`]).
+    fn chance(&self, c: &Candidate) -> f64 {
+        self.beliefs
+            .chance(c.kind, &c.prints, c.size.saturating_sub(c.prints.len()))
+            .clamp(0.02, 0.98)
+    }
+}
+
+/// Prior probability that an opportunity is needed (that removing it loses the interesting
+/// behaviour), as in probabilistic delta debugging (ProbDD), and how many single opportunities
+/// of a kind it weighs as against those judged so far.
+const NEEDED_PRIOR: f64 = 0.1;
+const NEEDED_PRIOR_WEIGHT: f64 = 4.0;
+
+/// For speculation only: the probability that each opportunity (by fingerprint) is needed,
+/// updated as in ProbDD, starting from the share of single opportunities of its kind found
+/// needed so far. Shared by copies of the search like [`Learned`].
+#[derive(Clone, Default)]
+struct Beliefs {
+    base: Arc<HashMap<u64, f64>>,
+    extra: HashMap<u64, f64>,
+    /// Per kind: single opportunities judged, and those found needed.
+    singles: BTreeMap<OpportunityKind, (u32, u32)>,
+}
+
+impl Beliefs {
+    /// The prior of an opportunity of `kind`.
+    fn prior(&self, kind: OpportunityKind) -> f64 {
+        let (judged, needed) = self.singles.get(&kind).copied().unwrap_or_default();
+        (f64::from(needed) + NEEDED_PRIOR * NEEDED_PRIOR_WEIGHT)
+            / (f64::from(judged) + NEEDED_PRIOR_WEIGHT)
+    }
+
+    fn get(&self, f: u64, prior: f64) -> f64 {
+        self.extra
+            .get(&f)
+            .or_else(|| self.base.get(&f))
+            .copied()
+            .unwrap_or(prior)
+    }
+
+    /// The chance that a window of `kind` of the opportunities `prints` and `unknown` more
+    /// (without fingerprints) is interesting: that none of them is needed.
+    fn chance(&self, kind: OpportunityKind, prints: &[u64], unknown: usize) -> f64 {
+        let prior = self.prior(kind);
+        prints
+            .iter()
+            .map(|&f| 1.0 - self.get(f, prior))
+            .product::<f64>()
+            * (1.0 - prior).powi(unknown.min(64) as i32)
+    }
+
+    /// A window of `size` opportunities of `kind` (those with fingerprints: `prints`) was
+    /// judged. If it was not interesting, at least one of them is needed, so each is more likely
+    /// needed (a single one surely is).
+    fn judged(&mut self, kind: OpportunityKind, size: usize, prints: &[u64], interesting: bool) {
+        if size == 1 {
+            let s = self.singles.entry(kind).or_default();
+            s.0 += 1;
+            s.1 += u32::from(!interesting);
+        }
+        if interesting {
+            return;
+        }
+        let prior = self.prior(kind);
+        let some_needed = 1.0 - self.chance(kind, prints, 0);
+        if some_needed <= 0.0 {
+            return;
+        }
+        for &f in prints {
+            let p = (self.get(f, prior) / some_needed).min(1.0);
+            self.extra.insert(f, p);
+        }
+    }
+
+    fn settle(&mut self) {
+        if !self.extra.is_empty() {
+            Arc::make_mut(&mut self.base).extend(self.extra.drain());
+        }
     }
 }
 
@@ -262,16 +708,22 @@ struct RunResult {
 /// A report from an oracle run's thread: run id, candidate hash, result.
 type Report = (u64, blake3::Hash, RunResult);
 
-/// The oracle runs of one kind's search, by candidate hash: runs of the enumeration and
-/// speculative runs on the texts it leads to if its earliest candidate is accepted.
+/// An oracle run in flight.
+struct Running {
+    id: u64,
+    kind: OpportunityKind,
+    /// Set to kill the run.
+    cancel: Arc<AtomicBool>,
+}
+
+/// The oracle runs of the search, by candidate hash.
 #[derive(Default)]
 struct Runs {
-    /// In flight: run id and the flag that kills the run.
-    running: HashMap<blake3::Hash, (u64, Arc<AtomicBool>)>,
+    running: HashMap<blake3::Hash, Running>,
     /// Ended; their verdicts are not used yet.
-    finished: HashMap<blake3::Hash, RunResult>,
-    /// Runs cancelled because nothing needs them any more, not reported yet.
-    cancelled: usize,
+    finished: HashMap<blake3::Hash, (OpportunityKind, RunResult)>,
+    /// Runs cancelled because nothing needs them any more, not reported yet (id → kind).
+    cancelled: HashMap<u64, OpportunityKind>,
     /// Id of the next run.
     next_id: u64,
 }
@@ -279,30 +731,15 @@ struct Runs {
 impl Runs {
     /// Threads still running (cancelled ones included: they are being killed).
     fn alive(&self) -> usize {
-        self.running.len() + self.cancelled
+        self.running.len() + self.cancelled.len()
     }
 
     fn cancel(&mut self, hash: &blake3::Hash) {
-        if let Some((_, flag)) = self.running.remove(hash) {
-            flag.store(true, Ordering::SeqCst);
-            self.cancelled += 1;
+        if let Some(run) = self.running.remove(hash) {
+            run.cancel.store(true, Ordering::SeqCst);
+            self.cancelled.insert(run.id, run.kind);
         }
     }
-}
-
-/// The texts the search reaches if the earliest candidate of the enumeration (`front`) is
-/// accepted, then the first candidate on its text, and so on: level d holds the first candidates
-/// of the text reached after d acceptances.
-struct Speculation {
-    front: blake3::Hash,
-    levels: Vec<Level>,
-}
-
-/// The first candidates of one speculative text.
-struct Level {
-    candidates: Vec<Candidate>,
-    /// The enumeration has no more.
-    complete: bool,
 }
 
 /// Starts an oracle run (id, hash, bytes, kill flag) on its own thread; the result comes back on
@@ -310,35 +747,41 @@ struct Level {
 type StartRun<'s> =
     dyn Fn(u64, blake3::Hash, Arc<Vec<u8>>, Arc<AtomicBool>) -> anyhow::Result<()> + 's;
 
-/// The shape of the speculation for `jobs` runs at once when a candidate is accepted with
-/// probability `p`: how many candidates of the enumeration to run (the i-th is needed when the i
-/// before it are not interesting: (1−p)^i), and how many candidates of each speculative level
-/// (the j-th of level d: p^d·(1−p)^j). The `jobs` most likely ones are chosen.
-fn speculation_shape(jobs: usize, p: f64) -> (usize, Vec<usize>) {
-    let q = 1.0 - p;
-    let mut items: Vec<(f64, usize, usize)> = Vec::new();
-    for i in 0..jobs {
-        items.push((q.powi(i as i32), 0, i));
-        for d in 1..jobs {
-            items.push((p.powi(d as i32) * q.powi(i as i32), d, i));
-        }
-    }
-    // Most likely first; ties: shallower level, then earlier candidate.
-    items.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-    let mut mains = 0;
-    let mut levels: Vec<usize> = Vec::new();
-    for &(_, d, _) in items.iter().take(jobs) {
-        if d == 0 {
-            mains += 1;
-        } else {
-            if levels.len() < d {
-                levels.resize(d, 0);
-            }
-            levels[d - 1] += 1;
-        }
-    }
-    (mains, levels)
+/// A speculative continuation of the search: a copy of it fed with assumed verdicts, the
+/// candidate it needs next (found when the path is followed), and the chance that the search
+/// gets there.
+struct Path {
+    chance: f64,
+    /// Tie-break: older paths first.
+    order: u64,
+    search: Search,
+    candidate: Option<Candidate>,
 }
+
+impl PartialEq for Path {
+    fn eq(&self, other: &Path) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Path {}
+
+impl PartialOrd for Path {
+    fn partial_cmp(&self, other: &Path) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Path {
+    fn cmp(&self, other: &Path) -> std::cmp::Ordering {
+        self.chance
+            .total_cmp(&other.chance)
+            .then(other.order.cmp(&self.order))
+    }
+}
+
+/// At most this many speculative paths are followed per scheduling.
+const SPECULATION_STEPS: usize = 256;
 
 /// The search engine. Owns the verdict cache and the stats.
 pub struct Engine<'a> {
@@ -347,7 +790,6 @@ pub struct Engine<'a> {
     options: EngineOptions,
     interrupt: &'a AtomicBool,
     cache: HashMap<blake3::Hash, Verdict>,
-    history: HashSet<blake3::Hash>,
     stats: Stats,
     round: u64,
     tried: u64,
@@ -384,7 +826,6 @@ impl<'a> Engine<'a> {
             options: EngineOptions { jobs, ..options },
             interrupt,
             cache: HashMap::new(),
-            history: HashSet::new(),
             stats: Stats {
                 kinds: OpportunityKind::ALL
                     .iter()
@@ -418,56 +859,12 @@ impl<'a> Engine<'a> {
         self.waiting = Duration::ZERO;
         self.stats.bytes_before = start.len() as u64;
         self.stats.bytes_after = start.len() as u64;
-        self.history.insert(blake3::hash(&start));
         self.last_progress = Instant::now();
-        let mut current = start;
-        let result = (|| -> anyhow::Result<()> {
-            loop {
-                self.round += 1;
-                self.stats.rounds = self.round;
-                let mut accepted_in_round = false;
-                for kind in OpportunityKind::ALL.into_iter().filter(|k| !k.is_tail()) {
-                    accepted_in_round |= self.run_kind(kind, &mut current, on_accept)?;
-                }
-                if !accepted_in_round {
-                    // The tail, once, on the fixpoint: its edits keep every variant's meaning,
-                    // so they enable nothing the four kinds could take.
-                    for kind in OpportunityKind::ALL.into_iter().filter(|k| k.is_tail()) {
-                        self.run_kind(kind, &mut current, on_accept)?;
-                    }
-                    return Ok(());
-                }
-            }
-        })();
-        crate::messages::clear_status();
-        self.stats.wall_secs = began.elapsed().as_secs_f64();
-        self.stats.engine_secs = began.elapsed().saturating_sub(self.waiting).as_secs_f64();
-        self.stats.engine_ms_per_candidate = if self.stats.built == 0 {
-            0.0
-        } else {
-            1000.0 * self.stats.engine_secs / self.stats.built as f64
-        };
-        let oracle_secs: f64 = self.stats.kinds.values().map(|k| k.oracle_secs).sum();
-        self.stats.mean_oracle_secs = if self.stats.oracle_calls == 0 {
-            0.0
-        } else {
-            oracle_secs / self.stats.oracle_calls as f64
-        };
-        result.map(|()| current)
-    }
-
-    /// Search `kind` from `current` until the chunk schedule is exhausted; every accepted
-    /// candidate becomes `current` (and goes to `on_accept`) and the kind restarts on it. Returns
-    /// whether anything was accepted.
-    fn run_kind(
-        &mut self,
-        kind: OpportunityKind,
-        current: &mut Vec<u8>,
-        on_accept: &mut OnAccept<'_>,
-    ) -> anyhow::Result<bool> {
+        let mut search = Search::new(start);
+        let mut workshop = Workshop::new(self.reduction, self.options.jobs > 1);
         let (oracle, interrupt) = (self.oracle, self.interrupt);
         let (sender, results) = mpsc::channel::<Report>();
-        std::thread::scope(|scope| {
+        let result = std::thread::scope(|scope| {
             let start: &StartRun<'_> = &|id, hash, bytes, cancel| {
                 let sender = sender.clone();
                 std::thread::Builder::new()
@@ -493,141 +890,119 @@ impl<'a> Engine<'a> {
                 Ok(())
             };
             let mut runs = Runs::default();
-            let result = (|| -> anyhow::Result<bool> {
-                let mut accepted = false;
-                let mut size = usize::MAX;
-                while let Some((next, what, window)) =
-                    self.search(kind, current, size, &mut runs, start, &results)?
-                {
-                    size = window;
-                    self.accept(kind, current, next, &what)?;
-                    on_accept(current)?;
-                    accepted = true;
-                }
-                Ok(accepted)
-            })();
+            let result = self.search(
+                &mut search,
+                &mut workshop,
+                &mut runs,
+                start,
+                &results,
+                on_accept,
+            );
             // Whatever happened, nothing in flight is needed any more: kill it and wait for it.
-            self.drain(kind, &mut runs, &results);
+            self.drain(&mut runs, &results);
             result
-        })
+        });
+        crate::messages::clear_status();
+        self.stats.built = workshop.count;
+        self.stats.wall_secs = began.elapsed().as_secs_f64();
+        self.stats.engine_secs = began.elapsed().saturating_sub(self.waiting).as_secs_f64();
+        self.stats.engine_ms_per_candidate = if self.stats.built == 0 {
+            0.0
+        } else {
+            1000.0 * self.stats.engine_secs / self.stats.built as f64
+        };
+        let oracle_secs: f64 = self.stats.kinds.values().map(|k| k.oracle_secs).sum();
+        self.stats.mean_oracle_secs = if self.stats.oracle_calls == 0 {
+            0.0
+        } else {
+            oracle_secs / self.stats.oracle_calls as f64
+        };
+        result.map(|()| Arc::try_unwrap(search.text.bytes).unwrap_or_else(|b| b.to_vec()))
     }
 
-    /// Make `next` the current text and count it.
-    fn accept(
+    /// Drive the search to its fixpoint: judge what it asks for, report what it accepts.
+    fn search<'r>(
         &mut self,
-        kind: OpportunityKind,
-        current: &mut Vec<u8>,
-        next: Vec<u8>,
-        what: &str,
-    ) -> anyhow::Result<()> {
-        let ks = self.stats.kind(kind);
-        ks.accepted += 1;
-        ks.bytes_removed += current.len() as i64 - next.len() as i64;
-        self.stats.accepted += 1;
-        self.stats.bytes_after = next.len() as u64;
-        self.history.insert(blake3::hash(&next));
-        if !self.options.quiet {
-            crate::messages::progress(format!(
-                "mfppr: round {}, {}: {} -> {} bytes ({what})",
-                self.round,
-                kind.name(),
-                current.len(),
-                next.len()
-            ));
-        }
-        *current = next;
-        Ok(())
-    }
-
-    /// Search `kind` on `current` until one candidate is accepted (returned with a description)
-    /// or the chunk schedule is exhausted (`None`). Candidates are resolved strictly in
-    /// enumeration order; while the earliest one runs, later ones and speculative ones run too
-    /// ([`Engine::schedule`]).
-    fn search(
-        &mut self,
-        kind: OpportunityKind,
-        current: &[u8],
-        size: usize,
+        search: &mut Search,
+        workshop: &mut Workshop<'r>,
         runs: &mut Runs,
         start: &StartRun<'_>,
         results: &mpsc::Receiver<Report>,
-    ) -> anyhow::Result<Option<(Vec<u8>, String, usize)>> {
-        self.check_interrupt()?;
-        let reduction = self.reduction;
-        let gathered = reduction
-            .gather(current, kind)
-            .with_context(|| format!("cannot gather {} opportunities", kind.name()))?;
-        if gathered.is_empty() {
-            return Ok(None);
-        }
-        let mut enumeration = Enumeration {
-            gathered: &*gathered,
-            cursor: ChunkCursor::for_kind(kind, gathered.len(), size),
-            current,
-            seen: HashSet::new(),
-        };
-        let mut pending: VecDeque<Candidate> = VecDeque::new();
-        let mut exhausted = false;
-        let mut speculation: Option<Speculation> = None;
+        on_accept: &mut OnAccept<'_>,
+    ) -> anyhow::Result<()> {
         loop {
-            if pending.is_empty() && !exhausted {
-                match enumeration.next(&self.history, &[]) {
-                    Some(c) => {
-                        self.stats.built += 1;
-                        pending.push_back(c);
+            self.check_interrupt()?;
+            let step = search.next(workshop)?;
+            self.round = search.round;
+            self.stats.rounds = search.round;
+            match step {
+                Step::Done => return Ok(()),
+                Step::Accepted { kind, before, what } => {
+                    let after = search.text.bytes.len();
+                    let ks = self.stats.kind(kind);
+                    ks.accepted += 1;
+                    ks.bytes_removed += before as i64 - after as i64;
+                    self.stats.accepted += 1;
+                    self.stats.bytes_after = after as u64;
+                    if !self.options.quiet {
+                        crate::messages::progress(format!(
+                            "mfppr: round {}, {}: {before} -> {after} bytes ({what})",
+                            self.round,
+                            kind.name(),
+                        ));
                     }
-                    None => exhausted = true,
+                    on_accept(&search.text.bytes)?;
+                }
+                Step::Judge(c) => {
+                    let verdict = self.await_verdict(search, &c, workshop, runs, start, results)?;
+                    self.tried += 1;
+                    self.stats.candidates += 1;
+                    let ks = self.stats.kind(c.kind);
+                    ks.candidates += 1;
+                    if verdict == Verdict::Timeout {
+                        ks.timeouts += 1;
+                    }
+                    if self.options.verbose >= 2 && !self.options.quiet {
+                        crate::messages::progress(format!(
+                            "mfppr: round {}, {}: tried {} -> {} bytes ({}): {verdict:?}",
+                            self.round,
+                            c.kind.name(),
+                            search.text.bytes.len(),
+                            c.text.bytes.len(),
+                            c.what,
+                        ));
+                    }
+                    search.feed(verdict);
+                    search.settle();
                 }
             }
-            let Some(front) = pending.front() else {
-                return Ok(None);
-            };
-            if let Some(verdict) = self.verdict_of(kind, &front.hash, runs)? {
-                self.tried += 1;
-                self.stats.candidates += 1;
-                let ks = self.stats.kind(kind);
-                ks.candidates += 1;
-                let Some(front) = pending.pop_front() else {
-                    continue;
-                };
-                if self.options.verbose >= 2 && !self.options.quiet {
-                    crate::messages::progress(format!(
-                        "mfppr: round {}, {}: tried {} -> {} bytes ({}): {verdict:?}",
-                        self.round,
-                        kind.name(),
-                        current.len(),
-                        front.bytes.len(),
-                        describe_window(&*gathered, front.window.clone()),
-                    ));
-                }
-                match verdict {
-                    Verdict::Interesting => {
-                        let size = front.window.len();
-                        let what = describe_window(&*gathered, front.window);
-                        let bytes = Arc::try_unwrap(front.bytes).unwrap_or_else(|b| b.to_vec());
-                        return Ok(Some((bytes, what, size)));
-                    }
-                    Verdict::Timeout => ks.timeouts += 1,
-                    Verdict::Uninteresting => {}
-                }
-                continue;
+        }
+    }
+
+    /// The verdict of `c`, which `search` needs now: from the cache, or from its run, started
+    /// here if it is not running yet, together with the runs a speculative copy of the search
+    /// needs next.
+    fn await_verdict(
+        &mut self,
+        search: &Search,
+        c: &Candidate,
+        workshop: &mut Workshop<'_>,
+        runs: &mut Runs,
+        start: &StartRun<'_>,
+        results: &mpsc::Receiver<Report>,
+    ) -> anyhow::Result<Verdict> {
+        loop {
+            if let Some(verdict) = self.verdict_of(c.kind, &c.text.hash, runs)? {
+                return Ok(verdict);
             }
-            self.schedule(
-                kind,
-                &mut enumeration,
-                &mut pending,
-                &mut exhausted,
-                &mut speculation,
-                runs,
-                start,
-            )?;
+            self.schedule(search, c, workshop, runs, start)?;
             let waited = Instant::now();
             let received = results.recv();
             self.waiting += waited.elapsed();
             let (id, hash, run) = received.context("lost an oracle run")?;
-            self.finished(kind, runs, id, hash, run);
+            self.finished(runs, id, hash, run);
             self.check_interrupt()?;
-            self.progress(kind, current.len());
+            self.progress(search.current_kind(), search.text.bytes.len());
         }
     }
 
@@ -639,7 +1014,7 @@ impl<'a> Engine<'a> {
         hash: &blake3::Hash,
         runs: &mut Runs,
     ) -> anyhow::Result<Option<Verdict>> {
-        if let Some(run) = runs.finished.remove(hash) {
+        if let Some((_, run)) = runs.finished.remove(hash) {
             if run.cancelled {
                 return Err(coded(ExitKind::Interrupted, "interrupted"));
             }
@@ -656,9 +1031,9 @@ impl<'a> Engine<'a> {
         Ok(known)
     }
 
-    /// Whether the verdict of `hash` is known or on its way.
+    /// Whether the verdict of `hash` is known (without using it).
     fn judged(&self, hash: &blake3::Hash, runs: &Runs) -> Option<Verdict> {
-        if let Some(run) = runs.finished.get(hash) {
+        if let Some((_, run)) = runs.finished.get(hash) {
             return Some(*run.verdict.as_ref().unwrap_or(&Verdict::Uninteresting));
         }
         if self.options.cache {
@@ -667,57 +1042,72 @@ impl<'a> Engine<'a> {
         None
     }
 
-    /// Decide which candidates run now, from the verdict-independent [`speculation_shape`]: the
-    /// earliest candidates of the enumeration, and the first candidates on the texts reached by
-    /// accepting the earliest one (level 1), then the first of those (level 2), and so on. Runs
-    /// nothing needs any more are cancelled. Only what runs depends on timing; which candidate
-    /// wins never does, so the result is the same for every `jobs`.
-    #[allow(clippy::too_many_arguments)]
+    /// Decide which candidates run now: `c` (the search needs it), then the candidates the
+    /// search needs next on its most likely continuations. Copies of the search are taken
+    /// further on the verdicts known so far and, for unknown ones, on both verdicts, most likely
+    /// path first (the chance of a window: [`Search::chance`]), until `jobs` unknown candidates
+    /// are found. Runs nothing needs any more are cancelled. Only what runs depends on timing;
+    /// what the search decides never does.
     fn schedule(
         &mut self,
-        kind: OpportunityKind,
-        enumeration: &mut Enumeration<'_>,
-        pending: &mut VecDeque<Candidate>,
-        exhausted: &mut bool,
-        speculation: &mut Option<Speculation>,
+        search: &Search,
+        c: &Candidate,
+        workshop: &mut Workshop<'_>,
         runs: &mut Runs,
         start: &StartRun<'_>,
     ) -> anyhow::Result<()> {
         let jobs = self.options.jobs;
-        let ks = &self.stats.kinds[&kind];
-        let p = (ks.accepted as f64 + 1.0) / (ks.candidates as f64 + 2.0);
-        let (mains, level_sizes) = speculation_shape(jobs, p);
-        while pending.len() < mains && !*exhausted {
-            match enumeration.next(&self.history, &[]) {
-                Some(c) => {
-                    self.stats.built += 1;
-                    pending.push_back(c);
+        let mut wanted: Vec<Candidate> = vec![c.clone()];
+        if jobs > 1 {
+            let mut paths: BinaryHeap<Path> = BinaryHeap::new();
+            let mut order = 0u64;
+            paths.push(Path {
+                chance: 1.0,
+                order,
+                search: search.clone(),
+                candidate: Some(c.clone()),
+            });
+            let mut expanded = 0;
+            while let Some(path) = paths.pop() {
+                if wanted.len() >= jobs || expanded >= SPECULATION_STEPS {
+                    break;
                 }
-                None => *exhausted = true,
-            }
-        }
-        // Wanted runs, most likely first. Nothing after a candidate known to be interesting can
-        // win.
-        let mut wanted: Vec<(blake3::Hash, Arc<Vec<u8>>)> = Vec::new();
-        for c in pending.iter().take(mains) {
-            wanted.push((c.hash, Arc::clone(&c.bytes)));
-            if self.judged(&c.hash, runs) == Some(Verdict::Interesting) {
-                break;
-            }
-        }
-        if let Some(front) = pending.front() {
-            if !level_sizes.is_empty() && self.judged(&front.hash, runs).is_none() {
-                self.speculate(kind, front, &level_sizes, speculation)?;
-                if let Some(s) = speculation.as_ref() {
-                    for (level, &size) in s.levels.iter().zip(&level_sizes) {
-                        for c in level.candidates.iter().take(size) {
-                            wanted.push((c.hash, Arc::clone(&c.bytes)));
+                expanded += 1;
+                let Path {
+                    chance,
+                    search: mut copy,
+                    candidate,
+                    ..
+                } = path;
+                // A copy that cannot go on (e.g. a text that cannot be read) just stops: the
+                // search itself will say why if it gets there.
+                let Some(candidate) = candidate.or_else(|| copy.advance(workshop)) else {
+                    continue;
+                };
+                let mut follow = |mut copy: Search, verdict: Verdict, chance: f64| {
+                    copy.feed(verdict);
+                    order += 1;
+                    paths.push(Path {
+                        chance,
+                        order,
+                        search: copy,
+                        candidate: None,
+                    });
+                };
+                match self.judged(&candidate.text.hash, runs) {
+                    Some(verdict) => follow(copy, verdict, chance),
+                    None => {
+                        let p = copy.chance(&candidate);
+                        if wanted.iter().all(|w| w.text.hash != candidate.text.hash) {
+                            wanted.push(candidate);
                         }
+                        follow(copy.clone(), Verdict::Interesting, chance * p);
+                        follow(copy, Verdict::Uninteresting, chance * (1.0 - p));
                     }
                 }
             }
         }
-        let keep: HashSet<blake3::Hash> = wanted.iter().map(|(h, _)| *h).collect();
+        let keep: HashSet<blake3::Hash> = wanted.iter().map(|w| w.text.hash).collect();
         let stale: Vec<blake3::Hash> = runs
             .running
             .keys()
@@ -727,100 +1117,45 @@ impl<'a> Engine<'a> {
         for h in &stale {
             runs.cancel(h);
         }
-        for (hash, bytes) in wanted {
+        for w in wanted {
             if runs.alive() >= jobs {
                 break;
             }
+            let hash = w.text.hash;
             if runs.running.contains_key(&hash) || self.judged(&hash, runs).is_some() {
                 continue;
             }
             let id = runs.next_id;
             runs.next_id += 1;
             let cancel = Arc::new(AtomicBool::new(false));
-            start(id, hash, bytes, Arc::clone(&cancel))?;
-            runs.running.insert(hash, (id, cancel));
-        }
-        Ok(())
-    }
-
-    /// Build the speculative levels for `front` (kept while the front stays the same), with at
-    /// least `sizes[d]` candidates on level d where the enumeration has them.
-    fn speculate(
-        &mut self,
-        kind: OpportunityKind,
-        front: &Candidate,
-        sizes: &[usize],
-        speculation: &mut Option<Speculation>,
-    ) -> anyhow::Result<()> {
-        if speculation.as_ref().is_none_or(|s| s.front != front.hash) {
-            *speculation = Some(Speculation {
-                front: front.hash,
-                levels: Vec::new(),
-            });
-        }
-        let Some(s) = speculation.as_mut() else {
-            return Ok(());
-        };
-        let mut text = Arc::clone(&front.bytes);
-        let mut size_at = front.window.len();
-        let mut accepted = vec![front.hash];
-        for (d, &size) in sizes.iter().enumerate() {
-            let built = s.levels.get(d).map(|l| (l.candidates.len(), l.complete));
-            if built.is_none_or(|(n, complete)| n < size && !complete) {
-                let gathered = self.reduction.gather(&text, kind)?;
-                let mut enumeration = Enumeration {
-                    gathered: &*gathered,
-                    cursor: ChunkCursor::for_kind(kind, gathered.len(), size_at),
-                    current: &text,
-                    seen: HashSet::new(),
-                };
-                let mut level = Level {
-                    candidates: Vec::new(),
-                    complete: false,
-                };
-                while level.candidates.len() < size {
-                    let Some(c) = enumeration.next(&self.history, &accepted) else {
-                        level.complete = true;
-                        break;
-                    };
-                    self.stats.built += 1;
-                    level.candidates.push(c);
-                }
-                if d < s.levels.len() {
-                    s.levels[d] = level;
-                } else {
-                    s.levels.push(level);
-                }
-            }
-            let Some(first) = s.levels[d].candidates.first() else {
-                break;
-            };
-            text = Arc::clone(&first.bytes);
-            size_at = first.window.len();
-            accepted.push(first.hash);
+            start(id, hash, Arc::clone(&w.text.bytes), Arc::clone(&cancel))?;
+            runs.running.insert(
+                hash,
+                Running {
+                    id,
+                    kind: w.kind,
+                    cancel,
+                },
+            );
         }
         Ok(())
     }
 
     /// Record the end of run `id` on candidate `hash`: stats, cache, and its verdict for the
     /// search (unless it was cancelled because nothing needed it).
-    fn finished(
-        &mut self,
-        kind: OpportunityKind,
-        runs: &mut Runs,
-        id: u64,
-        hash: blake3::Hash,
-        run: RunResult,
-    ) {
+    fn finished(&mut self, runs: &mut Runs, id: u64, hash: blake3::Hash, run: RunResult) {
         self.stats.oracle_calls += 1;
-        self.stats.kind(kind).oracle_secs += run.elapsed.as_secs_f64();
-        if runs.running.get(&hash).is_none_or(|(rid, _)| *rid != id) {
-            runs.cancelled = runs.cancelled.saturating_sub(1);
-            self.stats.kind(kind).wasted += 1;
+        if let Some(kind) = runs.cancelled.remove(&id) {
+            let ks = self.stats.kind(kind);
+            ks.oracle_secs += run.elapsed.as_secs_f64();
+            ks.wasted += 1;
             self.stats.wasted += 1;
             return;
         }
-        runs.running.remove(&hash);
+        let Some(running) = runs.running.remove(&hash) else {
+            return;
+        };
+        self.stats.kind(running.kind).oracle_secs += run.elapsed.as_secs_f64();
         if let (Ok(verdict), false) = (&run.verdict, run.cancelled) {
             // Without the cache the same text can run twice: a flaky check shows up here.
             let before = self.cache.insert(hash, *verdict);
@@ -830,12 +1165,12 @@ impl<'a> Engine<'a> {
                 self.stats.disagreements += 1;
             }
         }
-        runs.finished.insert(hash, run);
+        runs.finished.insert(hash, (running.kind, run));
     }
 
     /// Kill every run in flight, wait for them, and count every run whose verdict was not used as
     /// wasted.
-    fn drain(&mut self, kind: OpportunityKind, runs: &mut Runs, results: &mpsc::Receiver<Report>) {
+    fn drain(&mut self, runs: &mut Runs, results: &mpsc::Receiver<Report>) {
         let running: Vec<blake3::Hash> = runs.running.keys().copied().collect();
         for h in &running {
             runs.cancel(h);
@@ -845,14 +1180,14 @@ impl<'a> Engine<'a> {
             let received = results.recv();
             self.waiting += waited.elapsed();
             match received {
-                Ok((id, hash, run)) => self.finished(kind, runs, id, hash, run),
+                Ok((id, hash, run)) => self.finished(runs, id, hash, run),
                 Err(_) => break,
             }
         }
-        let unused = runs.finished.len() as u64;
-        self.stats.kind(kind).wasted += unused;
-        self.stats.wasted += unused;
-        runs.finished.clear();
+        for (_, (kind, _)) in runs.finished.drain() {
+            self.stats.kinds.entry(kind).or_default().wasted += 1;
+            self.stats.wasted += 1;
+        }
     }
 
     fn check_interrupt(&self) -> anyhow::Result<()> {
@@ -893,11 +1228,16 @@ impl<'a> Engine<'a> {
 /// How often the updating progress line of a terminal is redrawn.
 const STATUS_EVERY: Duration = Duration::from_secs(1);
 
-/// One-line description of the accepted window.
-fn describe_window(gathered: &dyn Gathered, window: Range<usize>) -> String {
-    match window.len() {
-        1 => gathered.describe(window.start),
-        k => format!("{k} opportunities: {}, …", gathered.describe(window.start)),
+/// One-line description of a window of opportunities.
+fn describe_window(gathered: &dyn Gathered, window: &[usize]) -> String {
+    match window {
+        [] => String::new(),
+        [i] => gathered.describe(*i),
+        [i, ..] => format!(
+            "{} opportunities: {}, …",
+            window.len(),
+            gathered.describe(*i)
+        ),
     }
 }
 
@@ -905,86 +1245,71 @@ fn describe_window(gathered: &dyn Gathered, window: Range<usize>) -> String {
 mod tests {
     use super::*;
 
-    fn windows(n: usize) -> Vec<Range<usize>> {
-        let mut c = ChunkCursor::new(n);
-        let mut out = Vec::new();
-        while let Some(w) = c.next_window() {
-            out.push(w);
-            c.advance();
+    /// The window sizes `kind` with `n` live opportunities goes through when nothing is
+    /// interesting.
+    fn sizes(kind: OpportunityKind, n: usize) -> Vec<usize> {
+        let mut out = vec![window_size(kind, None, n)];
+        while *out.last().unwrap() > 1 {
+            let s = smaller(*out.last().unwrap());
+            out.push(window_size(kind, Some(s), n));
         }
         out
     }
 
     #[test]
-    fn cursor_halves_first() {
-        assert!(windows(0).is_empty());
-        assert_eq!(windows(1), vec![0..1]);
-        assert_eq!(windows(2), vec![0..1, 1..2]);
-        assert_eq!(windows(3), vec![0..2, 2..3, 0..1, 1..2, 2..3]);
-        assert_eq!(
-            windows(5),
-            vec![0..3, 3..5, 0..2, 2..4, 4..5, 0..1, 1..2, 2..3, 3..4, 4..5]
-        );
-    }
-
-    #[test]
-    fn cursor_sizes_are_ceilings_of_n_over_powers_of_two() {
-        for n in 1..200usize {
-            let mut c = ChunkCursor::new(n);
-            let mut sizes = vec![];
-            // The first window of each size starts at 0 and is that size long.
-            while let Some(w) = c.next_window() {
-                if w.start == 0 {
-                    sizes.push(w.len());
-                }
-                c.advance();
-            }
-            let mut expected = vec![];
-            let mut d = 2;
-            loop {
-                let s = n.div_ceil(d);
-                expected.push(s);
-                if s == 1 {
-                    break;
-                }
-                d *= 2;
-            }
-            assert_eq!(sizes, expected, "n = {n}");
-            // Every window of every size covers 0..n exactly once.
-            for w in windows(n) {
-                assert!(w.start < w.end && w.end <= n);
-            }
-        }
+    fn window_sizes_halve_down_to_one() {
+        let fuzz = |n| sizes(OpportunityKind::Fuzz, n);
+        assert_eq!(fuzz(0), vec![1]);
+        assert_eq!(fuzz(1), vec![1]);
+        assert_eq!(fuzz(2), vec![1]);
+        assert_eq!(fuzz(3), vec![2, 1]);
+        assert_eq!(fuzz(5), vec![3, 2, 1]);
+        assert_eq!(fuzz(16), vec![8, 4, 2, 1]);
+        // A size carried over from a larger list never exceeds half the live opportunities.
+        assert_eq!(window_size(OpportunityKind::Fuzz, Some(8), 5), 3);
+        assert_eq!(window_size(OpportunityKind::Fuzz, Some(1), 5), 1);
     }
 
     #[test]
     fn tail_kinds_try_every_opportunity_first() {
-        let sizes = |kind, n, size| {
-            let mut c = ChunkCursor::for_kind(kind, n, size);
-            let mut out = Vec::new();
-            while let Some(w) = c.next_window() {
-                out.push(w);
-                c.advance();
-            }
-            out
-        };
-        assert_eq!(
-            sizes(OpportunityKind::TailText, 3, usize::MAX),
-            vec![0..3, 0..2, 2..3, 0..1, 1..2, 2..3]
-        );
-        assert_eq!(
-            sizes(OpportunityKind::TailText, 3, 1),
-            vec![0..1, 1..2, 2..3]
-        );
-        assert_eq!(sizes(OpportunityKind::Fuzz, 3, usize::MAX), windows(3));
-        assert!(sizes(OpportunityKind::Tail, 0, usize::MAX).is_empty());
+        let tail = |n| sizes(OpportunityKind::TailText, n);
+        assert_eq!(tail(3), vec![3, 2, 1]);
+        assert_eq!(tail(16), vec![16, 8, 4, 2, 1]);
+        assert_eq!(tail(1), vec![1]);
+        // After an accepted window, at most every live opportunity.
+        assert_eq!(window_size(OpportunityKind::Tail, Some(8), 5), 5);
+        assert_eq!(window_size(OpportunityKind::Tail, Some(2), 5), 2);
     }
 
     #[test]
-    fn cursor_with_no_opportunities_is_exhausted() {
-        let mut c = ChunkCursor::new(0);
-        assert_eq!(c.next_window(), None);
-        c.advance();
-        assert_eq!(c.next_window(), None);
+    fn beliefs_follow_probabilistic_delta_debugging() {
+        let kind = OpportunityKind::Fuzz;
+        let mut b = Beliefs::default();
+        let fresh = b.chance(kind, &[1, 2], 0);
+        assert!((fresh - (1.0 - NEEDED_PRIOR).powi(2)).abs() < 1e-9);
+        // A pair that fails: each is more likely needed, the pair surely has one.
+        b.judged(kind, 2, &[1, 2], false);
+        assert!(b.get(1, b.prior(kind)) > NEEDED_PRIOR);
+        assert!(b.chance(kind, &[1], 0) < b.chance(kind, &[3], 0));
+        // A single one that fails is needed.
+        b.judged(kind, 1, &[1], false);
+        assert_eq!(b.chance(kind, &[1], 0), 0.0);
+        // Singles of the kind found needed raise its prior.
+        assert!(b.prior(kind) > NEEDED_PRIOR);
+        assert_eq!(b.prior(OpportunityKind::Variant), NEEDED_PRIOR);
+    }
+
+    #[test]
+    fn learned_sets_keep_what_a_copy_learns_apart() {
+        let mut real: Learned<u64> = Learned::default();
+        real.insert(1);
+        real.settle();
+        let mut copy = real.clone();
+        copy.insert(2);
+        assert!(copy.contains(&1) && copy.contains(&2));
+        assert!(real.contains(&1) && !real.contains(&2));
+        real.insert(3);
+        real.settle();
+        assert!(!copy.contains(&3));
     }
 }

@@ -4,8 +4,6 @@
 //! The engine never looks inside a test: it asks an [`Opportunities`] for the opportunities of an
 //! [`OpportunityKind`] in the current text, then for the candidate built from a window of them.
 
-use std::ops::Range;
-
 use serde::Serialize;
 
 /// An opportunity kind, in the order the search visits them (design §4).
@@ -85,7 +83,7 @@ pub trait Opportunities: Sync {
     /// An `Err` means the text cannot be read as a test at all (the engine stops).
     fn gather<'a>(
         &'a self,
-        text: &'a [u8],
+        text: &[u8],
         kind: OpportunityKind,
     ) -> anyhow::Result<Box<dyn Gathered + 'a>>;
 }
@@ -100,11 +98,19 @@ pub trait Gathered: Sync {
         self.len() == 0
     }
 
-    /// The candidate made of the opportunities `window` (indices into `0..len()`), with the sweep
-    /// applied. `None` when the window yields no valid change (e.g. the edits leave the text as it
-    /// is, or would break an invariant such as "keep one non-reference variant").
-    fn candidate(&self, window: Range<usize>) -> Option<Vec<u8>>;
+    /// The candidate made of the opportunities `window` (indices into `0..len()`, increasing),
+    /// with the sweep applied. `None` when the window yields no valid change (e.g. the edits leave
+    /// the text as it is, or would break an invariant such as "keep one non-reference variant").
+    fn candidate(&self, window: &[usize]) -> Option<Vec<u8>>;
 
     /// One-line description of opportunity `i`, for progress and stats.
     fn describe(&self, i: usize) -> String;
+
+    /// A fingerprint of opportunity `i`: what it changes (its edits and the lines they touch,
+    /// whitespace aside), so that the same opportunity in a text changed elsewhere has the same
+    /// fingerprint. The engine skips an opportunity whose fingerprint was found uninteresting
+    /// before (edit caching); `None` (the default) is never skipped.
+    fn fingerprint(&self, _i: usize) -> Option<u64> {
+        None
+    }
 }

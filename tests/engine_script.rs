@@ -1,7 +1,6 @@
 //! The engine with the real [`ScriptOracle`] at `jobs` 4: speculative runs of a real script are
 //! killed (whole process group) when an earlier candidate wins, and the result matches `jobs` 1.
 
-use std::ops::Range;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -23,7 +22,7 @@ struct LinesGathered {
 impl Opportunities for Lines {
     fn gather<'a>(
         &'a self,
-        text: &'a [u8],
+        text: &[u8],
         kind: OpportunityKind,
     ) -> anyhow::Result<Box<dyn Gathered + 'a>> {
         let lines: Vec<String> = String::from_utf8_lossy(text)
@@ -48,8 +47,8 @@ impl Gathered for LinesGathered {
     fn len(&self) -> usize {
         self.opportunities.len()
     }
-    fn candidate(&self, window: Range<usize>) -> Option<Vec<u8>> {
-        let drop = &self.opportunities[window];
+    fn candidate(&self, window: &[usize]) -> Option<Vec<u8>> {
+        let drop: Vec<usize> = window.iter().map(|&i| self.opportunities[i]).collect();
         let mut out = String::new();
         for (i, l) in self.lines.iter().enumerate() {
             if !drop.contains(&i) {

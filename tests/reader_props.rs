@@ -133,7 +133,7 @@ fn run(iterations: usize, seed: u64) {
                         .gather(&text, kind)
                         .expect("readable text gathers");
                     if !g.is_empty() {
-                        let _ = g.candidate(0..g.len().div_ceil(2));
+                        let _ = g.candidate(&(0..g.len().div_ceil(2)).collect::<Vec<_>>());
                     }
                 }
             }

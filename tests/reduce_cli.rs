@@ -532,3 +532,57 @@ fn degenerate_scripts_at_four_jobs_end_within_their_timeouts() {
     assert_eq!(results[0].0, results[1].0);
     assert_eq!(results[1].1["cache_hits"], 0);
 }
+
+/// The latency-only oracle of `scripts/bench-scaling` (sleeps, then interesting iff the
+/// candidate keeps given strings) on a whole fixture: the result is byte-identical at `-j1`,
+/// `-j4` and `-j16` (speculation decides nothing), `-j1` wastes no run, and the parallel runs
+/// speculate.
+#[test]
+fn a_latency_only_oracle_gives_the_same_result_at_every_job_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = common::root().join("fixtures/tests/iset_merge_small_a.cpp");
+    let input = dir.path().join("iset_merge_small_a.cpp");
+    std::fs::copy(&fixture, &input).unwrap();
+    let check = dir.path().join("latency.sh");
+    std::fs::write(
+        &check,
+        "#!/bin/sh\nsleep 0.02\n\
+         for s in 'iset::dilate(set_term_13, 3)' unite_by_subtract_0_14 metalib::checks::; do\n\
+         grep -qF -- \"$s\" \"$1\" || exit 1\ndone\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut results = Vec::new();
+    for jobs in ["1", "4", "16"] {
+        let output = dir.path().join(format!("j{jobs}.cpp"));
+        let stats = dir.path().join(format!("j{jobs}.json"));
+        let out = mfppr()
+            .args([
+                s(&input),
+                "--check",
+                s(&check),
+                "-j",
+                jobs,
+                "-q",
+                "--recheck",
+                "0",
+            ])
+            .args(["-o", s(&output), "--stats", s(&stats)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "-j{jobs}: {}", stderr(&out));
+        let json = stats_of(&stats);
+        results.push((
+            jobs,
+            std::fs::read_to_string(&output).unwrap(),
+            json["wasted"].as_u64().unwrap(),
+        ));
+    }
+    let (_, reference, wasted) = &results[0];
+    assert_eq!(*wasted, 0, "-j1 never speculates");
+    assert!(reference.len() < 5000, "{} bytes left", reference.len());
+    for (jobs, result, _) in &results[1..] {
+        assert_eq!(result, reference, "-j{jobs} differs from -j1");
+    }
+    assert!(results[2].2 > 0, "-j16 should speculate");
+}

@@ -10,7 +10,6 @@
 //! equal to the current text is never offered.
 
 use std::collections::{BTreeMap, HashSet};
-use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use crate::catalogue::Catalogue;
@@ -98,7 +97,6 @@ struct Opportunity {
 
 /// Opportunities of one kind in one text.
 struct Gathering<'a> {
-    text: &'a [u8],
     read: Arc<ParsedTest>,
     ops: Vec<Opportunity>,
     catalogue: &'a Catalogue,
@@ -109,7 +107,7 @@ struct Gathering<'a> {
 impl Opportunities for MfppOpportunities {
     fn gather<'a>(
         &'a self,
-        text: &'a [u8],
+        text: &[u8],
         kind: OpportunityKind,
     ) -> anyhow::Result<Box<dyn Gathered + 'a>> {
         if kind == OpportunityKind::Tail {
@@ -129,7 +127,6 @@ impl Opportunities for MfppOpportunities {
             .map(|i| i.name.clone())
             .collect();
         Ok(Box::new(Gathering {
-            text,
             read,
             ops,
             catalogue: &self.catalogue,
@@ -144,16 +141,19 @@ impl Gathered for Gathering<'_> {
         self.ops.len()
     }
 
-    fn candidate(&self, window: Range<usize>) -> Option<Vec<u8>> {
-        let chosen = self.ops.get(window)?;
-        let edits = self.window_edits(chosen)?;
+    fn candidate(&self, window: &[usize]) -> Option<Vec<u8>> {
+        let chosen: Vec<&Opportunity> = window
+            .iter()
+            .map(|&i| self.ops.get(i))
+            .collect::<Option<_>>()?;
+        let edits = self.window_edits(&chosen)?;
         let edited = self.read.doc.edited(&edits).ok()?;
         let ctx = SweepContext {
             catalogue: self.catalogue,
             known_instances: &self.known_instances,
         };
         let swept = sweep(edited, &ctx)?;
-        (swept != self.text).then_some(swept)
+        (swept != self.text()).then_some(swept)
     }
 
     fn describe(&self, i: usize) -> String {
@@ -162,11 +162,53 @@ impl Gathered for Gathering<'_> {
             .map(|o| o.description.clone())
             .unwrap_or_default()
     }
+
+    fn fingerprint(&self, i: usize) -> Option<u64> {
+        let op = self.ops.get(i)?;
+        let text = self.text();
+        let mut hasher = blake3::Hasher::new();
+        let mut field = |bytes: &[u8]| {
+            let kept: Vec<u8> = bytes
+                .iter()
+                .copied()
+                .filter(|b| !b.is_ascii_whitespace())
+                .collect();
+            hasher.update(&kept.len().to_le_bytes());
+            hasher.update(&kept);
+        };
+        field(op.description.as_bytes());
+        for edit in &op.edits {
+            let span = text.get(edit.span.clone())?;
+            let line_start = text[..edit.span.start]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+            let line_end = text[edit.span.end..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(text.len(), |p| edit.span.end + p);
+            // What a replacement leaves is what counts (the same value put in place of another
+            // one is the same opportunity); what a deletion removes is.
+            field(&text[line_start..edit.span.start]);
+            if edit.text.is_empty() {
+                field(span);
+            }
+            field(&text[edit.span.end..line_end]);
+            field(edit.text.as_bytes());
+        }
+        let bytes: [u8; 8] = hasher.finalize().as_bytes()[..8].try_into().ok()?;
+        Some(u64::from_le_bytes(bytes))
+    }
 }
 
 impl Gathering<'_> {
+    /// The text the opportunities were gathered from.
+    fn text(&self) -> &[u8] {
+        self.read.doc.text()
+    }
+
     /// The edits of a window, or `None` when the window would break an invariant.
-    fn window_edits(&self, chosen: &[Opportunity]) -> Option<Vec<Edit>> {
+    fn window_edits(&self, chosen: &[&Opportunity]) -> Option<Vec<Edit>> {
         let removed_variants: HashSet<usize> = chosen
             .iter()
             .filter_map(|o| match o.effect {
@@ -203,7 +245,7 @@ impl Gathering<'_> {
         let mut edits: Vec<Edit> = chosen.iter().flat_map(|o| o.edits.clone()).collect();
         if removed_steps.contains(&0) {
             edits.extend(sequence::redeclare(
-                self.text,
+                self.text(),
                 &self.read.model,
                 &removed_steps,
             )?);

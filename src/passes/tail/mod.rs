@@ -66,8 +66,8 @@ impl Gathered for Combined {
         usize::from(self.candidate.is_some())
     }
 
-    fn candidate(&self, window: std::ops::Range<usize>) -> Option<Vec<u8>> {
-        (window == (0..1)).then(|| self.candidate.clone()).flatten()
+    fn candidate(&self, window: &[usize]) -> Option<Vec<u8>> {
+        (window == [0]).then(|| self.candidate.clone()).flatten()
     }
 
     fn describe(&self, _: usize) -> String {
@@ -86,7 +86,7 @@ pub(super) fn combined(text: &[u8], reduction: &dyn Opportunities) -> Option<Com
         let mut count = 0;
         for _ in 0..COMBINED_PASSES {
             let next = match reduction.gather(&current, kind) {
-                Ok(g) if !g.is_empty() => g.candidate(0..g.len()).map(|c| (c, g.len())),
+                Ok(g) if !g.is_empty() => g.candidate(&(0..g.len()).collect::<Vec<_>>()).map(|c| (c, g.len())),
                 _ => None,
             };
             let Some((next, n)) = next.filter(|(c, _)| *c != current) else {
