@@ -4,7 +4,9 @@
 //! committed expected form in `fixtures/expected/` (`MFPPR_BLESS=1` rewrites those).
 //!
 //! Each fixture is reduced once with `-j2`; two of them (one per script) also with `-j1` and `-j4`,
-//! which must give byte-identical results. Skips when g++ or python3 is absent (fails under
+//! which must give byte-identical results. Those reruns see the verdicts of the first run through
+//! a memo of the check ([`common::memo_check`]), so they run only candidates it did not judge:
+//! what they test is that the search decides the same from the same verdicts at every `-j`. Skips when g++ or python3 is absent (fails under
 //! `MFPPR_REQUIRE_TOOLS=1`).
 
 mod common;
@@ -12,7 +14,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{assert_golden, bin, require_tools, root, shared};
+use common::{assert_golden, bin, memo_check, require_tools, root, shared};
 use serde_json::Value;
 
 /// How a fixture fails: the script and its environment.
@@ -82,12 +84,13 @@ fn non_blank_lines(text: &str) -> usize {
 }
 
 /// Reduce `input` (in its own temp dir) with `jobs` workers, to `output` or the default path.
-fn reduce(input: &Path, failure: &Failure, jobs: usize, output: Option<&Path>) {
+/// Reduce `input` with `-j jobs` and `check` (the failure's script, or a memo of it).
+fn reduce(input: &Path, failure: &Failure, check: &Path, jobs: usize, output: Option<&Path>) {
     let mut cmd = Command::new(bin());
     cmd.arg("reduce")
         .arg(input)
         .arg("--check")
-        .arg(root().join("interestingness").join(failure.script))
+        .arg(check)
         .arg("-I")
         .arg(root().join("fixtures/iset/spec"))
         .arg(format!("-j{jobs}"))
@@ -134,7 +137,12 @@ fn reduce_fixture(name: &str, other_jobs: &[usize]) {
     let original =
         std::fs::read(root().join("fixtures/tests").join(format!("{name}.cpp"))).unwrap();
     std::fs::write(&input, &original).unwrap();
-    reduce(&input, &failure, 2, None);
+    // Verdicts are remembered for the determinism runs below (see `memo_check`).
+    let memo = memo_check(
+        &root().join("interestingness").join(failure.script),
+        &dir.path().join("memo"),
+    );
+    reduce(&input, &failure, &memo, 2, None);
     assert_eq!(std::fs::read(&input).unwrap(), original, "input untouched");
     let reduced_path = dir.path().join(format!("{name}.reduced.cpp"));
     let reduced = std::fs::read_to_string(&reduced_path).unwrap();
@@ -192,7 +200,7 @@ fn reduce_fixture(name: &str, other_jobs: &[usize]) {
     // Determinism: the result does not depend on the number of workers.
     for &jobs in other_jobs {
         let output = dir.path().join(format!("j{jobs}.cpp"));
-        reduce(&input, &failure, jobs, Some(&output));
+        reduce(&input, &failure, &memo, jobs, Some(&output));
         let other = std::fs::read_to_string(&output).unwrap();
         assert!(
             other == reduced,

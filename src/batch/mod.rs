@@ -368,17 +368,13 @@ impl Progress {
     }
 }
 
-/// Reduce every test of `tests` (a local campaign); returns the summary of the whole journal.
-/// The tests share one cache directory for the check scripts (their include blocks are mostly
-/// the same), unless the user chose one.
-pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
-    crate::interrupt::install()?;
-    let shared_cache = run_cache_dir(&opts.reduce)?;
-    let mut shared = opts.clone();
-    if let Some(dir) = &shared_cache {
-        shared.reduce.cache_dir = Some(dir.path().to_path_buf());
-    }
-    let opts = &shared;
+/// Open the campaign's journal in `opts.out_dir` (refused when it holds one and `--resume` is
+/// not given): the journal, its records, and the tests of `tests` not finished in it (same stem
+/// and same input bytes).
+fn open_journal<'t>(
+    tests: &'t [Test],
+    opts: &BatchOptions,
+) -> anyhow::Result<(Journal, Vec<Record>, Vec<&'t Test>)> {
     std::fs::create_dir_all(&opts.out_dir).with_context(|| {
         format!(
             "cannot create the output directory {}",
@@ -418,14 +414,16 @@ pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
             opts.out_dir.join(journal::JOURNAL).display()
         ));
     }
-    let progress = Progress {
-        journal: Mutex::new((journal, previous)),
-        done: AtomicUsize::new(tests.len() - pending.len()),
-        done_here: AtomicUsize::new(0),
-        total: tests.len(),
-        began: Instant::now(),
-        quiet: opts.quiet,
-    };
+    Ok((journal, previous, pending))
+}
+
+/// Reduce `pending` with `--tests-at-once` threads, each test's record going to `progress`; the
+/// first error (an interruption only when nothing else failed) stops the others.
+fn reduce_pending(
+    pending: &[&Test],
+    opts: &BatchOptions,
+    progress: &Progress,
+) -> Option<anyhow::Error> {
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let stop = AtomicBool::new(false);
@@ -450,13 +448,36 @@ pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
             });
         }
     });
+    failed.into_inner().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Reduce every test of `tests` (a local campaign); returns the summary of the whole journal.
+/// The tests share one cache directory for the check scripts (their include blocks are mostly
+/// the same), unless the user chose one.
+pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
+    crate::interrupt::install()?;
+    let shared_cache = run_cache_dir(&opts.reduce)?;
+    let mut shared = opts.clone();
+    if let Some(dir) = &shared_cache {
+        shared.reduce.cache_dir = Some(dir.path().to_path_buf());
+    }
+    let opts = &shared;
+    let (journal, previous, pending) = open_journal(tests, opts)?;
+    let progress = Progress {
+        journal: Mutex::new((journal, previous)),
+        done: AtomicUsize::new(tests.len() - pending.len()),
+        done_here: AtomicUsize::new(0),
+        total: tests.len(),
+        began: Instant::now(),
+        quiet: opts.quiet,
+    };
+    let failed = reduce_pending(&pending, opts, &progress);
     let (_, records) = progress
         .journal
         .into_inner()
         .unwrap_or_else(|p| p.into_inner());
     let summary = triage::summarise(&latest_per_stem(records));
     triage::write_summary(&opts.out_dir, &summary)?;
-    let failed = failed.into_inner().unwrap_or_else(|p| p.into_inner());
     if crate::interrupt::requested()
         || failed.as_ref().map(exit_kind) == Some(ExitKind::Interrupted)
     {

@@ -168,6 +168,20 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>, Fou
         &pool,
     )?;
     write_found(&opts.out, &found)?;
+    usable_runs(opts, &found)?;
+
+    let mut summary = found_summary(opts, &found);
+    summary.recount();
+    note(format!(
+        "find: {} of {} markers reached",
+        summary.reached, summary.markers
+    ));
+    Ok((summary, known, found))
+}
+
+/// An error when no test passed against the marked library (with a command to try one by
+/// hand); a warning when some did not.
+fn usable_runs(opts: &PipelineOptions, found: &Found) -> Result<()> {
     let failing = found.runs.iter().filter(|r| !r.passed()).count();
     if failing == found.runs.len() {
         let first = &found.runs[0];
@@ -199,8 +213,12 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>, Fou
             first.unwrap_or_default()
         ));
     }
+    Ok(())
+}
 
-    let mut summary = Summary {
+/// The summary after find: a point per marker, with how many tests reach it and the chosen one.
+fn found_summary(opts: &PipelineOptions, found: &Found) -> Summary {
+    Summary {
         new_lines: opts.new_lines,
         markers: opts.markers.len(),
         tests: found.runs.len(),
@@ -229,13 +247,7 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>, Fou
                 note: String::new(),
             })
             .collect(),
-    };
-    summary.recount();
-    note(format!(
-        "find: {} of {} markers reached",
-        summary.reached, summary.markers
-    ));
-    Ok((summary, known, found))
+    }
 }
 
 /// Analyse `tests` (name → path) on a pool of `-j N` threads, each in its own directory below
@@ -377,6 +389,14 @@ fn choose_by_mc(
     write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
+/// Whether one of `marker`'s lines is in `lines` (an MC under gcov).
+fn holds(marker: &Marker, lines: &BTreeSet<metamorphic::Line>) -> bool {
+    marker
+        .lines
+        .iter()
+        .any(|&l| lines.contains(&(marker.file.clone(), l)))
+}
+
 /// `k` of a pair `r_0/r_k`.
 fn pair_k(pair: &str) -> Option<usize> {
     pair.strip_prefix("r_0/r_")?.parse().ok()
@@ -400,13 +420,7 @@ impl Start {
     fn fits(&self, source: &str, marker: &Marker, k: Option<usize>) -> bool {
         let in_mc = match (k, &self.mc) {
             (None, _) => true,
-            (Some(k), Some((kept, lines))) => {
-                *kept == k
-                    && marker
-                        .lines
-                        .iter()
-                        .any(|&l| lines.contains(&(marker.file.clone(), l)))
-            }
+            (Some(k), Some((kept, lines))) => *kept == k && holds(marker, lines),
             (Some(_), None) => false,
         };
         self.source == source && self.reached.contains(&marker.id) && in_mc
@@ -450,37 +464,12 @@ fn reduce_points(
         point.started_from = start;
         match result {
             Ok((path, bytes)) => {
-                let reduced = find::run_test(
-                    &TestFile {
-                        name: test.name.clone(),
-                        path: path.clone(),
-                        bytes,
-                    },
-                    &opts.run,
-                    &opts.injected,
-                    known,
-                    opts.run_timeout,
-                )?;
-                let kept = match (mc, &opts.metamorphic) {
-                    (Some(k), Some(build)) => Some((k, mc_after(opts, build, marker, &path, k)?)),
-                    _ => None,
+                let file = TestFile {
+                    name: test.name.clone(),
+                    path,
+                    bytes,
                 };
-                point.mc_kept = kept.as_ref().map(|(_, lines)| {
-                    marker
-                        .lines
-                        .iter()
-                        .any(|&l| lines.contains(&(marker.file.clone(), l)))
-                });
-                if reduced.passed() {
-                    starts.push(Start {
-                        source: test.name.clone(),
-                        id: marker.id.clone(),
-                        reached: reduced.markers.into_iter().collect(),
-                        mc: kept,
-                    });
-                }
-                point.reduced = Some(path);
-                point.bytes_after = Some(bytes);
+                starts.extend(reduced_point(opts, known, point, marker, file, mc)?);
             }
             Err(e) if exit_kind(&e) == ExitKind::Interrupted => {
                 point.note = "interrupted".to_string();
@@ -502,24 +491,60 @@ fn reduce_points(
                 point.note = format!("not reduced: {e:#}");
             }
         }
-        if let (Some(v), Some(path)) = (&opts.verify, &point.reduced) {
-            let outcome = verify::verify(path, marker, v)?;
-            note(format!(
-                "verify {}: {}",
-                marker.id,
-                if outcome.verified {
-                    format!("yes (count {})", outcome.count)
-                } else {
-                    format!("no: {}", outcome.note)
-                }
-            ));
-            point.verified = Some(outcome.verified);
-            if !outcome.verified {
-                point.note = outcome.note;
-            }
+        if let Some(v) = &opts.verify {
+            verify_point(point, marker, v)?;
         }
         summary.recount();
         summary.write(&opts.out)?;
+    }
+    Ok(())
+}
+
+/// Record in `point` the reduced test `file` of `marker` (named after its source test): run it
+/// to learn which markers it reaches and, for a metamorphic point (pair `k` = `mc`), whether it
+/// keeps the marker in the pair's MC. When it passes, it is a [`Start`] for later markers.
+fn reduced_point(
+    opts: &PipelineOptions,
+    known: &BTreeSet<String>,
+    point: &mut Point,
+    marker: &Marker,
+    file: TestFile,
+    mc: Option<usize>,
+) -> Result<Option<Start>> {
+    let reduced = find::run_test(&file, &opts.run, &opts.injected, known, opts.run_timeout)?;
+    let kept = match (mc, &opts.metamorphic) {
+        (Some(k), Some(build)) => Some((k, mc_after(opts, build, marker, &file.path, k)?)),
+        _ => None,
+    };
+    point.mc_kept = kept.as_ref().map(|(_, lines)| holds(marker, lines));
+    point.reduced = Some(file.path);
+    point.bytes_after = Some(file.bytes);
+    Ok(reduced.passed().then(|| Start {
+        source: file.name,
+        id: marker.id.clone(),
+        reached: reduced.markers.into_iter().collect(),
+        mc: kept,
+    }))
+}
+
+/// Verify `point`'s reduced test (if any) with gcov and record the outcome.
+fn verify_point(point: &mut Point, marker: &Marker, v: &VerifyOptions) -> Result<()> {
+    let Some(path) = &point.reduced else {
+        return Ok(());
+    };
+    let outcome = verify::verify(path, marker, v)?;
+    note(format!(
+        "verify {}: {}",
+        marker.id,
+        if outcome.verified {
+            format!("yes (count {})", outcome.count)
+        } else {
+            format!("no: {}", outcome.note)
+        }
+    ));
+    point.verified = Some(outcome.verified);
+    if !outcome.verified {
+        point.note = outcome.note;
     }
     Ok(())
 }
@@ -550,11 +575,7 @@ fn mc_after(
         }
     };
     let lines = mc.union();
-    let kept = marker
-        .lines
-        .iter()
-        .any(|&l| lines.contains(&(marker.file.clone(), l)));
-    if kept {
+    if holds(marker, &lines) {
         note(format!(
             "metamorphic {}: the reduced test keeps it in the MC of r_0/r_{k} (gcov)",
             marker.id

@@ -94,3 +94,27 @@ pub(crate) fn shared(name: &str) -> Option<PathBuf> {
         None
     }
 }
+
+/// A check script in `memo` that runs `script` on its argument and remembers the exit status by
+/// the candidate's bytes: reducing the same test again with the same check (and environment)
+/// runs only the candidates no earlier run judged. A real check still judges every candidate
+/// once; what a rerun at another `-j` tests is the search, which sees the same verdicts.
+pub(crate) fn memo_check(script: &Path, memo: &Path) -> PathBuf {
+    std::fs::create_dir_all(memo).unwrap();
+    let check = memo.join("memo-check.sh");
+    let text = format!(
+        "#!/bin/sh\n\
+         key=$(sha256sum < \"$1\" | cut -d' ' -f1)\n\
+         if [ -f '{memo}'/\"$key\" ]; then exit \"$(cat '{memo}'/\"$key\")\"; fi\n\
+         '{script}' \"$1\"\n\
+         rc=$?\n\
+         echo \"$rc\" > '{memo}'/\"$key.$$\" && mv '{memo}'/\"$key.$$\" '{memo}'/\"$key\"\n\
+         exit \"$rc\"\n",
+        memo = memo.display(),
+        script = script.display()
+    );
+    std::fs::write(&check, text).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+    check
+}

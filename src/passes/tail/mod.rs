@@ -86,7 +86,9 @@ pub(super) fn combined(text: &[u8], reduction: &dyn Opportunities) -> Option<Com
         let mut count = 0;
         for _ in 0..COMBINED_PASSES {
             let next = match reduction.gather(&current, kind) {
-                Ok(g) if !g.is_empty() => g.candidate(&(0..g.len()).collect::<Vec<_>>()).map(|c| (c, g.len())),
+                Ok(g) if !g.is_empty() => g
+                    .candidate(&(0..g.len()).collect::<Vec<_>>())
+                    .map(|c| (c, g.len())),
                 _ => None,
             };
             let Some((next, n)) = next.filter(|(c, _)| *c != current) else {
