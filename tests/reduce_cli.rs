@@ -456,8 +456,8 @@ fn degenerate_scripts_at_four_jobs_end_within_their_timeouts() {
         start.elapsed()
     );
 
-    // Interesting original, every candidate hangs: each run is killed after the timeout and
-    // four run at once, so the whole reduction takes about calls / 4 timeouts.
+    // Interesting original, every candidate hangs: each run is killed after the timeout (0.3 s)
+    // and four run at once, so the whole reduction takes about calls / 4 timeouts.
     let pids = t.path("pids");
     let hang_candidates = t.script(
         "hang_candidates.sh",
@@ -476,7 +476,7 @@ fn degenerate_scripts_at_four_jobs_end_within_their_timeouts() {
         "-j",
         "4",
         "--timeout",
-        "1",
+        "0.3",
         "-q",
         "--stats",
         s(&stats),
@@ -493,7 +493,7 @@ fn degenerate_scripts_at_four_jobs_end_within_their_timeouts() {
         .map(|k| k["timeouts"].as_u64().unwrap())
         .sum();
     assert_eq!(timeouts, json["candidates"].as_u64().unwrap());
-    let bound = Duration::from_secs(calls.div_ceil(4) + 5);
+    let bound = Duration::from_secs_f64(calls.div_ceil(4) as f64 * 0.3 + 5.0);
     assert!(elapsed < bound, "{elapsed:?} for {calls} calls");
     for pid in std::fs::read_to_string(&pids)
         .unwrap_or_default()

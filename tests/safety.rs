@@ -252,9 +252,9 @@ fn timeouts_and_flaky_checks_are_in_the_summary() {
         "--check",
         s(&hang),
         "--timeout",
-        "0.5",
+        "0.2",
         "-j",
-        "2",
+        "4",
         "-q",
     ]);
     assert!(out.status.success());
