@@ -169,6 +169,15 @@ impl ReduceOutcome {
                 self.timeout.as_secs_f64()
             ));
         }
+        if st.accepted == 0 && st.candidates > 0 && self.bytes_after == self.bytes_before {
+            line.push_str(
+                "\nmfppr: no candidate kept the failure, so the result is the input: the check \
+                 rejects every change (does it compare more than the failure, e.g. line numbers \
+                 or the whole output?), or the failure needs what every candidate loses (the \
+                 sweep removes input blocks no variant reads); -vv lists each candidate and its \
+                 verdict",
+            );
+        }
         if st.disagreements > 0 || st.recheck_failures > 0 {
             line.push_str(&format!(
                 "\nmfppr: the check is flaky: {} candidates got different verdicts on two runs, \

@@ -261,6 +261,11 @@ fn timeouts_and_flaky_checks_are_in_the_summary() {
     let summary = String::from_utf8_lossy(&out.stdout);
     assert!(summary.contains("timed out"), "{summary}");
     assert!(summary.contains("--timeout"), "{summary}");
+    // Nothing was accepted: the summary says why that may be and how to see each verdict.
+    assert!(
+        summary.contains("no candidate kept the failure") && summary.contains("-vv"),
+        "{summary}"
+    );
 
     // Interesting on the original always, on anything else every other call: accepted
     // candidates fail their re-check, and the result falls back to one that passes it.
