@@ -11,38 +11,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::batch::{campaign_args, groups, reduced_bytes};
 use common::root;
 use serde_json::Value;
 
 /// Smallest first: the passing test, then two tests of the merge bug (blame: `relations::shift`).
 const TESTS: &[&str] = &["t_iset_4", "t_iset_82", "t_iset_16"];
 const PASSING: &str = "t_iset_4";
-
-/// The campaign's options after the inputs: check, spec, environment, jobs.
-fn campaign_args(out: &Path) -> Vec<String> {
-    let spec = root().join("fixtures/iset/spec").display().to_string();
-    vec![
-        "--check".into(),
-        root()
-            .join("interestingness/check-failure.py")
-            .display()
-            .to_string(),
-        "-I".into(),
-        spec.clone(),
-        "--env".into(),
-        format!("MFPPR_INCLUDES={spec}"),
-        "--env".into(),
-        "CXXFLAGS=-std=c++17 -w -DISET_BUG_MERGE".into(),
-        "--env".into(),
-        "REFERENCE_CXXFLAGS=-std=c++17 -w".into(),
-        "-o".into(),
-        out.display().to_string(),
-        "-j2".into(),
-        "--tests-at-once".into(),
-        "2".into(),
-        "--no-tail".into(),
-    ]
-}
 
 fn mfppr() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mfppr"))
@@ -68,31 +43,6 @@ fn record<'a>(records: &'a [Value], stem: &str) -> &'a Value {
         .iter()
         .find(|r| r["stem"] == stem)
         .unwrap_or_else(|| panic!("no record for {stem}"))
-}
-
-/// (signature, members) of every group of the summary, in order.
-fn groups(out: &Path) -> Vec<(String, Vec<String>)> {
-    let summary: Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
-    summary["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .chain(summary["not_reduced"].as_array().unwrap())
-        .map(|g| {
-            let members = g["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m.as_str().unwrap().to_string())
-                .collect();
-            (g["signature"].as_str().unwrap().to_string(), members)
-        })
-        .collect()
-}
-
-fn reduced_bytes(out: &Path, stem: &str) -> Vec<u8> {
-    std::fs::read(out.join(stem).join(format!("{stem}.reduced.cpp"))).unwrap()
 }
 
 #[test]

@@ -9,12 +9,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::batch::{campaign_args, groups, reduced_bytes};
 use common::root;
-use serde_json::Value;
 
 /// A passing test and a merge-bug test of the campaign corpus (small tests): the cheapest
 /// campaign with both outcomes.
@@ -24,32 +24,6 @@ const TESTS: &[&str] = &["t_iset_4", "t_iset_82"];
 /// machine under a load of 6 with the campaign tests, 42–74 s with the bigger fixture test before,
 /// `sbatch --wait` polling every 8 s).
 const LIMIT: Duration = Duration::from_secs(400);
-
-fn campaign_args(out: &Path) -> Vec<String> {
-    let spec = root().join("fixtures/iset/spec").display().to_string();
-    vec![
-        "--check".into(),
-        root()
-            .join("interestingness/check-failure.py")
-            .display()
-            .to_string(),
-        "-I".into(),
-        spec.clone(),
-        "--env".into(),
-        format!("MFPPR_INCLUDES={spec}"),
-        "--env".into(),
-        "CXXFLAGS=-std=c++17 -w -DISET_BUG_MERGE".into(),
-        "--env".into(),
-        "REFERENCE_CXXFLAGS=-std=c++17 -w".into(),
-        "-o".into(),
-        out.display().to_string(),
-        "-j2".into(),
-        "--tests-at-once".into(),
-        "2".into(),
-        "--no-tail".into(),
-        "-q".into(),
-    ]
-}
 
 fn mfppr() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mfppr"))
@@ -64,30 +38,6 @@ fn text(out: &Output) -> String {
 }
 
 /// (signature, members) of every group of the summary, in order.
-fn groups(out: &Path) -> Vec<(String, Vec<String>)> {
-    let summary: Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
-    summary["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .chain(summary["not_reduced"].as_array().unwrap())
-        .map(|g| {
-            let members = g["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m.as_str().unwrap().to_string())
-                .collect();
-            (g["signature"].as_str().unwrap().to_string(), members)
-        })
-        .collect()
-}
-
-fn reduced_bytes(out: &Path, stem: &str) -> Vec<u8> {
-    std::fs::read(out.join(stem).join(format!("{stem}.reduced.cpp"))).unwrap()
-}
-
 /// A cluster started by `scripts/slurm-localhost start DIR`, stopped (and DIR removed) on drop.
 struct Cluster {
     dir: PathBuf,
@@ -195,6 +145,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
         .arg("batch")
         .arg(&inputs)
         .args(campaign_args(&slurm_out))
+        .arg("-q")
         .arg("--emit-tasks")
         .arg(&tasks)
         .output()
@@ -209,6 +160,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
         .arg("batch")
         .arg(&inputs)
         .args(campaign_args(&local_out))
+        .arg("-q")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

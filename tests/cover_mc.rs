@@ -15,6 +15,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::time::Duration;
 
 use common::{bin, mfppr, require_tools, root, run_ok, write};
@@ -23,6 +24,34 @@ use mfppr::coverage::metamorphic::analyse;
 use mfppr::coverage::verify::{default_command, VerifyOptions};
 
 const FLAGS: &str = "-std=c++17 -O0 -w";
+
+/// `mfppr cover find` in `w` on the coverage in `w/suite` and `w/fuzz` of the library `lib`
+/// (`--source-root`), with the tests of `corpus` run by `run` and the fixture's flags, into
+/// `out` (`-j 2`); `extra` adds options.
+fn cover_find(w: &Path, lib: &str, corpus: &str, run: &str, out: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "cover",
+        "find",
+        "--suite",
+        "suite",
+        "--fuzz",
+        "fuzz",
+        "--source-root",
+        lib,
+        "--corpus",
+        corpus,
+        "--run",
+        run,
+        "--cxxflags",
+        FLAGS,
+        "--out",
+        out,
+        "-j",
+        "2",
+    ];
+    args.extend_from_slice(extra);
+    mfppr(w, &args)
+}
 
 /// The test's lines without the `// Meta test k` blocks not in `keep` (a block runs to the first
 /// blank line or line without `r_`), and without checks when `keep` is not 0.
@@ -125,32 +154,13 @@ fn metamorphic_coverage_matches_single_variant_builds_by_hand() {
 
     let run = format!("g++ {FLAGS} -DEXECUTE=1 -I \"$MFPPR_INJECTED\" {{test}} -o t && ./t");
     let lib_s = lib.to_string_lossy();
-    let out = mfppr(
+    let out = cover_find(
         w,
-        &[
-            "cover",
-            "find",
-            "--suite",
-            "suite",
-            "--fuzz",
-            "fuzz",
-            "--source-root",
-            &lib_s,
-            "--include",
-            r"iset\.h$",
-            "--corpus",
-            "corpus",
-            "--run",
-            &run,
-            "--cxxflags",
-            FLAGS,
-            "--metamorphic",
-            "--out",
-            "out",
-            "-j",
-            "2",
-            "-q",
-        ],
+        &lib_s,
+        "corpus",
+        &run,
+        "out",
+        &["--include", r"iset\.h$", "--metamorphic", "-q"],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -358,34 +368,20 @@ fn on_the_fixture_library_a_metamorphic_point_stays_metamorphic_after_its_reduct
     let run = format!("g++ {FLAGS} -DEXECUTE=1 -I \"$MFPPR_INJECTED\" {{test}} -o t && ./t");
     let lib_s = lib.to_string_lossy();
     // iset.h:226, the early return of `complement`: r_1 of the tiny test runs it, r_0 does not.
-    let out = mfppr(
+    let out = cover_find(
         w,
+        &lib_s,
+        "corpus",
+        &run,
+        "out",
         &[
-            "cover",
-            "find",
-            "--suite",
-            "suite",
-            "--fuzz",
-            "fuzz",
-            "--source-root",
-            &lib_s,
             "--include",
             r"iset\.h$",
-            "--corpus",
-            "corpus",
-            "--run",
-            &run,
-            "--cxxflags",
-            FLAGS,
             "--points",
             "iset.h:226",
             "--metamorphic",
             "--reduce",
             "--verify-gcov",
-            "--out",
-            "out",
-            "-j",
-            "2",
             "-q",
         ],
     );
@@ -529,33 +525,13 @@ fn find_prefers_a_test_whose_mc_holds_the_marker_and_its_reduction_keeps_it_ther
         "g++ {FLAGS} -DEXECUTE=1 -I \"$MFPPR_INJECTED\" -I {} {{test}} -o t && ./t",
         spec.display()
     );
-    let out = mfppr(
+    let out = cover_find(
         w,
-        &[
-            "cover",
-            "find",
-            "--suite",
-            "suite",
-            "--fuzz",
-            "fuzz",
-            "--source-root",
-            "lib",
-            "--corpus",
-            "corpus",
-            "--run",
-            &run,
-            "-I",
-            "spec",
-            "--cxxflags",
-            FLAGS,
-            "--metamorphic",
-            "--reduce",
-            "--verify-gcov",
-            "--out",
-            "out",
-            "-j",
-            "2",
-        ],
+        "lib",
+        "corpus",
+        &run,
+        "out",
+        &["-I", "spec", "--metamorphic", "--reduce", "--verify-gcov"],
     );
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
@@ -636,34 +612,13 @@ fn find_prefers_a_test_whose_mc_holds_the_marker_and_its_reduction_keeps_it_ther
     // Without --metamorphic, the same test reduced toward the same marker takes the reducer's
     // simplest input (mfr_int(), -1), with which r_0 runs line 4 too: it is executed only.
     write(&w.join("large/b_large.cpp"), MC_LARGE);
-    let out = mfppr(
+    let out = cover_find(
         w,
-        &[
-            "cover",
-            "find",
-            "--suite",
-            "suite",
-            "--fuzz",
-            "fuzz",
-            "--source-root",
-            "lib",
-            "--corpus",
-            "large",
-            "--run",
-            &run,
-            "-I",
-            "spec",
-            "--cxxflags",
-            FLAGS,
-            "--points",
-            "lib.h:4",
-            "--reduce",
-            "--out",
-            "plain",
-            "-j",
-            "2",
-            "-q",
-        ],
+        "lib",
+        "large",
+        &run,
+        "plain",
+        &["-I", "spec", "--points", "lib.h:4", "--reduce", "-q"],
     );
     assert!(out.status.success(), "{out:?}");
     let plain = w.join("plain/lib_h-L4.cpp");

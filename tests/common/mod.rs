@@ -6,6 +6,7 @@
 //! Golden files are in [`golden`]: a unified diff on mismatch, `MFPPR_BLESS=1` rewrites them.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub(crate) mod batch;
 mod golden;
 #[allow(unused_imports)] // each test binary uses its own subset
 pub(crate) use golden::{assert_golden, assert_golden_diff};

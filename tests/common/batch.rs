@@ -1,0 +1,59 @@
+//! What the campaign tests (`batch_cli`, `batch_slurm`) share: the campaign's options and how
+//! to read its summary and results.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::root;
+
+/// The campaign's options after the inputs: check, spec, environment, jobs.
+pub(crate) fn campaign_args(out: &Path) -> Vec<String> {
+    let spec = root().join("fixtures/iset/spec").display().to_string();
+    vec![
+        "--check".into(),
+        root()
+            .join("interestingness/check-failure.py")
+            .display()
+            .to_string(),
+        "-I".into(),
+        spec.clone(),
+        "--env".into(),
+        format!("MFPPR_INCLUDES={spec}"),
+        "--env".into(),
+        "CXXFLAGS=-std=c++17 -w -DISET_BUG_MERGE".into(),
+        "--env".into(),
+        "REFERENCE_CXXFLAGS=-std=c++17 -w".into(),
+        "-o".into(),
+        out.display().to_string(),
+        "-j2".into(),
+        "--tests-at-once".into(),
+        "2".into(),
+        "--no-tail".into(),
+    ]
+}
+
+/// (signature, members) of every group of the summary, in order.
+pub(crate) fn groups(out: &Path) -> Vec<(String, Vec<String>)> {
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    summary["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(summary["not_reduced"].as_array().unwrap())
+        .map(|g| {
+            let members = g["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap().to_string())
+                .collect();
+            (g["signature"].as_str().unwrap().to_string(), members)
+        })
+        .collect()
+}
+
+pub(crate) fn reduced_bytes(out: &Path, stem: &str) -> Vec<u8> {
+    std::fs::read(out.join(stem).join(format!("{stem}.reduced.cpp"))).unwrap()
+}
