@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::batch::{campaign_args, groups, reduced_bytes};
+use common::batch::{campaign_args, copy_tests, groups, reduced_bytes};
 use common::root;
 use serde_json::Value;
 
@@ -51,15 +51,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let inputs = dir.path().join("in");
-    std::fs::create_dir(&inputs).unwrap();
-    for t in TESTS {
-        std::fs::copy(
-            root().join("fixtures/campaign").join(format!("{t}.cpp")),
-            inputs.join(format!("{t}.cpp")),
-        )
-        .unwrap();
-    }
+    let inputs = copy_tests(dir.path(), TESTS);
     let out = dir.path().join("out");
 
     // SIGTERM stops the campaign with exit 130 and a consistent journal.

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::batch::{campaign_args, groups, reduced_bytes};
+use common::batch::{campaign_args, copy_tests, groups, reduced_bytes};
 use common::root;
 
 /// A passing test and a merge-bug test of the campaign corpus (small tests): the cheapest
@@ -106,15 +106,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let inputs = dir.path().join("in");
-    std::fs::create_dir(&inputs).unwrap();
-    for t in TESTS {
-        std::fs::copy(
-            root().join("fixtures/campaign").join(format!("{t}.cpp")),
-            inputs.join(format!("{t}.cpp")),
-        )
-        .unwrap();
-    }
+    let inputs = copy_tests(dir.path(), TESTS);
 
     // The cluster first: the guard is dropped (the cluster stopped) before the directory goes.
     let cluster = Cluster {

@@ -1,7 +1,7 @@
 //! What the campaign tests (`batch_cli`, `batch_slurm`) share: the campaign's options and how
 //! to read its summary and results.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -56,4 +56,18 @@ pub(crate) fn groups(out: &Path) -> Vec<(String, Vec<String>)> {
 
 pub(crate) fn reduced_bytes(out: &Path, stem: &str) -> Vec<u8> {
     std::fs::read(out.join(stem).join(format!("{stem}.reduced.cpp"))).unwrap()
+}
+
+/// Copy the campaign tests `stems` (`fixtures/campaign/<stem>.cpp`) into `dir/in`; that directory.
+pub(crate) fn copy_tests(dir: &Path, stems: &[&str]) -> PathBuf {
+    let inputs = dir.join("in");
+    std::fs::create_dir(&inputs).unwrap();
+    for t in stems {
+        std::fs::copy(
+            root().join("fixtures/campaign").join(format!("{t}.cpp")),
+            inputs.join(format!("{t}.cpp")),
+        )
+        .unwrap();
+    }
+    inputs
 }
