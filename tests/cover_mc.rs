@@ -714,12 +714,13 @@ fn the_metamorphic_oracle_takes_a_candidate_only_when_one_side_of_the_pair_reach
             "MC_PAIR must be",
         ),
     ];
-    for (i, (text, pair, status, says)) in cases.iter().enumerate() {
-        let cwd = w.join(format!("case{i}"));
+    // The oracle on `text` in `dir`, with `MC_PAIR=pair` when given.
+    let judge = |dir: &str, text: &str, pair: Option<&str>| {
+        let cwd = w.join(dir);
         let candidate = cwd.join("t.cpp");
         write(&candidate, text);
-        let out = std::process::Command::new(check.script())
-            .arg(&candidate)
+        let mut cmd = std::process::Command::new(check.script());
+        cmd.arg(&candidate)
             .current_dir(&cwd)
             .env("MARKER_ID", "T4")
             .env(
@@ -731,11 +732,15 @@ fn the_metamorphic_oracle_takes_a_candidate_only_when_one_side_of_the_pair_reach
                 ),
             )
             .env("CXXFLAGS", FLAGS)
-            .env("MC_PAIR", pair)
-            .env("MFPPR_EXE", bin())
-            .env_remove("MFPPR_RUN")
-            .output()
-            .unwrap();
+            .env_remove("MFPPR_RUN");
+        match pair {
+            Some(pair) => cmd.env("MC_PAIR", pair).env("MFPPR_EXE", bin()),
+            None => cmd.env_remove("MC_PAIR"),
+        };
+        cmd.output().unwrap()
+    };
+    for (i, (text, pair, status, says)) in cases.iter().enumerate() {
+        let out = judge(&format!("case{i}"), text, Some(pair));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
             out.status.code(),
@@ -745,25 +750,6 @@ fn the_metamorphic_oracle_takes_a_candidate_only_when_one_side_of_the_pair_reach
         assert!(stderr.contains(says), "case {i}: {stderr}");
     }
     // Without MC_PAIR the plain oracle takes the candidate both sides reach.
-    let cwd = w.join("plain");
-    let candidate = cwd.join("t.cpp");
-    write(&candidate, &cases[1].0);
-    let out = std::process::Command::new(check.script())
-        .arg(&candidate)
-        .current_dir(&cwd)
-        .env("MARKER_ID", "T4")
-        .env(
-            "MFPPR_INCLUDES",
-            format!(
-                "{}:{}",
-                w.join("marked").display(),
-                w.join("spec").display()
-            ),
-        )
-        .env("CXXFLAGS", FLAGS)
-        .env_remove("MC_PAIR")
-        .env_remove("MFPPR_RUN")
-        .output()
-        .unwrap();
+    let out = judge("plain", &cases[1].0, None);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
