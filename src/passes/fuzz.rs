@@ -7,7 +7,7 @@ use crate::catalogue::Catalogue;
 use crate::edit::Edit;
 use crate::model::{FuzzRegion, Instruction, TestModel};
 
-use super::{lines, slice, Effect, Opportunity};
+use super::{is_ident, lines, slice, Effect, Opportunity};
 
 /// Fuzzing reduction: reduction-function values, then hoisting earlier same-typed region
 /// variables, then copy propagation, then deleting region statements that define nothing.
@@ -126,12 +126,7 @@ fn alias_op(
         return None;
     }
     let source = slice(text, init).trim();
-    let is_ident = !source.is_empty()
-        && source
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && !source.as_bytes()[0].is_ascii_digit();
-    if !is_ident {
+    if !is_ident(source) {
         return None;
     }
     if *name == region.output {

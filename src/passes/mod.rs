@@ -259,6 +259,14 @@ fn slice<'t>(text: &'t [u8], span: &Span) -> &'t str {
     std::str::from_utf8(&text[span.clone()]).unwrap_or("")
 }
 
+/// Whether `s` is a C++ identifier (letters, digits, `_`, not starting with a digit).
+fn is_ident(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && !b[0].is_ascii_digit()
+        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
 /// Whether `arg` names a metamorphic input, `output_var_<k>`.
 fn is_input_var(arg: &str) -> bool {
     arg.strip_prefix("output_var_")

@@ -10,7 +10,8 @@ use crate::edit::Edit;
 use crate::model::{parse_qualified_mr, Instance, TestModel};
 use crate::passes::{slice, Effect, Opportunity};
 
-use super::{as_operand, is_ident, is_primary, param_names, within};
+use super::{as_operand, is_primary, param_names, within};
+use crate::passes::is_ident;
 
 /// Wrapper inlinings first (they cut whole instances), then identity calls.
 pub(super) fn equivalence_ops(

@@ -107,14 +107,6 @@ pub(super) fn combined(text: &[u8], reduction: &dyn Opportunities) -> Option<Com
     })
 }
 
-/// Whether `s` is a C++ identifier (letters, digits, `_`, not starting with a digit).
-fn is_ident(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && !b[0].is_ascii_digit()
-        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
-}
-
 /// Whether `s` can replace an expression without parentheses: a (qualified) name, a number, or
 /// a call of a qualified name whose argument list closes at the end.
 fn is_primary(s: &str) -> bool {
