@@ -13,6 +13,13 @@
 //! in an uninteresting window of that size (no revisits: the next round gives them another
 //! chance), then the smaller sizes.
 //!
+//! **Deferral.** A main kind with at least [`DEFER_MIN`] live opportunities that accepts nothing
+//! at a size waits: the round goes on with the next kinds, and only if none of them accepts
+//! anything does the kind go on at the smaller size (the deferred kinds take turns, a size each).
+//! An accept starts the next round, where every kind starts again from its largest windows, so
+//! the fixpoint is the same kind of fixpoint; what is saved is the descent to single opportunities
+//! of a kind that later kinds unblock (e.g. fuzzed inputs every recursion fold depends on).
+//!
 //! **Edit caching.** A single opportunity found uninteresting is remembered by its
 //! [`Gathered::fingerprint`] (what its edits leave or remove and the rest of the lines they
 //! touch, whitespace aside) for the rest of the kind's search: it is not live again after an
@@ -25,11 +32,13 @@
 //! the search waits for a verdict the engine follows copies of the state machine down both
 //! verdicts of each candidate whose verdict is not known yet, most likely path first (the chance
 //! that a window is interesting comes from per-opportunity beliefs updated as in probabilistic
-//! delta debugging, [`Beliefs`]), and keeps the N most likely candidates running. Runs nothing
-//! needs any more are killed (counted as wasted); verdicts of runs that finish early wait for
-//! their turn.
+//! delta debugging from a per-kind rate fitted to every window judged, [`Beliefs`]; a window
+//! judged on another text, typically the same window before the accept the copy assumes, lends
+//! its verdict, [`Hints`]), and keeps the N most likely candidates running. Runs nothing needs
+//! any more are killed (counted as wasted); verdicts of runs that finish early wait for their
+//! turn.
 
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -185,6 +194,10 @@ fn window_size(kind: OpportunityKind, size: Option<usize>, live: usize) -> usize
     };
     size.map_or(most, |s| s.min(most)).max(1)
 }
+
+/// A main kind's pass with at least this many live opportunities that accepts nothing at a size
+/// is deferred ([`Search::next_size`]).
+const DEFER_MIN: usize = 12;
 
 /// The window size after `size`.
 fn smaller(size: usize) -> usize {
@@ -378,6 +391,12 @@ struct Pass {
     pending: Option<Candidate>,
     /// A candidate found interesting, accepted by the next [`Search::next`].
     winner: Option<Candidate>,
+    /// Live opportunities when the windows were last cut.
+    live: usize,
+    /// The pass accepted a candidate.
+    accepted: bool,
+    /// The pass was deferred and goes on after the round's other kinds.
+    resumed: bool,
 }
 
 /// The windows of one size on one text, in enumeration order.
@@ -403,6 +422,8 @@ struct Search {
     /// The main kinds reached their fixpoint; the tail kinds run (once).
     in_tail: bool,
     pass: Option<Pass>,
+    /// Passes of this round deferred at a smaller size ([`Search::next_size`]), in turn.
+    deferred: VecDeque<Pass>,
     done: bool,
     /// Fingerprints of single opportunities found uninteresting in the current kind's search (edit
     /// caching).
@@ -426,6 +447,7 @@ impl Search {
             accepted_in_round: false,
             in_tail: false,
             pass: None,
+            deferred: VecDeque::new(),
             done: false,
             failed: Learned::default(),
             history,
@@ -467,9 +489,10 @@ impl Search {
                     .filter(|(_, f)| f.is_none_or(|f| !self.failed.contains(&f)))
                     .collect();
                 if live.is_empty() {
-                    self.kind += 1;
+                    self.end_pass(&pass);
                     continue;
                 }
+                pass.live = live.len();
                 let size = window_size(kind, pass.size, live.len());
                 if pass.visited_size != size {
                     pass.visited.clear();
@@ -535,14 +558,30 @@ impl Search {
         }
     }
 
-    /// The pass goes on at the size after `size`, or ends after size 1.
+    /// The pass goes on at the size after `size`, or ends after size 1. A main kind's pass that
+    /// has accepted nothing and has at least [`DEFER_MIN`] live opportunities is deferred instead:
+    /// it goes on at the smaller size after the round's other kinds, if none of them accepts.
     fn next_size(&mut self, mut pass: Pass, size: usize) {
         if size <= 1 {
-            self.kind += 1;
+            self.end_pass(&pass);
+            return;
+        }
+        pass.size = Some(smaller(size));
+        pass.windows = None;
+        if !pass.accepted && !pass.kind.is_tail() && pass.live >= DEFER_MIN {
+            self.end_pass(&pass);
+            pass.resumed = true;
+            self.deferred.push_back(pass);
         } else {
-            pass.size = Some(smaller(size));
-            pass.windows = None;
             self.pass = Some(pass);
+        }
+    }
+
+    /// The pass is over: the search goes on with the next kind (a resumed pass was not the
+    /// current kind's).
+    fn end_pass(&mut self, pass: &Pass) {
+        if !pass.resumed {
+            self.kind += 1;
         }
     }
 
@@ -554,6 +593,7 @@ impl Search {
         self.accepted_in_round |= !c.kind.is_tail();
         pass.size = Some(pass.windows.as_ref().map_or(c.size, |w| w.size));
         pass.windows = None;
+        pass.accepted = true;
         self.pass = Some(pass);
         Step::Accepted {
             kind: c.kind,
@@ -572,7 +612,14 @@ impl Search {
                     self.round += 1;
                     self.kind = 0;
                     self.accepted_in_round = false;
+                    self.deferred.clear();
                     continue;
+                }
+                // Nothing accepted in this round: the deferred passes go on, a size each in turn.
+                if let Some(pass) = self.deferred.pop_front() {
+                    self.failed = Learned::default();
+                    self.pass = Some(pass);
+                    return;
                 }
                 self.in_tail = true;
             }
@@ -591,6 +638,9 @@ impl Search {
                 visited_size: 0,
                 pending: None,
                 winner: None,
+                live: 0,
+                accepted: false,
+                resumed: false,
             });
             return;
         }
@@ -624,28 +674,77 @@ impl Search {
 }
 
 /// Prior probability that an opportunity is needed (that removing it loses the interesting
-/// behaviour), as in probabilistic delta debugging (ProbDD), and how many single opportunities
-/// of a kind it weighs as against those judged so far.
+/// behaviour), as in probabilistic delta debugging (ProbDD), and how many opportunities of a kind
+/// it weighs as against the windows judged so far.
 const NEEDED_PRIOR: f64 = 0.1;
 const NEEDED_PRIOR_WEIGHT: f64 = 4.0;
 
 /// For speculation only: the probability that each opportunity (by fingerprint) is needed,
-/// updated as in ProbDD, starting from the share of single opportunities of its kind found
-/// needed so far. Shared by copies of the search like [`Learned`].
+/// updated as in ProbDD, starting from its kind's rate of needed opportunities estimated from
+/// every window of the kind judged so far ([`KindRate`]). Shared by copies of the search like
+/// [`Learned`].
 #[derive(Clone, Default)]
 struct Beliefs {
     base: Arc<HashMap<u64, f64>>,
     extra: HashMap<u64, f64>,
-    /// Per kind: single opportunities judged, and those found needed.
-    singles: BTreeMap<OpportunityKind, (u32, u32)>,
+    rates: BTreeMap<OpportunityKind, KindRate>,
+}
+
+/// The windows of one kind judged so far, by size, and the rate of needed opportunities that
+/// explains them best.
+#[derive(Clone, Debug)]
+struct KindRate {
+    /// (window size, interesting, uninteresting).
+    windows: Vec<(usize, u32, u32)>,
+    /// The estimate: the rate q on a grid that maximises the likelihood of the verdicts (a
+    /// window of n is interesting with chance (1 − q)^n) times a Beta prior of mean
+    /// [`NEEDED_PRIOR`] and weight [`NEEDED_PRIOR_WEIGHT`].
+    rate: f64,
+}
+
+impl Default for KindRate {
+    fn default() -> KindRate {
+        KindRate {
+            windows: Vec::new(),
+            rate: NEEDED_PRIOR,
+        }
+    }
+}
+
+impl KindRate {
+    fn add(&mut self, size: usize, interesting: bool) {
+        let at = match self.windows.iter().position(|w| w.0 == size) {
+            Some(at) => at,
+            None => {
+                self.windows.push((size, 0, 0));
+                self.windows.len() - 1
+            }
+        };
+        let w = &mut self.windows[at];
+        match interesting {
+            true => w.1 += 1,
+            false => w.2 += 1,
+        }
+        let log_likelihood = |q: f64| {
+            let keep = (1.0 - q).ln();
+            let prior = NEEDED_PRIOR * NEEDED_PRIOR_WEIGHT * q.ln()
+                + (1.0 - NEEDED_PRIOR) * NEEDED_PRIOR_WEIGHT * keep;
+            self.windows.iter().fold(prior, |sum, &(n, yes, no)| {
+                let all_kept = keep * n.min(256) as f64;
+                sum + f64::from(yes) * all_kept + f64::from(no) * (-all_kept.exp_m1()).ln()
+            })
+        };
+        self.rate = (1..100)
+            .map(|i| f64::from(i) / 100.0)
+            .max_by(|a, b| log_likelihood(*a).total_cmp(&log_likelihood(*b)))
+            .unwrap_or(NEEDED_PRIOR);
+    }
 }
 
 impl Beliefs {
     /// The prior of an opportunity of `kind`.
     fn prior(&self, kind: OpportunityKind) -> f64 {
-        let (judged, needed) = self.singles.get(&kind).copied().unwrap_or_default();
-        (f64::from(needed) + NEEDED_PRIOR * NEEDED_PRIOR_WEIGHT)
-            / (f64::from(judged) + NEEDED_PRIOR_WEIGHT)
+        self.rates.get(&kind).map_or(NEEDED_PRIOR, |r| r.rate)
     }
 
     fn get(&self, f: u64, prior: f64) -> f64 {
@@ -671,17 +770,10 @@ impl Beliefs {
     /// judged. If it was not interesting, at least one of them is needed, so each is more likely
     /// needed (a single one surely is).
     fn judged(&mut self, kind: OpportunityKind, size: usize, prints: &[u64], interesting: bool) {
-        if size == 1 {
-            let s = self.singles.entry(kind).or_default();
-            s.0 += 1;
-            s.1 += u32::from(!interesting);
-        }
-        if interesting {
-            return;
-        }
         let prior = self.prior(kind);
         let some_needed = 1.0 - self.chance(kind, prints, 0);
-        if some_needed <= 0.0 {
+        self.rates.entry(kind).or_default().add(size, interesting);
+        if interesting || some_needed <= 0.0 {
             return;
         }
         for &f in prints {
@@ -712,8 +804,67 @@ type Report = (u64, blake3::Hash, RunResult);
 struct Running {
     id: u64,
     kind: OpportunityKind,
+    /// The fingerprints of the candidate's opportunities and its window's [`Hints`] key.
+    prints: Vec<u64>,
+    window: Option<u64>,
     /// Set to kill the run.
     cancel: Arc<AtomicBool>,
+}
+
+/// For speculation only: what the runs said about windows, whatever text they were cut from.
+/// After an accept the search cuts the same windows again from the new text (same opportunities,
+/// same fingerprints), and those were often judged on the old text meanwhile, as speculation
+/// down the other verdict: their verdicts there predict the new ones far better than beliefs.
+#[derive(Default)]
+struct Hints {
+    /// Verdicts by window key ([`Hints::key`]): interesting or not.
+    windows: HashMap<u64, bool>,
+    /// Fingerprints of opportunities that were in an interesting window.
+    removable: HashSet<u64>,
+}
+
+/// The chance [`Hints`] give a window judged on another text with this verdict.
+const HINT_INTERESTING: f64 = 0.9;
+const HINT_UNINTERESTING: f64 = 0.1;
+/// The chance they give a window of opportunities that were each in some interesting window.
+const HINT_REMOVABLE: f64 = 0.8;
+
+impl Hints {
+    /// The key of a window: its kind and the fingerprints of its opportunities (`None` if one
+    /// has none).
+    fn key(kind: OpportunityKind, size: usize, prints: &[u64]) -> Option<u64> {
+        use std::hash::{Hash, Hasher};
+        if prints.len() != size || size == 0 {
+            return None;
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (kind, prints).hash(&mut h);
+        Some(h.finish())
+    }
+
+    fn record(&mut self, run: &Running, interesting: bool) {
+        if let Some(key) = run.window {
+            self.windows.insert(key, interesting);
+        }
+        if interesting {
+            self.removable.extend(run.prints.iter().copied());
+        }
+    }
+
+    /// The chance of `c` from what runs said, if they said anything about it.
+    fn chance(&self, c: &Candidate) -> Option<f64> {
+        let key = Hints::key(c.kind, c.size, &c.prints)?;
+        if let Some(&interesting) = self.windows.get(&key) {
+            return Some(match interesting {
+                true => HINT_INTERESTING,
+                false => HINT_UNINTERESTING,
+            });
+        }
+        c.prints
+            .iter()
+            .all(|f| self.removable.contains(f))
+            .then_some(HINT_REMOVABLE)
+    }
 }
 
 /// The oracle runs of the search, by candidate hash.
@@ -790,6 +941,7 @@ pub struct Engine<'a> {
     options: EngineOptions,
     interrupt: &'a AtomicBool,
     cache: HashMap<blake3::Hash, Verdict>,
+    hints: Hints,
     stats: Stats,
     round: u64,
     tried: u64,
@@ -826,6 +978,7 @@ impl<'a> Engine<'a> {
             options: EngineOptions { jobs, ..options },
             interrupt,
             cache: HashMap::new(),
+            hints: Hints::default(),
             stats: Stats {
                 kinds: OpportunityKind::ALL
                     .iter()
@@ -1001,6 +1154,10 @@ impl<'a> Engine<'a> {
             self.waiting += waited.elapsed();
             let (id, hash, run) = received.context("lost an oracle run")?;
             self.finished(runs, id, hash, run);
+            // Runs that ended meanwhile are taken in too before the next scheduling.
+            while let Ok((id, hash, run)) = results.try_recv() {
+                self.finished(runs, id, hash, run);
+            }
             self.check_interrupt()?;
             self.progress(search.current_kind(), search.text.bytes.len());
         }
@@ -1097,7 +1254,10 @@ impl<'a> Engine<'a> {
                 match self.judged(&candidate.text.hash, runs) {
                     Some(verdict) => follow(copy, verdict, chance),
                     None => {
-                        let p = copy.chance(&candidate);
+                        let p = self
+                            .hints
+                            .chance(&candidate)
+                            .unwrap_or_else(|| copy.chance(&candidate));
                         if wanted.iter().all(|w| w.text.hash != candidate.text.hash) {
                             wanted.push(candidate);
                         }
@@ -1134,6 +1294,8 @@ impl<'a> Engine<'a> {
                 Running {
                     id,
                     kind: w.kind,
+                    window: Hints::key(w.kind, w.size, &w.prints),
+                    prints: w.prints,
                     cancel,
                 },
             );
@@ -1157,6 +1319,8 @@ impl<'a> Engine<'a> {
         };
         self.stats.kind(running.kind).oracle_secs += run.elapsed.as_secs_f64();
         if let (Ok(verdict), false) = (&run.verdict, run.cancelled) {
+            self.hints
+                .record(&running, *verdict == Verdict::Interesting);
             // Without the cache the same text can run twice: a flaky check shows up here.
             let before = self.cache.insert(hash, *verdict);
             if before
@@ -1294,9 +1458,64 @@ mod tests {
         // A single one that fails is needed.
         b.judged(kind, 1, &[1], false);
         assert_eq!(b.chance(kind, &[1], 0), 0.0);
-        // Singles of the kind found needed raise its prior.
+        // Windows of the kind found uninteresting raise its prior.
         assert!(b.prior(kind) > NEEDED_PRIOR);
         assert_eq!(b.prior(OpportunityKind::Variant), NEEDED_PRIOR);
+    }
+
+    #[test]
+    fn a_kind_rate_explains_the_windows_judged() {
+        let mut large_ones_pass = KindRate::default();
+        large_ones_pass.add(10, true);
+        large_ones_pass.add(10, true);
+        // Twenty opportunities removed at once: few can be needed.
+        assert!(large_ones_pass.rate < NEEDED_PRIOR / 2.0);
+        let mut singles_fail = KindRate::default();
+        for _ in 0..6 {
+            singles_fail.add(1, false);
+        }
+        singles_fail.add(1, true);
+        // Six of seven singles needed (the Beta prior pulls the estimate down a little).
+        assert!((0.55..0.86).contains(&singles_fail.rate));
+        // Both kinds of evidence: a pair fails, a larger window passes.
+        let mut mixed = KindRate::default();
+        mixed.add(2, false);
+        mixed.add(8, true);
+        assert!(mixed.rate > 0.0 && mixed.rate < 0.5);
+    }
+
+    #[test]
+    fn hints_carry_verdicts_to_the_same_window_on_another_text() {
+        let kind = OpportunityKind::Fuzz;
+        let candidate = |prints: Vec<u64>| Candidate {
+            kind,
+            text: Text::new(b"x".to_vec()),
+            fingerprint: None,
+            size: prints.len(),
+            prints,
+            what: "w".into(),
+        };
+        let running = |prints: Vec<u64>| Running {
+            id: 0,
+            kind,
+            window: Hints::key(kind, prints.len(), &prints),
+            prints,
+            cancel: Arc::new(AtomicBool::new(false)),
+        };
+        let mut hints = Hints::default();
+        assert_eq!(hints.chance(&candidate(vec![1, 2])), None);
+        hints.record(&running(vec![1, 2]), true);
+        hints.record(&running(vec![3, 4]), false);
+        assert_eq!(hints.chance(&candidate(vec![1, 2])), Some(HINT_INTERESTING));
+        assert_eq!(
+            hints.chance(&candidate(vec![3, 4])),
+            Some(HINT_UNINTERESTING)
+        );
+        // Another window of opportunities each seen in an interesting one.
+        assert_eq!(hints.chance(&candidate(vec![2])), Some(HINT_REMOVABLE));
+        assert_eq!(hints.chance(&candidate(vec![2, 3])), None);
+        // A window with an opportunity without a fingerprint has no key.
+        assert_eq!(Hints::key(kind, 3, &[1, 2]), None);
     }
 
     #[test]

@@ -35,8 +35,12 @@ const POLL: Duration = Duration::from_millis(5);
 const WAIT_NOTE_EVERY: Duration = Duration::from_secs(30);
 /// Accepted texts kept for the final re-check, besides the starting text.
 const RECHECK_HISTORY: usize = 3;
-/// A test that keeps nothing of the original; a check that accepts it checks nothing.
-const TRIVIAL_TEST: &[u8] = b"int main() {}\n";
+/// Tests that keep nothing of the original, and how the warning names them: a check that
+/// accepts one checks nothing. The first that is interesting is named.
+const TRIVIAL_TESTS: [(&[u8], &str); 2] = [
+    (b"int main() {}\n", "`int main() {}`"),
+    (b"", "the empty file"),
+];
 
 /// Everything `reduce` needs to know.
 #[derive(Clone, Debug)]
@@ -236,7 +240,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
         endings,
     };
     // Runs before the search: the original and the trivial test(s).
-    let mut setup_calls = 1 + u64::from(trivial.is_some());
+    let mut setup_calls = 1 + trivial.len() as u64;
 
     let mut start = text.clone();
     if opts.resume {
@@ -281,14 +285,14 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     }
 }
 
-/// Run the check on the original (and the trivial test alongside it): fail unless it is
+/// Run the check on the original (and trivial tests alongside it): fail unless it is
 /// interesting; set the oracle's contract and per-run timeout. Returns the timeout and the
-/// trivial test's verdict, if it ran.
+/// verdicts of the trivial tests that ran (the first ones of [`TRIVIAL_TESTS`]).
 fn check_original(
     opts: &ReduceOptions,
     oracle: &mut ScriptOracle,
     original: &[u8],
-) -> anyhow::Result<(Duration, Option<Verdict>)> {
+) -> anyhow::Result<(Duration, Vec<Verdict>)> {
     oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
     let (initial, trivial) = initial_checks(opts, oracle, original)?;
     if crate::interrupt::requested() {
@@ -316,7 +320,13 @@ fn check_original(
             timeout.as_secs_f64()
         ));
     }
-    Ok((timeout, trivial.map(|run| oracle.verdict_of(run.end))))
+    Ok((
+        timeout,
+        trivial
+            .iter()
+            .map(|run| oracle.verdict_of(run.end))
+            .collect(),
+    ))
 }
 
 /// The search from `start` with the passes and the engine, writing every accepted text, then
@@ -432,31 +442,29 @@ fn diff_size(before: &[u8], after: &[u8]) -> String {
 }
 
 /// With a check that accepts `int main() {}` or the empty file, results may be meaningless: warn.
-/// Returns the number of oracle runs made here; `trivial` is the verdict of the run made alongside the original, if one was.
-fn warn_if_trivial_is_interesting(
-    oracle: &dyn Oracle,
-    trivial: Option<Verdict>,
-) -> anyhow::Result<u64> {
+/// `known` are the verdicts of the first [`TRIVIAL_TESTS`], run alongside the original; the
+/// others run here until one is interesting. Returns the number of oracle runs made here.
+fn warn_if_trivial_is_interesting(oracle: &dyn Oracle, known: Vec<Verdict>) -> anyhow::Result<u64> {
     let no_cancel = AtomicBool::new(false);
     let mut calls = 0;
-    let trivial = match trivial {
-        Some(verdict) => verdict,
-        None => {
-            calls += 1;
-            oracle.judge(TRIVIAL_TEST, &no_cancel)?
+    let mut known = known.into_iter();
+    for (text, what) in TRIVIAL_TESTS {
+        let verdict = match known.next() {
+            Some(verdict) => verdict,
+            None => {
+                calls += 1;
+                oracle.judge(text, &no_cancel)?
+            }
+        };
+        if verdict == Verdict::Interesting {
+            if !crate::interrupt::requested() {
+                crate::messages::warn(format!(
+                    "the check accepts {what}; results may be meaningless; make the script \
+                     check for the failure you are reducing"
+                ));
+            }
+            break;
         }
-    };
-    let accepts = if trivial == Verdict::Interesting {
-        Some("`int main() {}`")
-    } else {
-        calls += 1;
-        (oracle.judge(b"", &no_cancel)? == Verdict::Interesting).then_some("the empty file")
-    };
-    if let Some(what) = accepts.filter(|_| !crate::interrupt::requested()) {
-        crate::messages::warn(format!(
-            "the check accepts {what}; results may be meaningless; make the script \
-             check for the failure you are reducing"
-        ));
     }
     Ok(calls)
 }
@@ -483,15 +491,15 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
         .unwrap_or_else(|| (initial.elapsed * TIMEOUT_FACTOR).clamp(MIN_TIMEOUT, MAX_TIMEOUT))
 }
 
-/// Check the original and, with more than one job, the trivial test alongside it (one oracle run
-/// less on the critical path). The trivial run is killed once it takes longer than the timeout
-/// the original's run implies, or at once if the original's run failed. A long check says so
-/// every [`WAIT_NOTE_EVERY`].
+/// Check the original and, with more than one job, trivial tests alongside it (a job each, so
+/// that they add nothing to the critical path). The trivial runs are killed once they take
+/// longer than the timeout the original's run implies, or at once if the original's run failed.
+/// A long check says so every [`WAIT_NOTE_EVERY`].
 fn initial_checks(
     opts: &ReduceOptions,
     oracle: &ScriptOracle,
     text: &[u8],
-) -> anyhow::Result<(Run, Option<Run>)> {
+) -> anyhow::Result<(Run, Vec<Run>)> {
     let no_cancel = AtomicBool::new(false);
     let cancel_trivial = AtomicBool::new(false);
     let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
@@ -504,17 +512,17 @@ fn initial_checks(
     }
     std::thread::scope(|scope| {
         let started = Instant::now();
-        let spawn = |name: &str, text: &'static [u8], cancel| {
-            std::thread::Builder::new()
-                .name(name.into())
-                .spawn_scoped(scope, move || oracle.run(text, cancel))
-                .context("cannot start a thread for the initial checks")
-        };
-        let trivial = if opts.jobs >= 2 {
-            Some(spawn("mfppr-trivial", TRIVIAL_TEST, &cancel_trivial)?)
-        } else {
-            None
-        };
+        let trivial = TRIVIAL_TESTS
+            .iter()
+            .take(opts.jobs.saturating_sub(1))
+            .map(|&(test, _)| {
+                let cancel = &cancel_trivial;
+                std::thread::Builder::new()
+                    .name("mfppr-trivial".into())
+                    .spawn_scoped(scope, move || oracle.run(test, cancel))
+                    .context("cannot start a thread for the initial checks")
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let mut next_note = WAIT_NOTE_EVERY;
         let initial = std::thread::Builder::new()
             .name("mfppr-original".into())
@@ -532,21 +540,21 @@ fn initial_checks(
             }
         }
         let initial = join(initial)?;
-        let Some(trivial) = trivial else {
-            return Ok((initial?, None));
-        };
         let limit = match &initial {
             Ok(run) => derived_timeout(opts, run),
             Err(_) => Duration::ZERO,
         };
-        while !trivial.is_finished() {
+        while !trivial.iter().all(|t| t.is_finished()) {
             if started.elapsed() >= limit {
                 cancel_trivial.store(true, Ordering::SeqCst);
             }
             std::thread::sleep(POLL);
         }
-        let trivial = join(trivial)?;
-        Ok((initial?, Some(trivial?)))
+        let trivial = trivial
+            .into_iter()
+            .map(|t| join(t)?)
+            .collect::<anyhow::Result<Vec<Run>>>()?;
+        Ok((initial?, trivial))
     })
 }
 

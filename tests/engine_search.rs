@@ -126,6 +126,8 @@ enum Rule {
     Keeps(BTreeSet<String>),
     /// `Keeps`, and a hash bit: interesting is not monotone.
     KeepsAndHash(BTreeSet<String>, u8),
+    /// `Keeps` the first set, and the second too while the line is there.
+    Locked(BTreeSet<String>, String, BTreeSet<String>),
     AlwaysTrue,
     AlwaysFalse,
     AlwaysTimeout,
@@ -157,6 +159,9 @@ impl FakeOracle {
             Rule::KeepsAndHash(set, modulus) => bool_verdict(
                 keeps(set) && !blake3::hash(text).as_bytes()[0].is_multiple_of(*modulus),
             ),
+            Rule::Locked(set, lock, guarded) => {
+                bool_verdict(keeps(set) && (!lines.contains(lock) || keeps(guarded)))
+            }
             Rule::AlwaysTrue => Verdict::Interesting,
             Rule::AlwaysFalse => Verdict::Uninteresting,
             Rule::AlwaysTimeout => Verdict::Timeout,
@@ -365,6 +370,31 @@ fn with_one_job_and_the_cache_no_text_is_judged_twice() {
             );
         }
         assert_eq!(out.stats.oracle_calls as usize, out.calls.len());
+    }
+}
+
+#[test]
+fn a_kind_that_fails_at_its_first_size_waits_for_the_next_kinds() {
+    // Every `r` line is needed while `f1` is there; the fuzz kind, after recursion, removes it.
+    let r_lines: BTreeSet<String> = (0..16).map(|i| format!("r{i}")).collect();
+    let mut lines: Vec<String> = r_lines.iter().cloned().collect();
+    lines.extend(["f0".to_string(), "f1".to_string()]);
+    let rule = Rule::Locked(BTreeSet::from(["f0".to_string()]), "f1".into(), r_lines);
+    let reference = reduce(&join(&lines), rule.clone(), 1, true, 0);
+    assert_eq!(String::from_utf8_lossy(&reference.result), "f0\n");
+    // Round 1 tries the two halves of the `r` lines, not every smaller window down to single
+    // lines (2 + 4 + 8 + 16 candidates if it did not wait); round 2 removes them.
+    let recursion = &reference.stats.kinds[&OpportunityKind::Recursion];
+    assert!(
+        recursion.candidates <= 8,
+        "{} recursion candidates",
+        recursion.candidates
+    );
+    assert_eq!(reference.stats.rounds, 3);
+    for jobs in [2, 4, 16] {
+        let other = reduce(&join(&lines), rule.clone(), jobs, true, 1);
+        assert_eq!(other.result, reference.result, "jobs {jobs}");
+        assert_eq!(other.accepted, reference.accepted, "jobs {jobs}");
     }
 }
 
