@@ -1215,6 +1215,9 @@ impl<'a> Engine<'a> {
     ) -> anyhow::Result<()> {
         let jobs = self.options.jobs;
         let mut wanted: Vec<Candidate> = vec![c.clone()];
+        // What is wanted starts as soon as it is found, on the slots already free; the slots of
+        // runs nothing needs any more are given out at the end.
+        self.launch(c, runs, start)?;
         if jobs > 1 {
             let mut paths: BinaryHeap<Path> = BinaryHeap::new();
             let mut order = 0u64;
@@ -1259,6 +1262,7 @@ impl<'a> Engine<'a> {
                             .chance(&candidate)
                             .unwrap_or_else(|| copy.chance(&candidate));
                         if wanted.iter().all(|w| w.text.hash != candidate.text.hash) {
+                            self.launch(&candidate, runs, start)?;
                             wanted.push(candidate);
                         }
                         follow(copy.clone(), Verdict::Interesting, chance * p);
@@ -1277,29 +1281,35 @@ impl<'a> Engine<'a> {
         for h in &stale {
             runs.cancel(h);
         }
-        for w in wanted {
-            if runs.alive() >= jobs {
-                break;
-            }
-            let hash = w.text.hash;
-            if runs.running.contains_key(&hash) || self.judged(&hash, runs).is_some() {
-                continue;
-            }
-            let id = runs.next_id;
-            runs.next_id += 1;
-            let cancel = Arc::new(AtomicBool::new(false));
-            start(id, hash, Arc::clone(&w.text.bytes), Arc::clone(&cancel))?;
-            runs.running.insert(
-                hash,
-                Running {
-                    id,
-                    kind: w.kind,
-                    window: Hints::key(w.kind, w.size, &w.prints),
-                    prints: w.prints,
-                    cancel,
-                },
-            );
+        for w in &wanted {
+            self.launch(w, runs, start)?;
         }
+        Ok(())
+    }
+
+    /// Start the run of `w` unless it is running, its verdict is known, or `jobs` runs are alive.
+    fn launch(&self, w: &Candidate, runs: &mut Runs, start: &StartRun<'_>) -> anyhow::Result<()> {
+        let hash = w.text.hash;
+        if runs.alive() >= self.options.jobs
+            || runs.running.contains_key(&hash)
+            || self.judged(&hash, runs).is_some()
+        {
+            return Ok(());
+        }
+        let id = runs.next_id;
+        runs.next_id += 1;
+        let cancel = Arc::new(AtomicBool::new(false));
+        start(id, hash, Arc::clone(&w.text.bytes), Arc::clone(&cancel))?;
+        runs.running.insert(
+            hash,
+            Running {
+                id,
+                kind: w.kind,
+                window: Hints::key(w.kind, w.size, &w.prints),
+                prints: w.prints.clone(),
+                cancel,
+            },
+        );
         Ok(())
     }
 
