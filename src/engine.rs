@@ -559,8 +559,9 @@ impl Search {
     }
 
     /// The pass goes on at the size after `size`, or ends after size 1. A main kind's pass that
-    /// has accepted nothing and has at least [`DEFER_MIN`] live opportunities is deferred instead:
-    /// it goes on at the smaller size after the round's other kinds, if none of them accepts.
+    /// has accepted nothing, has at least [`DEFER_MIN`] live opportunities and is not the last
+    /// main kind is deferred instead: it goes on at the smaller size after the round's other
+    /// kinds, if none of them accepts.
     fn next_size(&mut self, mut pass: Pass, size: usize) {
         if size <= 1 {
             self.end_pass(&pass);
@@ -568,7 +569,13 @@ impl Search {
         }
         pass.size = Some(smaller(size));
         pass.windows = None;
-        if !pass.accepted && !pass.kind.is_tail() && pass.live >= DEFER_MIN {
+        // Something can still unblock it in this round: a later main kind, or (once the round
+        // accepted nothing) the other deferred kinds' smaller sizes.
+        let later = pass.resumed
+            || OpportunityKind::ALL
+                .get(self.kind + 1)
+                .is_some_and(|k| !k.is_tail());
+        if !pass.accepted && !pass.kind.is_tail() && pass.live >= DEFER_MIN && later {
             self.end_pass(&pass);
             pass.resumed = true;
             self.deferred.push_back(pass);
