@@ -13,9 +13,10 @@
 //! in an uninteresting window of that size (no revisits: the next round gives them another
 //! chance), then the smaller sizes.
 //!
-//! **Deferral.** A main kind with at least [`DEFER_MIN`] live opportunities that accepts nothing
-//! at a size waits: the round goes on with the next kinds, and only if none of them accepts
-//! anything does the kind go on at the smaller size (the deferred kinds take turns, a size each).
+//! **Deferral.** A main kind other than the last with at least [`DEFER_MIN`] live opportunities
+//! that accepts nothing at a size waits: the round goes on with the next kinds, and only if none
+//! of them accepts anything does the kind go on at the smaller size (the deferred kinds take
+//! turns, a size each).
 //! An accept starts the next round, where every kind starts again from its largest windows, so
 //! the fixpoint is the same kind of fixpoint; what is saved is the descent to single opportunities
 //! of a kind that later kinds unblock (e.g. fuzzed inputs every recursion fold depends on).

@@ -200,21 +200,25 @@ fn an_always_false_script_prints_a_working_reproduction_command() {
 
 #[test]
 fn a_script_interesting_for_the_empty_file_warns() {
-    let t = Setup::new();
-    // Interesting for the empty file and for anything that still has r_0, not for an empty main.
-    let script = t.script(
-        "empty.sh",
-        "#!/bin/sh\n[ ! -s \"$1\" ] || grep -q r_0 \"$1\"\n",
-        true,
-    );
-    let out = t.run(&[s(&t.input), "--check", s(&script), "-j", "1"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("warning: the check accepts the empty file"),
-        "{}",
-        stderr(&out)
-    );
-    t.assert_input_unchanged();
+    // With one job the empty file is checked after the original; from three on, alongside it.
+    for jobs in ["1", "4"] {
+        let t = Setup::new();
+        // Interesting for the empty file and for anything that still has r_0, not for an empty
+        // main.
+        let script = t.script(
+            "empty.sh",
+            "#!/bin/sh\n[ ! -s \"$1\" ] || grep -q r_0 \"$1\"\n",
+            true,
+        );
+        let out = t.run(&[s(&t.input), "--check", s(&script), "-j", jobs]);
+        assert!(out.status.success(), "-j{jobs}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("warning: the check accepts the empty file"),
+            "-j{jobs}: {}",
+            stderr(&out)
+        );
+        t.assert_input_unchanged();
+    }
 }
 
 #[test]
