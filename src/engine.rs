@@ -942,6 +942,165 @@ impl Ord for Path {
 /// At most this many speculative paths are followed per scheduling.
 const SPECULATION_STEPS: usize = 256;
 
+/// What [`speculate`] asks while it follows copies of the search.
+trait Speculation {
+    /// The verdict of candidate `hash` if it is known.
+    fn known(&self, hash: &blake3::Hash) -> Option<Verdict>;
+    /// The chance that `c`, which `search` needs, is interesting.
+    fn chance(&self, search: &Search, c: &Candidate) -> f64;
+    /// `c`'s verdict is not known and a continuation needs it.
+    fn found(&mut self, c: &Candidate) -> anyhow::Result<()>;
+    /// Enough candidates are found.
+    fn enough(&self) -> bool;
+}
+
+/// Follow copies of `search`, which needs `first` now, down the verdicts known so far and, for
+/// unknown ones, down both verdicts, most likely path first, handing every candidate whose verdict
+/// is unknown to `speculation` until it has enough or [`SPECULATION_STEPS`] paths were followed.
+fn speculate(
+    search: &Search,
+    first: &Candidate,
+    workshop: &mut Workshop<'_>,
+    speculation: &mut dyn Speculation,
+) -> anyhow::Result<()> {
+    let mut paths: BinaryHeap<Path> = BinaryHeap::new();
+    let mut order = 0u64;
+    paths.push(Path {
+        chance: 1.0,
+        order,
+        search: search.clone(),
+        candidate: Some(first.clone()),
+    });
+    let mut expanded = 0;
+    while let Some(path) = paths.pop() {
+        if expanded >= SPECULATION_STEPS || speculation.enough() {
+            break;
+        }
+        expanded += 1;
+        let Path {
+            chance,
+            search: mut copy,
+            candidate,
+            ..
+        } = path;
+        // A copy that cannot go on (e.g. a text that cannot be read) just stops: the search
+        // itself will say why if it gets there.
+        let Some(candidate) = candidate.or_else(|| copy.advance(workshop)) else {
+            continue;
+        };
+        let mut follow = |mut copy: Search, verdict: Verdict, chance: f64| {
+            copy.feed(verdict);
+            order += 1;
+            paths.push(Path {
+                chance,
+                order,
+                search: copy,
+                candidate: None,
+            });
+        };
+        match speculation.known(&candidate.text.hash) {
+            Some(verdict) => follow(copy, verdict, chance),
+            None => {
+                let p = speculation.chance(&copy, &candidate);
+                speculation.found(&candidate)?;
+                follow(copy.clone(), Verdict::Interesting, chance * p);
+                follow(copy, Verdict::Uninteresting, chance * (1.0 - p));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`Engine::schedule`]'s speculation: known verdicts from the runs and the cache, chances from
+/// hints and beliefs, and every candidate found is started while slots are free.
+struct Scheduling<'e, 'a, 'r, 's> {
+    engine: &'e Engine<'a>,
+    runs: &'r mut Runs,
+    start: &'r StartRun<'s>,
+    wanted: Vec<Candidate>,
+}
+
+impl Speculation for Scheduling<'_, '_, '_, '_> {
+    fn known(&self, hash: &blake3::Hash) -> Option<Verdict> {
+        self.engine.judged(hash, self.runs)
+    }
+
+    fn chance(&self, search: &Search, c: &Candidate) -> f64 {
+        self.engine
+            .hints
+            .chance(c)
+            .unwrap_or_else(|| search.chance(c))
+    }
+
+    fn found(&mut self, c: &Candidate) -> anyhow::Result<()> {
+        if self.wanted.iter().all(|w| w.text.hash != c.text.hash) {
+            self.engine.launch(c, self.runs, self.start)?;
+            self.wanted.push(c.clone());
+        }
+        Ok(())
+    }
+
+    fn enough(&self) -> bool {
+        self.wanted.len() >= self.engine.options.jobs
+    }
+}
+
+/// Before the original's verdict is known: the candidates the search will need first if it is
+/// interesting, most likely first.
+struct Ahead {
+    wanted: Vec<Candidate>,
+    count: usize,
+}
+
+impl Speculation for Ahead {
+    fn known(&self, _: &blake3::Hash) -> Option<Verdict> {
+        None
+    }
+
+    fn chance(&self, search: &Search, c: &Candidate) -> f64 {
+        search.chance(c)
+    }
+
+    fn found(&mut self, c: &Candidate) -> anyhow::Result<()> {
+        if self.wanted.iter().all(|w| w.text.hash != c.text.hash) {
+            self.wanted.push(c.clone());
+        }
+        Ok(())
+    }
+
+    fn enough(&self) -> bool {
+        self.wanted.len() >= self.count
+    }
+}
+
+/// The first `count` candidates the search from `start` is likely to need, most likely first,
+/// assuming `start` is interesting: the caller can judge them while it judges `start` (their
+/// verdicts go to [`Engine::remember_ahead`]).
+pub fn candidates_ahead(
+    reduction: &dyn Opportunities,
+    start: &[u8],
+    count: usize,
+) -> anyhow::Result<Vec<Vec<u8>>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let mut search = Search::new(start.to_vec());
+    let mut workshop = Workshop::new(reduction, true);
+    let Some(first) = search.advance(&mut workshop) else {
+        return Ok(Vec::new());
+    };
+    let mut ahead = Ahead {
+        wanted: Vec::new(),
+        count,
+    };
+    speculate(&search, &first, &mut workshop, &mut ahead)?;
+    Ok(ahead
+        .wanted
+        .into_iter()
+        .map(|c| Arc::try_unwrap(c.text.bytes).unwrap_or_else(|b| b.to_vec()))
+        .collect())
+}
+
 /// The search engine. Owns the verdict cache and the stats.
 pub struct Engine<'a> {
     reduction: &'a dyn Opportunities,
@@ -949,6 +1108,9 @@ pub struct Engine<'a> {
     options: EngineOptions,
     interrupt: &'a AtomicBool,
     cache: HashMap<blake3::Hash, Verdict>,
+    /// Candidates judged ahead of the search ([`Engine::remember_ahead`]) whose verdicts it has
+    /// not used yet.
+    ahead: HashSet<blake3::Hash>,
     hints: Hints,
     stats: Stats,
     round: u64,
@@ -986,6 +1148,7 @@ impl<'a> Engine<'a> {
             options: EngineOptions { jobs, ..options },
             interrupt,
             cache: HashMap::new(),
+            ahead: HashSet::new(),
             hints: Hints::default(),
             stats: Stats {
                 kinds: OpportunityKind::ALL
@@ -1005,6 +1168,15 @@ impl<'a> Engine<'a> {
     /// Record a verdict known from elsewhere (e.g. the original, judged before the search).
     pub fn remember(&mut self, text: &[u8], verdict: Verdict) {
         self.cache.insert(blake3::hash(text), verdict);
+    }
+
+    /// Record the verdict of a candidate judged ahead of the search ([`candidates_ahead`]): when
+    /// the search needs it, it counts as judged, not as a cache hit; if it never does, the run
+    /// counts as wasted.
+    pub fn remember_ahead(&mut self, text: &[u8], verdict: Verdict) {
+        let hash = blake3::hash(text);
+        self.cache.insert(hash, verdict);
+        self.ahead.insert(hash);
     }
 
     /// The counters so far (also valid after an error or an interruption).
@@ -1064,6 +1236,8 @@ impl<'a> Engine<'a> {
             result
         });
         crate::messages::clear_status();
+        self.stats.wasted += self.ahead.len() as u64;
+        self.ahead.clear();
         self.stats.built = workshop.count;
         self.stats.wall_secs = began.elapsed().as_secs_f64();
         self.stats.engine_secs = began.elapsed().saturating_sub(self.waiting).as_secs_f64();
@@ -1189,7 +1363,7 @@ impl<'a> Engine<'a> {
             return Ok(None);
         }
         let known = self.cache.get(hash).copied();
-        if known.is_some() {
+        if known.is_some() && !self.ahead.remove(hash) {
             self.stats.kind(kind).cache_hits += 1;
             self.stats.cache_hits += 1;
         }
@@ -1208,11 +1382,9 @@ impl<'a> Engine<'a> {
     }
 
     /// Decide which candidates run now: `c` (the search needs it), then the candidates the
-    /// search needs next on its most likely continuations. Copies of the search are taken
-    /// further on the verdicts known so far and, for unknown ones, on both verdicts, most likely
-    /// path first (the chance of a window: [`Search::chance`]), until `jobs` unknown candidates
-    /// are found. Runs nothing needs any more are cancelled. Only what runs depends on timing;
-    /// what the search decides never does.
+    /// search needs next on its most likely continuations ([`speculate`]), until `jobs` unknown
+    /// candidates are found. Runs nothing needs any more are cancelled. Only what runs depends on
+    /// timing; what the search decides never does.
     fn schedule(
         &mut self,
         search: &Search,
@@ -1221,64 +1393,19 @@ impl<'a> Engine<'a> {
         runs: &mut Runs,
         start: &StartRun<'_>,
     ) -> anyhow::Result<()> {
-        let jobs = self.options.jobs;
-        let mut wanted: Vec<Candidate> = vec![c.clone()];
         // What is wanted starts as soon as it is found, on the slots already free; the slots of
         // runs nothing needs any more are given out at the end.
         self.launch(c, runs, start)?;
-        if jobs > 1 {
-            let mut paths: BinaryHeap<Path> = BinaryHeap::new();
-            let mut order = 0u64;
-            paths.push(Path {
-                chance: 1.0,
-                order,
-                search: search.clone(),
-                candidate: Some(c.clone()),
-            });
-            let mut expanded = 0;
-            while let Some(path) = paths.pop() {
-                if wanted.len() >= jobs || expanded >= SPECULATION_STEPS {
-                    break;
-                }
-                expanded += 1;
-                let Path {
-                    chance,
-                    search: mut copy,
-                    candidate,
-                    ..
-                } = path;
-                // A copy that cannot go on (e.g. a text that cannot be read) just stops: the
-                // search itself will say why if it gets there.
-                let Some(candidate) = candidate.or_else(|| copy.advance(workshop)) else {
-                    continue;
-                };
-                let mut follow = |mut copy: Search, verdict: Verdict, chance: f64| {
-                    copy.feed(verdict);
-                    order += 1;
-                    paths.push(Path {
-                        chance,
-                        order,
-                        search: copy,
-                        candidate: None,
-                    });
-                };
-                match self.judged(&candidate.text.hash, runs) {
-                    Some(verdict) => follow(copy, verdict, chance),
-                    None => {
-                        let p = self
-                            .hints
-                            .chance(&candidate)
-                            .unwrap_or_else(|| copy.chance(&candidate));
-                        if wanted.iter().all(|w| w.text.hash != candidate.text.hash) {
-                            self.launch(&candidate, runs, start)?;
-                            wanted.push(candidate);
-                        }
-                        follow(copy.clone(), Verdict::Interesting, chance * p);
-                        follow(copy, Verdict::Uninteresting, chance * (1.0 - p));
-                    }
-                }
-            }
+        let mut scheduling = Scheduling {
+            engine: self,
+            runs,
+            start,
+            wanted: vec![c.clone()],
+        };
+        if self.options.jobs > 1 {
+            speculate(search, c, workshop, &mut scheduling)?;
         }
+        let Scheduling { runs, wanted, .. } = scheduling;
         let keep: HashSet<blake3::Hash> = wanted.iter().map(|w| w.text.hash).collect();
         let stale: Vec<blake3::Hash> = runs
             .running

@@ -14,9 +14,10 @@ use serde::Serialize;
 
 use crate::atomic::write_atomic;
 use crate::catalogue::{Catalogue, Completeness};
-use crate::engine::{Engine, EngineOptions, Stats};
+use crate::engine::{candidates_ahead, Engine, EngineOptions, Stats};
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
+use crate::opportunity::Opportunities;
 use crate::oracle::{Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
 use crate::outputs::{validate, Output};
 use crate::passes::{MfppOpportunities, PassOptions};
@@ -31,6 +32,9 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(300);
 const TIMEOUT_FACTOR: u32 = 5;
 /// Interval between two looks at the initial checks.
 const POLL: Duration = Duration::from_millis(5);
+/// Candidates judged ahead of the search are killed once they take this many times the
+/// original's run (they are judged again in the search if it needs them).
+const AHEAD_GRACE: f64 = 1.5;
 /// A long initial check says it is still running this often.
 const WAIT_NOTE_EVERY: Duration = Duration::from_secs(30);
 /// Accepted texts kept for the final re-check, besides the starting text.
@@ -233,14 +237,29 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
             .or_else(|| cache_dir.as_ref().map(|d| d.path().to_path_buf())),
     );
 
+    let reduction = MfppOpportunities::new(
+        catalogue,
+        PassOptions {
+            keep_checks: opts.keep_checks,
+            drop_oracle: opts.drop_oracle,
+            tail: opts.tail,
+        },
+    );
+
     // The original must be interesting before anything is written.
-    let (timeout, trivial) = check_original(opts, &mut oracle, &endings.to_file(&text))?;
+    let original = Original {
+        text: &text,
+        endings,
+        reduction: &reduction,
+    };
+    let initial = check_original(opts, &mut oracle, &original)?;
     let oracle = EndingsOracle {
         inner: &oracle,
         endings,
     };
-    // Runs before the search: the original and the trivial test(s).
-    let mut setup_calls = 1 + trivial.len() as u64;
+    // Runs before the search: the original, the trivial test(s) and the candidates judged ahead.
+    let mut setup_calls = 1 + initial.trivial.len() as u64 + initial.ahead_runs;
+    let timeout = initial.timeout;
 
     let mut start = text.clone();
     if opts.resume {
@@ -249,10 +268,16 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     }
     paths.write_result(&endings.to_file(&start))?;
     paths.write_origin(&opts.input, &text)?;
-    setup_calls += warn_if_trivial_is_interesting(&oracle, trivial)?;
+    setup_calls += warn_if_trivial_is_interesting(&oracle, initial.trivial)?;
 
-    let (result, mut stats, on_disk) = search(opts, catalogue, &oracle, &paths, &text, start);
+    let from = SearchFrom {
+        text: &text,
+        start,
+        ahead: initial.ahead,
+    };
+    let (result, mut stats, on_disk) = search(opts, &reduction, &oracle, &paths, from);
     stats.oracle_calls += setup_calls + stats.rechecks;
+    stats.wasted += initial.ahead_cancelled;
     stats.wall_secs = began.elapsed().as_secs_f64();
     stats.bytes_after = on_disk as u64;
     let interrupted = result
@@ -285,28 +310,44 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     }
 }
 
-/// Run the check on the original (and trivial tests alongside it): fail unless it is
-/// interesting; set the oracle's contract and per-run timeout. Returns the timeout and the
-/// verdicts of the trivial tests that ran (the first ones of [`TRIVIAL_TESTS`]).
+/// The input the initial checks judge, and what the search will need first if it is interesting.
+struct Original<'a> {
+    /// The input, with LF line endings.
+    text: &'a [u8],
+    endings: LineEndings,
+    reduction: &'a dyn Opportunities,
+}
+
+/// What the initial checks found out besides the original being interesting.
+struct Initial {
+    /// The per-run timeout.
+    timeout: Duration,
+    /// The verdicts of the trivial tests that ran (the first ones of [`TRIVIAL_TESTS`]).
+    trivial: Vec<Verdict>,
+    /// Candidates the search is likely to need first (LF line endings), judged alongside the
+    /// original, with their verdicts.
+    ahead: Vec<(Vec<u8>, Verdict)>,
+    /// Runs of candidates ahead started, and those killed before they ended.
+    ahead_runs: u64,
+    ahead_cancelled: u64,
+}
+
+/// Run the check on the original (and trivial tests and the search's likely first candidates
+/// alongside it): fail unless it is interesting; set the oracle's contract and per-run timeout.
 fn check_original(
     opts: &ReduceOptions,
     oracle: &mut ScriptOracle,
-    original: &[u8],
-) -> anyhow::Result<(Duration, Vec<Verdict>)> {
+    original: &Original<'_>,
+) -> anyhow::Result<Initial> {
     oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
-    let (initial, trivial) = initial_checks(opts, oracle, original)?;
+    let (initial, trivial, ahead) = initial_checks(opts, oracle, original)?;
     if crate::interrupt::requested() {
         return Err(coded(
             ExitKind::Interrupted,
             "interrupted during the initial check; nothing was written",
         ));
     }
-    let expected = match (initial.end, opts.interesting_exit_auto) {
-        (RunEnd::Exited { status: 0, .. }, false) => Some(Expected::Zero),
-        (RunEnd::Exited { status, .. }, true) if status != 0 => Some(Expected::Status(status)),
-        _ => None,
-    };
-    let Some(expected) = expected else {
+    let Some(expected) = contract(opts, &initial) else {
         return Err(not_interesting(opts, oracle, &initial));
     };
     oracle.set_expected(expected);
@@ -320,13 +361,30 @@ fn check_original(
             timeout.as_secs_f64()
         ));
     }
-    Ok((
+    let ahead_runs = ahead.len() as u64;
+    let ahead: Vec<(Vec<u8>, Verdict)> = ahead
+        .into_iter()
+        .filter(|(_, run)| run.end != RunEnd::Cancelled)
+        .map(|(text, run)| (text, oracle.verdict_of(run.end)))
+        .collect();
+    Ok(Initial {
         timeout,
-        trivial
+        trivial: trivial
             .iter()
             .map(|run| oracle.verdict_of(run.end))
             .collect(),
-    ))
+        ahead_cancelled: ahead_runs - ahead.len() as u64,
+        ahead_runs,
+        ahead,
+    })
+}
+
+/// Where the search starts: the input (LF line endings), the text it starts from (the input, or
+/// the result resumed from) and the verdicts of candidates judged ahead.
+struct SearchFrom<'a> {
+    text: &'a [u8],
+    start: Vec<u8>,
+    ahead: Vec<(Vec<u8>, Verdict)>,
 }
 
 /// The search from `start` with the passes and the engine, writing every accepted text, then
@@ -334,22 +392,14 @@ fn check_original(
 /// result on disk.
 fn search(
     opts: &ReduceOptions,
-    catalogue: Catalogue,
+    reduction: &dyn Opportunities,
     oracle: &EndingsOracle<'_, ScriptOracle>,
     paths: &ReducePaths,
-    text: &[u8],
-    start: Vec<u8>,
+    from: SearchFrom<'_>,
 ) -> (anyhow::Result<()>, Stats, usize) {
-    let reduction = MfppOpportunities::new(
-        catalogue,
-        PassOptions {
-            keep_checks: opts.keep_checks,
-            drop_oracle: opts.drop_oracle,
-            tail: opts.tail,
-        },
-    );
+    let SearchFrom { text, start, ahead } = from;
     let engine = Engine::new(
-        &reduction,
+        reduction,
         oracle,
         EngineOptions {
             jobs: opts.jobs.max(1),
@@ -366,6 +416,9 @@ fn search(
     };
     engine.remember(text, Verdict::Interesting);
     engine.remember(&start, Verdict::Interesting);
+    for (candidate, verdict) in &ahead {
+        engine.remember_ahead(candidate, *verdict);
+    }
     // The result on disk, and the last few accepted texts for the re-check (newest last).
     let mut on_disk = start.len();
     let mut accepted = vec![start.clone()];
@@ -485,23 +538,36 @@ pub(crate) fn run_cache_dir(opts: &ReduceOptions) -> anyhow::Result<Option<tempf
         .context("cannot create the cache directory for the check; check TMPDIR and free space")
 }
 
+/// Which exit statuses count as interesting, given the original's run; `None` if it is not
+/// interesting.
+fn contract(opts: &ReduceOptions, initial: &Run) -> Option<Expected> {
+    match (initial.end, opts.interesting_exit_auto) {
+        (RunEnd::Exited { status: 0, .. }, false) => Some(Expected::Zero),
+        (RunEnd::Exited { status, .. }, true) if status != 0 => Some(Expected::Status(status)),
+        _ => None,
+    }
+}
+
 /// The per-run timeout: `--timeout`, or derived from the initial run of the original.
 fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
     opts.timeout
         .unwrap_or_else(|| (initial.elapsed * TIMEOUT_FACTOR).clamp(MIN_TIMEOUT, MAX_TIMEOUT))
 }
 
-/// Check the original and, with more than one job, trivial tests alongside it (a job each, so
-/// that they add nothing to the critical path). The trivial runs are killed once they take
-/// longer than the timeout the original's run implies, or at once if the original's run failed.
-/// A long check says so every [`WAIT_NOTE_EVERY`].
+/// Check the original and, with more than one job, trivial tests alongside it, then candidates the
+/// search is likely to need first (a job each, so that they add nothing to the critical path). The
+/// trivial runs are killed once they take longer than the timeout the original's run implies, the
+/// candidates' once they take [`AHEAD_GRACE`] times the original's run; both at once if the
+/// original is not interesting. A long check says so every [`WAIT_NOTE_EVERY`]. Returns the runs
+/// of the original, of the trivial tests and of the candidates ahead (LF line endings).
 fn initial_checks(
     opts: &ReduceOptions,
     oracle: &ScriptOracle,
-    text: &[u8],
-) -> anyhow::Result<(Run, Vec<Run>)> {
+    original: &Original<'_>,
+) -> anyhow::Result<(Run, Vec<Run>, Vec<AheadRun>)> {
     let no_cancel = AtomicBool::new(false);
     let cancel_trivial = AtomicBool::new(false);
+    let cancel_ahead = AtomicBool::new(false);
     let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
     if !opts.quiet {
         crate::messages::progress(format!(
@@ -510,24 +576,36 @@ fn initial_checks(
             limit.as_secs_f64()
         ));
     }
+    let spare = opts.jobs.saturating_sub(1);
+    let file = original.endings.to_file(original.text);
     std::thread::scope(|scope| {
         let started = Instant::now();
+        let spawn = |name: &str, text: &[u8], cancel| spawn_run(scope, oracle, name, text, cancel);
         let trivial = TRIVIAL_TESTS
             .iter()
-            .take(opts.jobs.saturating_sub(1))
-            .map(|&(test, _)| {
-                let cancel = &cancel_trivial;
-                std::thread::Builder::new()
-                    .name("mfppr-trivial".into())
-                    .spawn_scoped(scope, move || oracle.run(test, cancel))
-                    .context("cannot start a thread for the initial checks")
+            .take(spare)
+            .map(|&(test, _)| spawn("mfppr-trivial", test, &cancel_trivial))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let initial = spawn("mfppr-original", &file, &no_cancel)?;
+        // While the original runs: what the search will need first, on the slots left.
+        let slots = spare.saturating_sub(trivial.len());
+        let ahead = match opts.cache && !opts.resume {
+            true => candidates_ahead(original.reduction, original.text, slots).unwrap_or_default(),
+            false => Vec::new(),
+        };
+        let ahead_started = Instant::now();
+        let ahead = ahead
+            .into_iter()
+            .map(|text| {
+                let run = spawn(
+                    "mfppr-ahead",
+                    &original.endings.to_file(&text),
+                    &cancel_ahead,
+                )?;
+                Ok((text, run))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let mut next_note = WAIT_NOTE_EVERY;
-        let initial = std::thread::Builder::new()
-            .name("mfppr-original".into())
-            .spawn_scoped(scope, || oracle.run(text, &no_cancel))
-            .context("cannot start a thread for the initial checks")?;
         while !initial.is_finished() {
             std::thread::sleep(POLL);
             if !opts.quiet && started.elapsed() >= next_note {
@@ -540,13 +618,21 @@ fn initial_checks(
             }
         }
         let initial = join(initial)?;
-        let limit = match &initial {
-            Ok(run) => derived_timeout(opts, run),
-            Err(_) => Duration::ZERO,
+        let (limit, grace) = match &initial {
+            Ok(run) if contract(opts, run).is_some() => {
+                (derived_timeout(opts, run), run.elapsed.mul_f64(AHEAD_GRACE))
+            }
+            Ok(run) => (derived_timeout(opts, run), Duration::ZERO),
+            Err(_) => (Duration::ZERO, Duration::ZERO),
         };
-        while !trivial.iter().all(|t| t.is_finished()) {
+        while !trivial.iter().all(|t| t.is_finished())
+            || !ahead.iter().all(|(_, t)| t.is_finished())
+        {
             if started.elapsed() >= limit {
                 cancel_trivial.store(true, Ordering::SeqCst);
+            }
+            if ahead_started.elapsed() >= grace {
+                cancel_ahead.store(true, Ordering::SeqCst);
             }
             std::thread::sleep(POLL);
         }
@@ -554,8 +640,30 @@ fn initial_checks(
             .into_iter()
             .map(|t| join(t)?)
             .collect::<anyhow::Result<Vec<Run>>>()?;
-        Ok((initial?, trivial))
+        let ahead = ahead
+            .into_iter()
+            .map(|(text, t)| Ok((text, join(t)??)))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok((initial?, trivial, ahead))
     })
+}
+
+/// A candidate judged ahead of the search (LF line endings) and its run.
+type AheadRun = (Vec<u8>, Run);
+
+/// Start a run of the check on `text` on its own thread.
+fn spawn_run<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    oracle: &'env ScriptOracle,
+    name: &str,
+    text: &[u8],
+    cancel: &'env AtomicBool,
+) -> anyhow::Result<std::thread::ScopedJoinHandle<'scope, anyhow::Result<Run>>> {
+    let text = text.to_vec();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn_scoped(scope, move || oracle.run(&text, cancel))
+        .context("cannot start a thread for the initial checks")
 }
 
 /// The result of a finished initial-check thread.

@@ -693,3 +693,60 @@ fn edit_caching_saves_calls_without_changing_the_result() {
         "edit caching saved nothing: {with_total} calls, {without_total} without"
     );
 }
+
+/// The candidates judged ahead of the search (while the caller judges the original) are the
+/// ones it needs first: the first is the first it asks for; with their verdicts remembered the
+/// search gives the same result, runs none of them again, and counts as wasted only those it did
+/// not need.
+#[test]
+fn candidates_judged_ahead_are_the_ones_the_search_needs_first() {
+    let mut total_used = 0;
+    for seed in [1, 2, 4, 5, 7, 8] {
+        let s = scenario(seed);
+        let reference = reduce(&s.text, s.rule.clone(), 1, true, 0);
+        let ahead = mfppr::engine::candidates_ahead(&LineReduction, &s.text, 6).unwrap();
+        assert!(ahead.len() <= 6);
+        let distinct: HashSet<&Vec<u8>> = ahead.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            ahead.len(),
+            "seed {seed}: no candidate twice"
+        );
+        if let Some(first) = reference.calls.first() {
+            assert_eq!(
+                ahead.first(),
+                Some(first),
+                "seed {seed}: the first one asked"
+            );
+        }
+        let judge = FakeOracle::new(s.rule.clone(), 0);
+        let oracle = FakeOracle::new(s.rule.clone(), 0);
+        let interrupt = AtomicBool::new(false);
+        let options = EngineOptions {
+            jobs: 4,
+            quiet: true,
+            ..EngineOptions::default()
+        };
+        let mut engine = Engine::new(&LineReduction, &oracle, options, &interrupt).unwrap();
+        for text in &ahead {
+            engine.remember_ahead(text, judge.verdict(text));
+        }
+        let result = engine.run(s.text.clone(), &mut |_: &[u8]| Ok(())).unwrap();
+        assert_eq!(result, reference.result, "seed {seed}: same result");
+        let stats = engine.stats().clone();
+        drop(engine);
+        let calls = oracle.calls.into_inner().unwrap();
+        assert!(
+            calls.iter().all(|c| !ahead.contains(c)),
+            "seed {seed}: a candidate judged ahead ran again"
+        );
+        let used = ahead.iter().filter(|a| reference.calls.contains(a)).count() as u64;
+        assert_eq!(stats.cache_hits, reference.stats.cache_hits, "seed {seed}");
+        assert!(stats.wasted >= ahead.len() as u64 - used, "seed {seed}");
+        total_used += used;
+    }
+    assert!(
+        total_used > 6,
+        "the search should need the candidates judged ahead"
+    );
+}

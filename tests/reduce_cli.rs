@@ -590,3 +590,67 @@ fn a_latency_only_oracle_gives_the_same_result_at_every_job_count() {
     }
     assert!(results[2].2 > 0, "-j16 should speculate");
 }
+
+/// With jobs to spare, candidates the search needs first are judged while the original is: a
+/// candidate's run starts before the original's ends, and the result is the one `-j1` gives.
+#[test]
+fn candidates_ahead_run_alongside_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = common::root().join("fixtures/tests/iset_merge_small_a.cpp");
+    let input = dir.path().join("iset_merge_small_a.cpp");
+    std::fs::copy(&fixture, &input).unwrap();
+    let original_size = std::fs::metadata(&input).unwrap().len();
+    let log = dir.path().join("runs.log");
+    let check = dir.path().join("latency.sh");
+    std::fs::write(
+        &check,
+        format!(
+            "#!/bin/sh\nsize=$(wc -c < \"$1\")\necho \"start $size $(date +%s.%N)\" >> '{log}'\n\
+             sleep 0.3\necho \"end $size $(date +%s.%N)\" >> '{log}'\n\
+             grep -qF -- 'iset::dilate(set_term_13, 3)' \"$1\"\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut results = Vec::new();
+    for jobs in ["1", "6"] {
+        let output = dir.path().join(format!("j{jobs}.cpp"));
+        let _ = std::fs::remove_file(&log);
+        let out = mfppr()
+            .args([s(&input), "--check", s(&check), "-j", jobs, "-q"])
+            .args(["--recheck", "0", "-o", s(&output)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "-j{jobs}: {}", stderr(&out));
+        results.push(std::fs::read(&output).unwrap());
+    }
+    assert_eq!(results[0], results[1], "-j6 differs from -j1");
+    // The log of the -j6 run: runs of candidates (neither the original nor a trivial test)
+    // that started before the original's run ended.
+    let runs = std::fs::read_to_string(&log).unwrap();
+    let time = |event: &str, size: u64| -> Vec<f64> {
+        runs.lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let (e, sz, t) = (f.next()?, f.next()?.parse::<u64>().ok()?, f.next()?);
+                (e == event && sz == size).then(|| t.parse().unwrap())
+            })
+            .collect()
+    };
+    let original_end = time("end", original_size)[0];
+    let early = runs
+        .lines()
+        .filter(|l| l.starts_with("start "))
+        .filter(|l| {
+            let mut f = l.split_whitespace().skip(1);
+            let size: u64 = f.next().unwrap().parse().unwrap();
+            let at: f64 = f.next().unwrap().parse().unwrap();
+            ![0, 14, original_size].contains(&size) && at < original_end
+        })
+        .count();
+    assert!(
+        early >= 1,
+        "no candidate ran alongside the original:\n{runs}"
+    );
+}
