@@ -6,7 +6,8 @@
 //! candidate); Ctrl-C / SIGTERM stop the search with the best result kept.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -554,20 +555,20 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
         .unwrap_or_else(|| (initial.elapsed * TIMEOUT_FACTOR).clamp(MIN_TIMEOUT, MAX_TIMEOUT))
 }
 
-/// Check the original and, with more than one job, trivial tests alongside it, then candidates the
-/// search is likely to need first (a job each, so that they add nothing to the critical path). The
+/// Check the original and, with more than one job, on the other slots meanwhile: the trivial
+/// tests, then candidates the search is likely to need first (a slot takes the next one when it
+/// is free, until the original's run ends, so that they add nothing to the critical path). The
 /// trivial runs are killed once they take longer than the timeout the original's run implies, the
 /// candidates' once they take [`AHEAD_GRACE`] times the original's run; both at once if the
 /// original is not interesting. A long check says so every [`WAIT_NOTE_EVERY`]. Returns the runs
-/// of the original, of the trivial tests and of the candidates ahead (LF line endings).
+/// of the original, of the trivial tests that ran (the first ones of [`TRIVIAL_TESTS`]) and of the
+/// candidates ahead (LF line endings) that ran to their end.
 fn initial_checks(
     opts: &ReduceOptions,
     oracle: &ScriptOracle,
     original: &Original<'_>,
 ) -> anyhow::Result<(Run, Vec<Run>, Vec<AheadRun>)> {
     let no_cancel = AtomicBool::new(false);
-    let cancel_trivial = AtomicBool::new(false);
-    let cancel_ahead = AtomicBool::new(false);
     let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
     if !opts.quiet {
         crate::messages::progress(format!(
@@ -578,31 +579,47 @@ fn initial_checks(
     }
     let spare = opts.jobs.saturating_sub(1);
     let file = original.endings.to_file(original.text);
-    std::thread::scope(|scope| {
+    let original_done = AtomicBool::new(false);
+    let next = AtomicUsize::new(0);
+    let spare_runs: OnceLock<Vec<SpareRun>> = OnceLock::new();
+    let initial = std::thread::scope(|scope| {
         let started = Instant::now();
-        let spawn = |name: &str, text: &[u8], cancel| spawn_run(scope, oracle, name, text, cancel);
-        let trivial = TRIVIAL_TESTS
-            .iter()
-            .take(spare)
-            .map(|&(test, _)| spawn("mfppr-trivial", test, &cancel_trivial))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        let initial = spawn("mfppr-original", &file, &no_cancel)?;
-        // While the original runs: what the search will need first, on the slots left.
-        let slots = spare.saturating_sub(trivial.len());
-        let ahead = match opts.cache && !opts.resume {
-            true => candidates_ahead(original.reduction, original.text, slots).unwrap_or_default(),
+        let initial = std::thread::Builder::new()
+            .name("mfppr-original".into())
+            .spawn_scoped(scope, || oracle.run(&file, &no_cancel))
+            .context("cannot start a thread for the initial checks")?;
+        // While the original runs: the trivial tests, then what the search will need first.
+        let ahead = match spare > 0 && opts.cache && !opts.resume {
+            true => candidates_ahead(original.reduction, original.text, spare).unwrap_or_default(),
             false => Vec::new(),
         };
-        let ahead_started = Instant::now();
-        let ahead = ahead
-            .into_iter()
-            .map(|text| {
-                let run = spawn(
-                    "mfppr-ahead",
-                    &original.endings.to_file(&text),
-                    &cancel_ahead,
-                )?;
-                Ok((text, run))
+        let items = spare_runs.get_or_init(|| {
+            TRIVIAL_TESTS
+                .iter()
+                .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
+                .map(|&(test, _)| SpareRun::new(test.to_vec(), None))
+                .chain(
+                    ahead
+                        .into_iter()
+                        .map(|text| SpareRun::new(original.endings.to_file(&text), Some(text))),
+                )
+                .collect()
+        });
+        let workers = (0..spare.min(items.len()))
+            .map(|_| {
+                std::thread::Builder::new()
+                    .name("mfppr-spare".into())
+                    .spawn_scoped(scope, || {
+                        while !original_done.load(Ordering::SeqCst) {
+                            let Some(item) = items.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                                break;
+                            };
+                            *lock(&item.started) = Some(Instant::now());
+                            let run = oracle.run(&item.file, &item.cancel);
+                            *lock(&item.run) = Some(run);
+                        }
+                    })
+                    .context("cannot start a thread for the initial checks")
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let mut next_note = WAIT_NOTE_EVERY;
@@ -617,6 +634,7 @@ fn initial_checks(
                 next_note += WAIT_NOTE_EVERY;
             }
         }
+        original_done.store(true, Ordering::SeqCst);
         let initial = join(initial)?;
         let (limit, grace) = match &initial {
             Ok(run) if contract(opts, run).is_some() => {
@@ -625,45 +643,68 @@ fn initial_checks(
             Ok(run) => (derived_timeout(opts, run), Duration::ZERO),
             Err(_) => (Duration::ZERO, Duration::ZERO),
         };
-        while !trivial.iter().all(|t| t.is_finished())
-            || !ahead.iter().all(|(_, t)| t.is_finished())
-        {
-            if started.elapsed() >= limit {
-                cancel_trivial.store(true, Ordering::SeqCst);
-            }
-            if ahead_started.elapsed() >= grace {
-                cancel_ahead.store(true, Ordering::SeqCst);
+        while !workers.iter().all(|w| w.is_finished()) {
+            for item in items {
+                let over = match (&item.ahead, *lock(&item.started)) {
+                    (_, None) => false,
+                    (None, Some(_)) => started.elapsed() >= limit,
+                    (Some(_), Some(at)) => at.elapsed() >= grace,
+                };
+                if over {
+                    item.cancel.store(true, Ordering::SeqCst);
+                }
             }
             std::thread::sleep(POLL);
         }
-        let trivial = trivial
-            .into_iter()
-            .map(|t| join(t)?)
-            .collect::<anyhow::Result<Vec<Run>>>()?;
-        let ahead = ahead
-            .into_iter()
-            .map(|(text, t)| Ok((text, join(t)??)))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        Ok((initial?, trivial, ahead))
-    })
+        for w in workers {
+            join(w)?;
+        }
+        initial
+    })?;
+    let mut trivial = Vec::new();
+    let mut ahead = Vec::new();
+    for item in spare_runs.into_inner().unwrap_or_default() {
+        let Some(run) = item.run.into_inner().unwrap_or_else(|e| e.into_inner()) else {
+            continue;
+        };
+        match item.ahead {
+            None => trivial.push(run?),
+            Some(text) => ahead.push((text, run?)),
+        }
+    }
+    Ok((initial, trivial, ahead))
+}
+
+/// A run of the initial checks on a spare slot: a trivial test, or a candidate ahead of the
+/// search.
+struct SpareRun {
+    /// The text as the check sees it.
+    file: Vec<u8>,
+    /// The candidate with LF line endings (`None` for a trivial test).
+    ahead: Option<Vec<u8>>,
+    cancel: AtomicBool,
+    started: Mutex<Option<Instant>>,
+    run: Mutex<Option<anyhow::Result<Run>>>,
+}
+
+impl SpareRun {
+    fn new(file: Vec<u8>, ahead: Option<Vec<u8>>) -> SpareRun {
+        SpareRun {
+            file,
+            ahead,
+            cancel: AtomicBool::new(false),
+            started: Mutex::new(None),
+            run: Mutex::new(None),
+        }
+    }
 }
 
 /// A candidate judged ahead of the search (LF line endings) and its run.
 type AheadRun = (Vec<u8>, Run);
 
-/// Start a run of the check on `text` on its own thread.
-fn spawn_run<'scope, 'env>(
-    scope: &'scope std::thread::Scope<'scope, 'env>,
-    oracle: &'env ScriptOracle,
-    name: &str,
-    text: &[u8],
-    cancel: &'env AtomicBool,
-) -> anyhow::Result<std::thread::ScopedJoinHandle<'scope, anyhow::Result<Run>>> {
-    let text = text.to_vec();
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn_scoped(scope, move || oracle.run(&text, cancel))
-        .context("cannot start a thread for the initial checks")
+/// The value behind `m`, even if a thread panicked while holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The result of a finished initial-check thread.

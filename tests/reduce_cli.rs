@@ -591,8 +591,10 @@ fn a_latency_only_oracle_gives_the_same_result_at_every_job_count() {
     assert!(results[2].2 > 0, "-j16 should speculate");
 }
 
-/// With jobs to spare, candidates the search needs first are judged while the original is: a
-/// candidate's run starts before the original's ends, and the result is the one `-j1` gives.
+/// With a job to spare, the trivial tests and then candidates the search needs first are judged
+/// while the original is (the check is slower on the original than on the others, as a compiler
+/// is): at `-j2` both trivial tests and a candidate start before the original's run ends, and the
+/// result is the one `-j1` gives.
 #[test]
 fn candidates_ahead_run_alongside_the_original() {
     let dir = tempfile::tempdir().unwrap();
@@ -606,15 +608,16 @@ fn candidates_ahead_run_alongside_the_original() {
         &check,
         format!(
             "#!/bin/sh\nsize=$(wc -c < \"$1\")\necho \"start $size $(date +%s.%N)\" >> '{log}'\n\
-             sleep 0.3\necho \"end $size $(date +%s.%N)\" >> '{log}'\n\
+             if [ \"$size\" = {original_size} ]; then sleep 1; else sleep 0.1; fi\n\
+             echo \"end $size $(date +%s.%N)\" >> '{log}'\n\
              grep -qF -- 'iset::dilate(set_term_13, 3)' \"$1\"\n",
-            log = log.display()
+            log = log.display(),
         ),
     )
     .unwrap();
     std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut results = Vec::new();
-    for jobs in ["1", "6"] {
+    for jobs in ["1", "2"] {
         let output = dir.path().join(format!("j{jobs}.cpp"));
         let _ = std::fs::remove_file(&log);
         let out = mfppr()
@@ -625,8 +628,8 @@ fn candidates_ahead_run_alongside_the_original() {
         assert!(out.status.success(), "-j{jobs}: {}", stderr(&out));
         results.push(std::fs::read(&output).unwrap());
     }
-    assert_eq!(results[0], results[1], "-j6 differs from -j1");
-    // The log of the -j6 run: runs of candidates (neither the original nor a trivial test)
+    assert_eq!(results[0], results[1], "-j2 differs from -j1");
+    // The log of the -j2 run: runs of candidates (neither the original nor a trivial test)
     // that started before the original's run ended.
     let runs = std::fs::read_to_string(&log).unwrap();
     let time = |event: &str, size: u64| -> Vec<f64> {
@@ -639,6 +642,13 @@ fn candidates_ahead_run_alongside_the_original() {
             .collect()
     };
     let original_end = time("end", original_size)[0];
+    for trivial in [0, 14] {
+        let starts = time("start", trivial);
+        assert!(
+            starts.len() == 1 && starts[0] < original_end,
+            "the trivial test of {trivial} bytes should run once, alongside the original:\n{runs}"
+        );
+    }
     let early = runs
         .lines()
         .filter(|l| l.starts_with("start "))
