@@ -37,7 +37,9 @@
 //! judged on another text, typically the same window before the accept the copy assumes, lends
 //! its verdict, [`Hints`]), and keeps the N most likely candidates running. Runs nothing needs
 //! any more are killed (counted as wasted); verdicts of runs that finish early wait for their
-//! turn.
+//! turn. Before the search, [`candidates_ahead`] follows the same speculation from the starting
+//! text, so that the caller can judge the likely first candidates while it judges the original
+//! and hand their verdicts over with [`Engine::remember_ahead`].
 
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::fmt;
