@@ -558,11 +558,12 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
 /// Check the original and, with more than one job, on the other slots meanwhile: the trivial
 /// tests, then candidates the search is likely to need first (a slot takes the next one when it
 /// is free, until the original's run ends, so that they add nothing to the critical path). The
-/// trivial runs are killed once they take longer than the timeout the original's run implies, the
-/// candidates' once they take [`AHEAD_GRACE`] times the original's run; both at once if the
-/// original is not interesting. A long check says so every [`WAIT_NOTE_EVERY`]. Returns the runs
-/// of the original, of the trivial tests that ran (the first ones of [`TRIVIAL_TESTS`]) and of the
-/// candidates ahead (LF line endings) that ran to their end.
+/// trivial runs are killed once they take longer than the timeout the original's run implies (at
+/// once if the original's run failed), the candidates' once they take [`AHEAD_GRACE`] times the
+/// original's run (at once if the original is not interesting). A long check says so every
+/// [`WAIT_NOTE_EVERY`]. Returns the runs of the original, of the trivial tests that started (the
+/// first ones of [`TRIVIAL_TESTS`]) and of the candidates ahead that started (LF line endings;
+/// killed ones end [`RunEnd::Cancelled`]).
 fn initial_checks(
     opts: &ReduceOptions,
     oracle: &ScriptOracle,
