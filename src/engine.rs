@@ -431,6 +431,11 @@ struct Search {
     /// Fingerprints of single opportunities found uninteresting in the current kind's search (edit
     /// caching).
     failed: Learned<u64>,
+    /// Candidates accepted so far, of any kind.
+    accepts: u64,
+    /// Each kind's `failed` when its last pass ended, with `accepts` then: its next pass keeps
+    /// them if no other kind accepted since ([`Search::failed_of`]).
+    failed_before: BTreeMap<OpportunityKind, (Learned<u64>, u64)>,
     /// Texts accepted so far (never offered again, so the search ends even if a pass cycles).
     history: Learned<blake3::Hash>,
     /// How likely each opportunity is to be needed, for speculation.
@@ -453,6 +458,8 @@ impl Search {
             deferred: VecDeque::new(),
             done: false,
             failed: Learned::default(),
+            accepts: 0,
+            failed_before: BTreeMap::new(),
             history,
             beliefs: Beliefs::default(),
         }
@@ -590,6 +597,8 @@ impl Search {
     /// The pass is over: the search goes on with the next kind (a resumed pass was not the
     /// current kind's).
     fn end_pass(&mut self, pass: &Pass) {
+        self.failed_before
+            .insert(pass.kind, (self.failed.clone(), self.accepts));
         if !pass.resumed {
             self.kind += 1;
         }
@@ -599,6 +608,7 @@ impl Search {
     fn accept(&mut self, mut pass: Pass, c: Candidate) -> Step {
         let before = self.text.bytes.len();
         self.history.insert(c.text.hash);
+        self.accepts += 1;
         self.text = c.text;
         self.accepted_in_round |= !c.kind.is_tail();
         pass.size = Some(pass.windows.as_ref().map_or(c.size, |w| w.size));
@@ -627,7 +637,7 @@ impl Search {
                 }
                 // Nothing accepted in this round: the deferred passes go on, a size each in turn.
                 if let Some(pass) = self.deferred.pop_front() {
-                    self.failed = Learned::default();
+                    self.failed = self.failed_of(pass.kind);
                     self.pass = Some(pass);
                     return;
                 }
@@ -637,9 +647,7 @@ impl Search {
                 self.done = true;
                 return;
             };
-            // Verdicts may change once another kind changed the text (new input values, say):
-            // what was found uninteresting is forgotten when a kind's search starts.
-            self.failed = Learned::default();
+            self.failed = self.failed_of(kind);
             self.pass = Some(Pass {
                 kind,
                 size: None,
@@ -653,6 +661,17 @@ impl Search {
                 resumed: false,
             });
             return;
+        }
+    }
+
+    /// What `kind`'s search starts with as found uninteresting: what its last pass found, if no
+    /// other kind accepted a candidate since (the text then changed only by the kind's own
+    /// accepts, across which its pass keeps them too); nothing otherwise, since verdicts may
+    /// change once another kind changed the text (new input values, say).
+    fn failed_of(&self, kind: OpportunityKind) -> Learned<u64> {
+        match self.failed_before.get(&kind) {
+            Some((failed, at)) if *at == self.accepts => failed.clone(),
+            _ => Learned::default(),
         }
     }
 

@@ -750,3 +750,43 @@ fn candidates_judged_ahead_are_the_ones_the_search_needs_first() {
         "the search should need the candidates judged ahead"
     );
 }
+
+/// A kind's single opportunities found uninteresting stay skipped in the next round when no other
+/// kind accepted anything since (the text changed only by the kind's own accepts, across which
+/// its pass skips them too), and are tried again once another kind changed the text.
+#[test]
+fn failures_carry_to_the_next_round_only_if_no_other_kind_accepted_since() {
+    let lines = |ls: &[&str]| join(&ls.iter().map(|l| l.to_string()).collect::<Vec<_>>());
+    // Round 1: `v1` goes (so there is a round 2); the fuzz pass finds `f1` and `f3` needed and
+    // removes `f2` and `f4`. Round 2: nothing else changes, so the fuzz pass tries nothing.
+    let text = lines(&["int main() {", "v1", "f1", "f2", "f3", "f4", "}"]);
+    let keeps = Rule::Keeps(["f1", "f3"].iter().map(|l| l.to_string()).collect());
+    let out = reduce(&text, keeps.clone(), 1, true, 0);
+    assert_eq!(out.result, lines(&["int main() {", "f1", "f3", "}"]));
+    // `v1`; the fuzz windows {f1, f2}, {f3, f4}, then f1, f2, f3, f4 one by one.
+    let calls: Vec<_> = out
+        .calls
+        .iter()
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    assert_eq!(calls.len(), 7, "calls: {calls:?}");
+    for jobs in [4, 16] {
+        assert_eq!(
+            reduce(&text, keeps.clone(), jobs, true, 1).result,
+            out.result
+        );
+    }
+    // `f1` is needed only while `v3` is there, and `v3` can go only once `s3` is gone: round 1
+    // removes `s3` and finds `f1` needed; round 2 removes `v3` (another kind), so `f1` is tried
+    // again, and goes.
+    let text = lines(&["int main() {", "s3", "v3", "f1", "f2", "}"]);
+    let locked = Rule::Locked(BTreeSet::new(), "v3".into(), ["f1".to_string()].into());
+    let out = reduce(&text, locked.clone(), 1, true, 0);
+    assert_eq!(out.result, lines(&["int main() {", "}"]));
+    for jobs in [4, 16] {
+        assert_eq!(
+            reduce(&text, locked.clone(), jobs, true, 1).result,
+            out.result
+        );
+    }
+}

@@ -176,7 +176,11 @@ impl Gathered for Gathering<'_> {
             hasher.update(&kept.len().to_le_bytes());
             hasher.update(&kept);
         };
-        field(op.description.as_bytes());
+        // A step's position is not part of it: removing an earlier step renumbers the others.
+        match op.effect {
+            Effect::RemoveStep(_) => field(b"remove step"),
+            _ => field(op.description.as_bytes()),
+        }
         for edit in &op.edits {
             let span = text.get(edit.span.clone())?;
             let line_start = text[..edit.span.start]

@@ -458,3 +458,28 @@ fn golden_fake_reduction_with_tail_is_smaller_and_the_same_for_every_job_count()
     crate::model::check_is_mfpp_test(&with).unwrap();
     golden("tail_reduction", &with);
 }
+
+/// A step's fingerprint does not depend on its position: after an earlier step goes, the same
+/// step (now one position earlier) is the same opportunity for edit caching.
+#[test]
+fn a_step_keeps_its_fingerprint_when_an_earlier_step_goes() {
+    // A test with three steps in each variant.
+    let path = root().join("fixtures/tests/iset_merge_small_a.cpp");
+    let text = std::fs::read(&path).unwrap();
+    let cat = Catalogue::load(&path, &text, &[root().join("fixtures/iset/spec")], &[]).unwrap();
+    let red = MfppOpportunities::new(cat, PassOptions::default());
+    let find = |g: &dyn Gathered, what: &str| {
+        (0..g.len())
+            .find(|&i| g.describe(i) == format!("remove step {what} from every variant"))
+            .unwrap_or_else(|| panic!("no opportunity to remove step {what}"))
+    };
+    let g = red.gather(&text, OpportunityKind::Sequence).unwrap();
+    let fingerprint = g.fingerprint(find(&*g, "2")).unwrap();
+    let shorter = g.candidate(&[find(&*g, "1")]).unwrap();
+    let g2 = red.gather(&shorter, OpportunityKind::Sequence).unwrap();
+    let moved = find(&*g2, "1");
+    assert_eq!(g2.fingerprint(moved), Some(fingerprint));
+    // The other step keeps another fingerprint.
+    let other = find(&*g2, "0");
+    assert_ne!(g2.fingerprint(other), Some(fingerprint));
+}
