@@ -25,8 +25,9 @@
 //! [`Gathered::fingerprint`] (what its edits leave or remove and the rest of the lines they
 //! touch, whitespace aside) for the rest of the kind's search: it is not live again after an
 //! accept while its fingerprint stays the same. An opportunity whose lines change gets a new
-//! fingerprint and is tried again; every kind's search starts afresh (another kind may have
-//! changed what a verdict depends on, e.g. input values).
+//! fingerprint and is tried again. A kind's next search (in the next round) keeps them only if no
+//! other kind accepted anything since; otherwise it starts afresh (another kind may have changed
+//! what a verdict depends on, e.g. input values).
 //!
 //! **Parallelism.** The search is a state machine ([`Search`]) whose next candidate depends only
 //! on the verdicts it was given, so the result is the same for every `jobs`. With `jobs` = N, while
@@ -37,9 +38,11 @@
 //! judged on another text, typically the same window before the accept the copy assumes, lends
 //! its verdict, [`Hints`]), and keeps the N most likely candidates running. Runs nothing needs
 //! any more are killed (counted as wasted); verdicts of runs that finish early wait for their
-//! turn. Before the search, [`candidates_ahead`] follows the same speculation from the starting
-//! text, so that the caller can judge the likely first candidates while it judges the original
-//! and hand their verdicts over with [`Engine::remember_ahead`].
+//! turn. Speculation stops as soon as a run reports (its verdict may change what is needed), so a
+//! verdict the search waits for is taken in at once. Before the search, [`candidates_ahead`]
+//! follows the same speculation from the starting text, so that the caller can judge the likely
+//! first candidates while it judges the original, and hand over their verdicts with
+//! [`Engine::remember_ahead`] and the runs still going with [`Engine::adopt`].
 
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -972,7 +975,7 @@ trait Speculation {
     /// `c`'s verdict is not known and a continuation needs it.
     fn found(&mut self, c: &Candidate) -> anyhow::Result<()>;
     /// Enough candidates are found.
-    fn enough(&self) -> bool;
+    fn enough(&mut self) -> bool;
 }
 
 /// Follow copies of `search`, which needs `first` now, down the verdicts known so far and, for
@@ -1033,12 +1036,18 @@ fn speculate(
 }
 
 /// [`Engine::schedule`]'s speculation: known verdicts from the runs and the cache, chances from
-/// hints and beliefs, and every candidate found is started while slots are free.
+/// hints and beliefs, and every candidate found is started while slots are free. It has enough
+/// once `jobs` candidates are wanted, or once a run that is not cancelled reported.
 struct Scheduling<'e, 'a, 'r, 's> {
     engine: &'e Engine<'a>,
     runs: &'r mut Runs,
     start: &'r StartRun<'s>,
     wanted: Vec<Candidate>,
+    results: &'r mpsc::Receiver<Report>,
+    /// Reports received while speculating.
+    arrived: Vec<Report>,
+    /// One of them is of a run that is not cancelled.
+    news: bool,
 }
 
 impl Speculation for Scheduling<'_, '_, '_, '_> {
@@ -1061,19 +1070,24 @@ impl Speculation for Scheduling<'_, '_, '_, '_> {
         Ok(())
     }
 
-    fn enough(&self) -> bool {
-        self.wanted.len() >= self.engine.options.jobs
+    fn enough(&mut self) -> bool {
+        for report in self.results.try_iter() {
+            self.news |= !self.runs.cancelled.contains_key(&report.0);
+            self.arrived.push(report);
+        }
+        self.news || self.wanted.len() >= self.engine.options.jobs
     }
 }
 
 /// Before the original's verdict is known: the candidates the search will need first if it is
-/// interesting, most likely first.
-struct Ahead {
-    wanted: Vec<Candidate>,
+/// interesting, most likely first, each handed on as soon as it is found.
+struct Ahead<'f> {
+    found: HashSet<blake3::Hash>,
     count: usize,
+    on_found: &'f mut dyn FnMut(OpportunityKind, Vec<u8>),
 }
 
-impl Speculation for Ahead {
+impl Speculation for Ahead<'_> {
     fn known(&self, _: &blake3::Hash) -> Option<Verdict> {
         None
     }
@@ -1083,43 +1097,63 @@ impl Speculation for Ahead {
     }
 
     fn found(&mut self, c: &Candidate) -> anyhow::Result<()> {
-        if self.wanted.iter().all(|w| w.text.hash != c.text.hash) {
-            self.wanted.push(c.clone());
+        if self.found.insert(c.text.hash) {
+            (self.on_found)(c.kind, c.text.bytes.to_vec());
         }
         Ok(())
     }
 
-    fn enough(&self) -> bool {
-        self.wanted.len() >= self.count
+    fn enough(&mut self) -> bool {
+        self.found.len() >= self.count
     }
 }
 
 /// The first `count` candidates the search from `start` is likely to need, most likely first,
-/// assuming `start` is interesting: the caller can judge them while it judges `start` (their
-/// verdicts go to [`Engine::remember_ahead`]).
+/// assuming `start` is interesting, each handed to `on_found` (with its kind) as soon as it is
+/// found: the caller can judge them while it judges `start` (their verdicts go to
+/// [`Engine::remember_ahead`], the runs still going to [`Engine::adopt`]).
 pub fn candidates_ahead(
     reduction: &dyn Opportunities,
     start: &[u8],
     count: usize,
-) -> anyhow::Result<Vec<Vec<u8>>> {
+    on_found: &mut dyn FnMut(OpportunityKind, Vec<u8>),
+) -> anyhow::Result<()> {
     if count == 0 {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let mut search = Search::new(start.to_vec());
     let mut workshop = Workshop::new(reduction, true);
     let Some(first) = search.advance(&mut workshop) else {
-        return Ok(Vec::new());
+        return Ok(());
     };
     let mut ahead = Ahead {
-        wanted: Vec::new(),
+        found: HashSet::new(),
         count,
+        on_found,
     };
-    speculate(&search, &first, &mut workshop, &mut ahead)?;
-    Ok(ahead
-        .wanted
-        .into_iter()
-        .map(|c| Arc::try_unwrap(c.text.bytes).unwrap_or_else(|b| b.to_vec()))
-        .collect())
+    speculate(&search, &first, &mut workshop, &mut ahead)
+}
+
+/// A run of a candidate started before the search ([`candidates_ahead`]) and still going: the
+/// engine takes it over ([`Engine::adopt`]) as if it had started it.
+pub struct InFlight<'a> {
+    /// The candidate (LF line endings).
+    pub text: Vec<u8>,
+    /// The kind of its window.
+    pub kind: OpportunityKind,
+    /// Set to kill the run.
+    pub cancel: Arc<AtomicBool>,
+    /// Blocks until the run ends: its verdict, and how long it ran.
+    pub wait: Box<dyn FnOnce() -> (anyhow::Result<Verdict>, Duration) + Send + 'a>,
+}
+
+impl fmt::Debug for InFlight<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InFlight")
+            .field("bytes", &self.text.len())
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The search engine. Owns the verdict cache and the stats.
@@ -1132,6 +1166,8 @@ pub struct Engine<'a> {
     /// Candidates judged ahead of the search ([`Engine::remember_ahead`]) whose verdicts it has
     /// not used yet.
     ahead: HashSet<blake3::Hash>,
+    /// Runs to take over when the search starts ([`Engine::adopt`]).
+    adopted: Vec<InFlight<'a>>,
     hints: Hints,
     stats: Stats,
     round: u64,
@@ -1170,6 +1206,7 @@ impl<'a> Engine<'a> {
             interrupt,
             cache: HashMap::new(),
             ahead: HashSet::new(),
+            adopted: Vec::new(),
             hints: Hints::default(),
             stats: Stats {
                 kinds: OpportunityKind::ALL
@@ -1198,6 +1235,13 @@ impl<'a> Engine<'a> {
         let hash = blake3::hash(text);
         self.cache.insert(hash, verdict);
         self.ahead.insert(hash);
+    }
+
+    /// Take over `run`, a run of a candidate judged ahead of the search that is still going: the
+    /// search uses its verdict when it needs the candidate, or kills it (counted as wasted) once
+    /// nothing needs it. Its report counts as an oracle call.
+    pub fn adopt(&mut self, run: InFlight<'a>) {
+        self.adopted.push(run);
     }
 
     /// The counters so far (also valid after an error or an interruption).
@@ -1244,14 +1288,16 @@ impl<'a> Engine<'a> {
                 Ok(())
             };
             let mut runs = Runs::default();
-            let result = self.search(
-                &mut search,
-                &mut workshop,
-                &mut runs,
-                start,
-                &results,
-                on_accept,
-            );
+            let result = self.take_over(&mut runs, scope, &sender).and_then(|()| {
+                self.search(
+                    &mut search,
+                    &mut workshop,
+                    &mut runs,
+                    start,
+                    &results,
+                    on_accept,
+                )
+            });
             // Whatever happened, nothing in flight is needed any more: kill it and wait for it.
             self.drain(&mut runs, &results);
             result
@@ -1274,6 +1320,54 @@ impl<'a> Engine<'a> {
             oracle_secs / self.stats.oracle_calls as f64
         };
         result.map(|()| Arc::try_unwrap(search.text.bytes).unwrap_or_else(|b| b.to_vec()))
+    }
+
+    /// Register the adopted runs as running, each reporting on `sender` from its own thread.
+    fn take_over<'s>(
+        &mut self,
+        runs: &mut Runs,
+        scope: &'s std::thread::Scope<'s, '_>,
+        sender: &mpsc::Sender<Report>,
+    ) -> anyhow::Result<()>
+    where
+        'a: 's,
+    {
+        let interrupt = self.interrupt;
+        for run in std::mem::take(&mut self.adopted) {
+            let id = runs.next_id;
+            runs.next_id += 1;
+            let hash = blake3::hash(&run.text);
+            let (sender, cancel) = (sender.clone(), Arc::clone(&run.cancel));
+            let wait = run.wait;
+            std::thread::Builder::new()
+                .name(format!("mfppr-oracle-{id}"))
+                .spawn_scoped(scope, move || {
+                    let (verdict, elapsed) = wait();
+                    let cancelled =
+                        cancel.load(Ordering::SeqCst) || interrupt.load(Ordering::SeqCst);
+                    let _ = sender.send((
+                        id,
+                        hash,
+                        RunResult {
+                            verdict,
+                            elapsed,
+                            cancelled,
+                        },
+                    ));
+                })
+                .context("cannot start a thread for an oracle run")?;
+            runs.running.insert(
+                hash,
+                Running {
+                    id,
+                    kind: run.kind,
+                    window: None,
+                    prints: Vec::new(),
+                    cancel: run.cancel,
+                },
+            );
+        }
+        Ok(())
     }
 
     /// Drive the search to its fixpoint: judge what it asks for, report what it accepts.
@@ -1351,14 +1445,16 @@ impl<'a> Engine<'a> {
             if let Some(verdict) = self.verdict_of(c.kind, &c.text.hash, runs)? {
                 return Ok(verdict);
             }
-            self.schedule(search, c, workshop, runs, start)?;
-            let waited = Instant::now();
-            let received = results.recv();
-            self.waiting += waited.elapsed();
-            let (id, hash, run) = received.context("lost an oracle run")?;
-            self.finished(runs, id, hash, run);
+            let mut arrived = self.schedule(search, c, workshop, runs, start, results)?;
+            if arrived.is_empty() {
+                let waited = Instant::now();
+                let received = results.recv();
+                self.waiting += waited.elapsed();
+                arrived.push(received.context("lost an oracle run")?);
+            }
             // Runs that ended meanwhile are taken in too before the next scheduling.
-            while let Ok((id, hash, run)) = results.try_recv() {
+            arrived.extend(results.try_iter());
+            for (id, hash, run) in arrived {
                 self.finished(runs, id, hash, run);
             }
             self.check_interrupt()?;
@@ -1404,8 +1500,10 @@ impl<'a> Engine<'a> {
 
     /// Decide which candidates run now: `c` (the search needs it), then the candidates the
     /// search needs next on its most likely continuations ([`speculate`]), until `jobs` unknown
-    /// candidates are found. Runs nothing needs any more are cancelled. Only what runs depends on
-    /// timing; what the search decides never does.
+    /// candidates are found. Runs nothing needs any more are cancelled. Speculation stops early
+    /// when a run that is not cancelled reports meanwhile (its verdict may change what is
+    /// needed); nothing is cancelled then, and the reports received are returned. Only what runs
+    /// depends on timing; what the search decides never does.
     fn schedule(
         &mut self,
         search: &Search,
@@ -1413,7 +1511,8 @@ impl<'a> Engine<'a> {
         workshop: &mut Workshop<'_>,
         runs: &mut Runs,
         start: &StartRun<'_>,
-    ) -> anyhow::Result<()> {
+        results: &mpsc::Receiver<Report>,
+    ) -> anyhow::Result<Vec<Report>> {
         // What is wanted starts as soon as it is found, on the slots already free; the slots of
         // runs nothing needs any more are given out at the end.
         self.launch(c, runs, start)?;
@@ -1422,11 +1521,23 @@ impl<'a> Engine<'a> {
             runs,
             start,
             wanted: vec![c.clone()],
+            results,
+            arrived: Vec::new(),
+            news: false,
         };
         if self.options.jobs > 1 {
             speculate(search, c, workshop, &mut scheduling)?;
         }
-        let Scheduling { runs, wanted, .. } = scheduling;
+        let Scheduling {
+            runs,
+            wanted,
+            arrived,
+            news,
+            ..
+        } = scheduling;
+        if news {
+            return Ok(arrived);
+        }
         let keep: HashSet<blake3::Hash> = wanted.iter().map(|w| w.text.hash).collect();
         let stale: Vec<blake3::Hash> = runs
             .running
@@ -1440,7 +1551,7 @@ impl<'a> Engine<'a> {
         for w in &wanted {
             self.launch(w, runs, start)?;
         }
-        Ok(())
+        Ok(arrived)
     }
 
     /// Start the run of `w` unless it is running, its verdict is known, or `jobs` runs are alive.

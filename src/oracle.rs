@@ -14,6 +14,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -77,8 +78,10 @@ pub struct ScriptOracle {
     file_name: OsString,
     extra_env: Vec<(String, String)>,
     cache_dir: Option<PathBuf>,
-    timeout: Option<Duration>,
-    expected: Expected,
+    /// Settable while runs share the oracle (runs started before a change keep the timeout they
+    /// started with).
+    timeout: Mutex<Option<Duration>>,
+    expected: Mutex<Expected>,
     interrupt: &'static AtomicBool,
     /// The input's bytes when the oracle was made (`None`: no such file): a run that changes
     /// them is an error, and the input is put back.
@@ -188,8 +191,8 @@ impl ScriptOracle {
             file_name,
             extra_env,
             cache_dir: None,
-            timeout: None,
-            expected: Expected::Zero,
+            timeout: Mutex::new(None),
+            expected: Mutex::new(Expected::Zero),
             interrupt: crate::interrupt::flag(),
             original_bytes,
             save_temps: None,
@@ -212,13 +215,13 @@ impl ScriptOracle {
     }
 
     /// Kill runs that take longer than `timeout` (`None`: no limit).
-    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
-        self.timeout = timeout;
+    pub fn set_timeout(&self, timeout: Option<Duration>) {
+        *lock(&self.timeout) = timeout;
     }
 
     /// Which exit statuses are interesting.
-    pub fn set_expected(&mut self, expected: Expected) {
-        self.expected = expected;
+    pub fn set_expected(&self, expected: Expected) {
+        *lock(&self.expected) = expected;
     }
 
     /// Use `flag` instead of the process-wide Ctrl-C flag (for tests).
@@ -228,7 +231,7 @@ impl ScriptOracle {
 
     /// Whether `end` is interesting under the current [`Expected`].
     pub fn verdict_of(&self, end: RunEnd) -> Verdict {
-        match (end, self.expected) {
+        match (end, *lock(&self.expected)) {
             (RunEnd::TimedOut, _) => Verdict::Timeout,
             (RunEnd::Cancelled, _) => Verdict::Uninteresting,
             (RunEnd::Exited { status: 0, .. }, Expected::Zero) => Verdict::Interesting,
@@ -302,7 +305,7 @@ impl ScriptOracle {
             .stdout(stdout)
             .stderr(stderr);
         let limits = Limits {
-            timeout: self.timeout,
+            timeout: *lock(&self.timeout),
             cancel: &[cancel, self.interrupt],
             scratch: Some(root),
         };
@@ -370,6 +373,12 @@ impl Oracle for ScriptOracle {
         let run = self.run(candidate, cancel)?;
         Ok(self.verdict_of(run.end))
     }
+}
+
+/// The value behind `m`, even if a thread panicked while holding it (the values mfppr shares
+/// stay valid at every step).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The last lines of the file at `path`, joined with " | " into one line.
@@ -455,7 +464,7 @@ mod tests {
     #[test]
     fn signals_timeouts_and_cancellation() {
         let dir = tempfile::tempdir().unwrap();
-        let mut o = oracle(dir.path(), "#!/bin/sh\nkill -SEGV $$\n");
+        let o = oracle(dir.path(), "#!/bin/sh\nkill -SEGV $$\n");
         let run = o.run(b"", &AtomicBool::new(false)).unwrap();
         assert_eq!(
             run.end,
@@ -470,7 +479,7 @@ mod tests {
             Verdict::Interesting
         );
 
-        let mut o = oracle(dir.path(), "#!/bin/sh\necho waiting >&2\nsleep 30\n");
+        let o = oracle(dir.path(), "#!/bin/sh\necho waiting >&2\nsleep 30\n");
         o.set_timeout(Some(Duration::from_millis(200)));
         let start = Instant::now();
         assert_eq!(

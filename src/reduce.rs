@@ -6,8 +6,8 @@
 //! candidate); Ctrl-C / SIGTERM stop the search with the best result kept.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -15,11 +15,11 @@ use serde::Serialize;
 
 use crate::atomic::write_atomic;
 use crate::catalogue::{Catalogue, Completeness};
-use crate::engine::{candidates_ahead, Engine, EngineOptions, Stats};
+use crate::engine::{candidates_ahead, Engine, EngineOptions, InFlight, Stats};
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
-use crate::opportunity::Opportunities;
-use crate::oracle::{Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
+use crate::opportunity::{Opportunities, OpportunityKind};
+use crate::oracle::{lock, Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
 use crate::outputs::{validate, Output};
 use crate::passes::{MfppOpportunities, PassOptions};
 
@@ -33,9 +33,6 @@ const MAX_TIMEOUT: Duration = Duration::from_secs(300);
 const TIMEOUT_FACTOR: u32 = 5;
 /// Interval between two looks at the initial checks.
 const POLL: Duration = Duration::from_millis(5);
-/// Candidates judged ahead of the search are killed once they take this many times the
-/// original's run (they are judged again in the search if it needs them).
-const AHEAD_GRACE: f64 = 1.5;
 /// A long initial check says it is still running this often.
 const WAIT_NOTE_EVERY: Duration = Duration::from_secs(30);
 /// Accepted texts kept for the final re-check, besides the starting text.
@@ -253,37 +250,21 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
         endings,
         reduction: &reduction,
     };
-    let initial = check_original(opts, &mut oracle, &original)?;
-    let oracle = EndingsOracle {
-        inner: &oracle,
-        endings,
-    };
-    // Runs before the search: the original, the trivial test(s) and the candidates judged ahead.
-    let mut setup_calls = 1 + initial.trivial.len() as u64 + initial.ahead_runs;
-    let timeout = initial.timeout;
-
-    let mut start = text.clone();
-    if opts.resume {
-        setup_calls += 1;
-        start = resume_from(opts, &oracle, &paths, &text)?.unwrap_or(start);
-    }
-    paths.write_result(&endings.to_file(&start))?;
-    paths.write_origin(&opts.input, &text)?;
-    setup_calls += warn_if_trivial_is_interesting(&oracle, initial.trivial)?;
-
-    let from = SearchFrom {
-        text: &text,
-        start,
-        ahead: initial.ahead,
-    };
-    let (result, mut stats, on_disk) = search(opts, &reduction, &oracle, &paths, from);
-    stats.oracle_calls += setup_calls + stats.rechecks;
-    stats.wasted += initial.ahead_cancelled;
-    stats.wall_secs = began.elapsed().as_secs_f64();
-    stats.bytes_after = on_disk as u64;
+    // The spare slots' runs of the initial checks may go on in the search: their threads live
+    // until it ends; whatever it did not take over is killed on the way out.
+    let queue = Arc::new(SpareQueue::default());
+    let reduced = std::thread::scope(|scope| {
+        let reduced = check_and_search(opts, &oracle, &original, &paths, &queue, scope);
+        queue.cancel_all();
+        reduced
+    });
+    let (result, stats, on_disk, timeout) = reduced?;
     let interrupted = result
         .as_ref()
         .is_err_and(|e| exit_kind(e) == ExitKind::Interrupted);
+    let mut stats = stats;
+    stats.wall_secs = began.elapsed().as_secs_f64();
+    stats.bytes_after = on_disk as u64;
     let written = paths.write_stats(opts, timeout, &stats, &completeness, interrupted);
     match result {
         Ok(()) => {
@@ -311,6 +292,47 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     }
 }
 
+/// The initial checks, then (if the original is interesting) the search: how the search ended,
+/// its stats (the setup checks counted), the size of the result on disk and the per-run timeout.
+fn check_and_search<'s, 'e: 's>(
+    opts: &ReduceOptions,
+    oracle: &'e ScriptOracle,
+    original: &Original<'_>,
+    paths: &ReducePaths,
+    queue: &Arc<SpareQueue>,
+    scope: &'s std::thread::Scope<'s, 'e>,
+) -> anyhow::Result<(anyhow::Result<()>, Stats, usize, Duration)> {
+    let (text, endings) = (original.text, original.endings);
+    let initial = check_original(opts, oracle, original, queue, scope)?;
+    let oracle = EndingsOracle {
+        inner: oracle,
+        endings,
+    };
+    // Runs before the search: the original, the trivial test(s) and the candidates judged ahead
+    // that ended (those still going end in the search).
+    let mut setup_calls = 1 + initial.trivial.len() as u64 + initial.ahead.len() as u64;
+    let timeout = initial.timeout;
+
+    let mut start = text.to_vec();
+    if opts.resume {
+        setup_calls += 1;
+        start = resume_from(opts, &oracle, paths, text)?.unwrap_or(start);
+    }
+    paths.write_result(&endings.to_file(&start))?;
+    paths.write_origin(&opts.input, text)?;
+    setup_calls += warn_if_trivial_is_interesting(&oracle, initial.trivial)?;
+
+    let from = SearchFrom {
+        text,
+        start,
+        ahead: initial.ahead,
+        in_flight: initial.in_flight,
+    };
+    let (result, mut stats, on_disk) = search(opts, original.reduction, &oracle, paths, from);
+    stats.oracle_calls += setup_calls + stats.rechecks;
+    Ok((result, stats, on_disk, timeout))
+}
+
 /// The input the initial checks judge, and what the search will need first if it is interesting.
 struct Original<'a> {
     /// The input, with LF line endings.
@@ -320,7 +342,7 @@ struct Original<'a> {
 }
 
 /// What the initial checks found out besides the original being interesting.
-struct Initial {
+struct Initial<'e> {
     /// The per-run timeout.
     timeout: Duration,
     /// The verdicts of the trivial tests that ran (the first ones of [`TRIVIAL_TESTS`]).
@@ -328,20 +350,21 @@ struct Initial {
     /// Candidates the search is likely to need first (LF line endings), judged alongside the
     /// original, with their verdicts.
     ahead: Vec<(Vec<u8>, Verdict)>,
-    /// Runs of candidates ahead started, and those killed before they ended.
-    ahead_runs: u64,
-    ahead_cancelled: u64,
+    /// Their runs still going, for the search to take over.
+    in_flight: Vec<InFlight<'e>>,
 }
 
 /// Run the check on the original (and trivial tests and the search's likely first candidates
 /// alongside it): fail unless it is interesting; set the oracle's contract and per-run timeout.
-fn check_original(
+fn check_original<'s, 'e: 's>(
     opts: &ReduceOptions,
-    oracle: &mut ScriptOracle,
+    oracle: &'e ScriptOracle,
     original: &Original<'_>,
-) -> anyhow::Result<Initial> {
+    queue: &Arc<SpareQueue>,
+    scope: &'s std::thread::Scope<'s, 'e>,
+) -> anyhow::Result<Initial<'e>> {
     oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
-    let (initial, trivial, ahead) = initial_checks(opts, oracle, original)?;
+    let initial = initial_checks(opts, oracle, original, queue, scope)?;
     if crate::interrupt::requested() {
         return Err(coded(
             ExitKind::Interrupted,
@@ -362,30 +385,49 @@ fn check_original(
             timeout.as_secs_f64()
         ));
     }
-    let ahead_runs = ahead.len() as u64;
-    let ahead: Vec<(Vec<u8>, Verdict)> = ahead
-        .into_iter()
-        .filter(|(_, run)| run.end != RunEnd::Cancelled)
-        .map(|(text, run)| (text, oracle.verdict_of(run.end)))
-        .collect();
-    Ok(Initial {
+    let mut checked = Initial {
         timeout,
-        trivial: trivial
-            .iter()
-            .map(|run| oracle.verdict_of(run.end))
-            .collect(),
-        ahead_cancelled: ahead_runs - ahead.len() as u64,
-        ahead_runs,
-        ahead,
-    })
+        trivial: Vec::new(),
+        ahead: Vec::new(),
+        in_flight: Vec::new(),
+    };
+    for item in queue.items() {
+        if lock(&item.started).is_none() {
+            continue;
+        }
+        let ended = lock(&item.run).take();
+        match (&item.ahead, ended) {
+            (None, ended) => {
+                let verdict = ended.map(|run| run.map(|run| oracle.verdict_of(run.end)));
+                checked.trivial.extend(verdict.transpose()?);
+            }
+            (Some((_, text)), Some(run)) => {
+                checked
+                    .ahead
+                    .push((text.clone(), oracle.verdict_of(run?.end)));
+            }
+            (Some((kind, text)), None) => {
+                let cancel = Arc::new(AtomicBool::new(false));
+                let flag = Arc::clone(&cancel);
+                checked.in_flight.push(InFlight {
+                    text: text.clone(),
+                    kind: *kind,
+                    cancel,
+                    wait: Box::new(move || item.wait(oracle, timeout, &flag)),
+                });
+            }
+        }
+    }
+    Ok(checked)
 }
 
 /// Where the search starts: the input (LF line endings), the text it starts from (the input, or
-/// the result resumed from) and the verdicts of candidates judged ahead.
-struct SearchFrom<'a> {
+/// the result resumed from), the verdicts of candidates judged ahead and their runs still going.
+struct SearchFrom<'a, 'e> {
     text: &'a [u8],
     start: Vec<u8>,
     ahead: Vec<(Vec<u8>, Verdict)>,
+    in_flight: Vec<InFlight<'e>>,
 }
 
 /// The search from `start` with the passes and the engine, writing every accepted text, then
@@ -396,9 +438,14 @@ fn search(
     reduction: &dyn Opportunities,
     oracle: &EndingsOracle<'_, ScriptOracle>,
     paths: &ReducePaths,
-    from: SearchFrom<'_>,
+    from: SearchFrom<'_, '_>,
 ) -> (anyhow::Result<()>, Stats, usize) {
-    let SearchFrom { text, start, ahead } = from;
+    let SearchFrom {
+        text,
+        start,
+        ahead,
+        in_flight,
+    } = from;
     let engine = Engine::new(
         reduction,
         oracle,
@@ -419,6 +466,9 @@ fn search(
     engine.remember(&start, Verdict::Interesting);
     for (candidate, verdict) in &ahead {
         engine.remember_ahead(candidate, *verdict);
+    }
+    for run in in_flight {
+        engine.adopt(run);
     }
     // The result on disk, and the last few accepted texts for the re-check (newest last).
     let mut on_disk = start.len();
@@ -556,19 +606,21 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
 }
 
 /// Check the original and, with more than one job, on the other slots meanwhile: the trivial
-/// tests, then candidates the search is likely to need first (a slot takes the next one when it
-/// is free, until the original's run ends, so that they add nothing to the critical path). The
-/// trivial runs are killed once they take longer than the timeout the original's run implies (at
-/// once if the original's run failed), the candidates' once they take [`AHEAD_GRACE`] times the
-/// original's run (at once if the original is not interesting). A long check says so every
-/// [`WAIT_NOTE_EVERY`]. Returns the runs of the original, of the trivial tests that started (the
-/// first ones of [`TRIVIAL_TESTS`]) and of the candidates ahead that started (LF line endings;
-/// killed ones end [`RunEnd::Cancelled`]).
-fn initial_checks(
+/// tests at once, then candidates the search is likely to need first, each as soon as it is found
+/// (a slot takes the next one when it is free, until the original's run ends, so that they add
+/// nothing to the critical path). The slots' threads run in `scope`, so that runs of candidates
+/// still going when the original's run ends can go on in the search ([`Engine::adopt`]). Once the
+/// original's run ended: if it is not interesting, every other run is killed; otherwise the
+/// trivial runs are waited for (killed once they take longer than the timeout the original's run
+/// implies). A long check says so every [`WAIT_NOTE_EVERY`]. Returns the original's run; the runs
+/// on the spare slots are in `queue`.
+fn initial_checks<'s, 'e: 's>(
     opts: &ReduceOptions,
-    oracle: &ScriptOracle,
+    oracle: &'e ScriptOracle,
     original: &Original<'_>,
-) -> anyhow::Result<(Run, Vec<Run>, Vec<AheadRun>)> {
+    queue: &Arc<SpareQueue>,
+    scope: &'s std::thread::Scope<'s, 'e>,
+) -> anyhow::Result<Run> {
     let no_cancel = AtomicBool::new(false);
     let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
     if !opts.quiet {
@@ -580,49 +632,45 @@ fn initial_checks(
     }
     let spare = opts.jobs.saturating_sub(1);
     let file = original.endings.to_file(original.text);
-    let original_done = AtomicBool::new(false);
-    let next = AtomicUsize::new(0);
-    let spare_runs: OnceLock<Vec<SpareRun>> = OnceLock::new();
-    let initial = std::thread::scope(|scope| {
-        let started = Instant::now();
+    for &(test, _) in TRIVIAL_TESTS
+        .iter()
+        .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
+    {
+        queue.push(SpareRun::new(test.to_vec(), None));
+    }
+    let started = Instant::now();
+    let initial = std::thread::scope(|inner| {
         let initial = std::thread::Builder::new()
             .name("mfppr-original".into())
-            .spawn_scoped(scope, || oracle.run(&file, &no_cancel))
-            .context("cannot start a thread for the initial checks")?;
-        // While the original runs: the trivial tests, then what the search will need first.
-        let ahead = match spare > 0 && opts.cache && !opts.resume {
-            true => candidates_ahead(original.reduction, original.text, spare).unwrap_or_default(),
-            false => Vec::new(),
-        };
-        let items = spare_runs.get_or_init(|| {
-            TRIVIAL_TESTS
-                .iter()
-                .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
-                .map(|&(test, _)| SpareRun::new(test.to_vec(), None))
-                .chain(
-                    ahead
-                        .into_iter()
-                        .map(|text| SpareRun::new(original.endings.to_file(&text), Some(text))),
-                )
-                .collect()
-        });
-        let workers = (0..spare.min(items.len()))
-            .map(|_| {
-                std::thread::Builder::new()
-                    .name("mfppr-spare".into())
-                    .spawn_scoped(scope, || {
-                        while !original_done.load(Ordering::SeqCst) {
-                            let Some(item) = items.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                                break;
-                            };
-                            *lock(&item.started) = Some(Instant::now());
-                            let run = oracle.run(&item.file, &item.cancel);
-                            *lock(&item.run) = Some(run);
-                        }
-                    })
-                    .context("cannot start a thread for the initial checks")
+            .spawn_scoped(inner, || {
+                let run = oracle.run(&file, &no_cancel);
+                // No spare slot starts anything once this is known.
+                queue.original_done.store(true, Ordering::SeqCst);
+                run
             })
-            .collect::<anyhow::Result<Vec<_>>>()?;
+            .context("cannot start a thread for the initial checks")?;
+        for _ in 0..spare {
+            let queue = Arc::clone(queue);
+            std::thread::Builder::new()
+                .name("mfppr-spare".into())
+                .spawn_scoped(scope, move || queue.work(oracle))
+                .context("cannot start a thread for the initial checks")?;
+        }
+        if spare > 0 && opts.cache && !opts.resume {
+            // Only a speed-up: if the input cannot be gathered, the search will say why.
+            let _ = candidates_ahead(
+                original.reduction,
+                original.text,
+                spare,
+                &mut |kind, text| {
+                    if !queue.original_done.load(Ordering::SeqCst) {
+                        let file = original.endings.to_file(&text);
+                        queue.push(SpareRun::new(file, Some((kind, text))));
+                    }
+                },
+            );
+        }
+        queue.close();
         let mut next_note = WAIT_NOTE_EVERY;
         while !initial.is_finished() {
             std::thread::sleep(POLL);
@@ -635,45 +683,89 @@ fn initial_checks(
                 next_note += WAIT_NOTE_EVERY;
             }
         }
-        original_done.store(true, Ordering::SeqCst);
-        let initial = join(initial)?;
-        let (limit, grace) = match &initial {
-            Ok(run) if contract(opts, run).is_some() => {
-                (derived_timeout(opts, run), run.elapsed.mul_f64(AHEAD_GRACE))
-            }
-            Ok(run) => (derived_timeout(opts, run), Duration::ZERO),
-            Err(_) => (Duration::ZERO, Duration::ZERO),
-        };
-        while !workers.iter().all(|w| w.is_finished()) {
-            for item in items {
-                let over = match (&item.ahead, *lock(&item.started)) {
-                    (_, None) => false,
-                    (None, Some(_)) => started.elapsed() >= limit,
-                    (Some(_), Some(at)) => at.elapsed() >= grace,
-                };
-                if over {
+        join(initial)
+    })?;
+    let limit = match &initial {
+        Ok(run) if contract(opts, run).is_some() => derived_timeout(opts, run),
+        _ => {
+            queue.cancel_all();
+            return initial;
+        }
+    };
+    loop {
+        let mut waiting = false;
+        for item in queue.items().iter().filter(|item| item.ahead.is_none()) {
+            if lock(&item.started).is_some() && lock(&item.run).is_none() {
+                waiting = true;
+                if started.elapsed() >= limit {
                     item.cancel.store(true, Ordering::SeqCst);
                 }
             }
-            std::thread::sleep(POLL);
         }
-        for w in workers {
-            join(w)?;
+        if !waiting {
+            return initial;
         }
-        initial
-    })?;
-    let mut trivial = Vec::new();
-    let mut ahead = Vec::new();
-    for item in spare_runs.into_inner().unwrap_or_default() {
-        let Some(run) = item.run.into_inner().unwrap_or_else(|e| e.into_inner()) else {
-            continue;
-        };
-        match item.ahead {
-            None => trivial.push(run?),
-            Some(text) => ahead.push((text, run?)),
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The runs for the spare slots of the initial checks, in the order they are taken; more may
+/// come until it is closed.
+#[derive(Default)]
+struct SpareQueue {
+    /// The runs, how many were taken, and whether more may come.
+    state: Mutex<(Vec<Arc<SpareRun>>, usize, bool)>,
+    /// The original's run ended: no slot takes a run any more.
+    original_done: AtomicBool,
+}
+
+impl SpareQueue {
+    fn push(&self, run: SpareRun) {
+        lock(&self.state).0.push(Arc::new(run));
+    }
+
+    fn close(&self) {
+        lock(&self.state).2 = true;
+    }
+
+    /// A spare slot: take the next run and do it, until the original's run ended or the queue
+    /// is closed and empty.
+    fn work(&self, oracle: &ScriptOracle) {
+        while !self.original_done.load(Ordering::SeqCst) {
+            let next = {
+                let mut state = lock(&self.state);
+                let (runs, taken, closed) = &mut *state;
+                match runs.get(*taken) {
+                    Some(run) => {
+                        *taken += 1;
+                        Some(Arc::clone(run))
+                    }
+                    None if *closed => return,
+                    None => None,
+                }
+            };
+            let Some(item) = next else {
+                std::thread::sleep(POLL);
+                continue;
+            };
+            *lock(&item.started) = Some(Instant::now());
+            let run = oracle.run(&item.file, &item.cancel);
+            *lock(&item.run) = Some(run);
+            item.done.notify_all();
         }
     }
-    Ok((initial, trivial, ahead))
+
+    /// Every run queued so far.
+    fn items(&self) -> Vec<Arc<SpareRun>> {
+        lock(&self.state).0.clone()
+    }
+
+    fn cancel_all(&self) {
+        self.original_done.store(true, Ordering::SeqCst);
+        for item in self.items() {
+            item.cancel.store(true, Ordering::SeqCst);
+        }
+    }
 }
 
 /// A run of the initial checks on a spare slot: a trivial test, or a candidate ahead of the
@@ -681,32 +773,58 @@ fn initial_checks(
 struct SpareRun {
     /// The text as the check sees it.
     file: Vec<u8>,
-    /// The candidate with LF line endings (`None` for a trivial test).
-    ahead: Option<Vec<u8>>,
+    /// The candidate's kind and text with LF line endings (`None` for a trivial test).
+    ahead: Option<(OpportunityKind, Vec<u8>)>,
     cancel: AtomicBool,
     started: Mutex<Option<Instant>>,
     run: Mutex<Option<anyhow::Result<Run>>>,
+    /// Notified when `run` is set.
+    done: Condvar,
 }
 
 impl SpareRun {
-    fn new(file: Vec<u8>, ahead: Option<Vec<u8>>) -> SpareRun {
+    fn new(file: Vec<u8>, ahead: Option<(OpportunityKind, Vec<u8>)>) -> SpareRun {
         SpareRun {
             file,
             ahead,
             cancel: AtomicBool::new(false),
             started: Mutex::new(None),
             run: Mutex::new(None),
+            done: Condvar::new(),
+        }
+    }
+
+    /// Wait for this run (started, not finished) on behalf of the search: its verdict under
+    /// `oracle`'s contract, or [`Verdict::Timeout`] once it has run `timeout` (it is killed then,
+    /// as the search's own runs are); killed without a verdict once `cancel` is set.
+    fn wait(&self, oracle: &ScriptOracle, timeout: Duration, cancel: &AtomicBool) -> InFlightEnd {
+        let started = lock(&self.started).unwrap_or_else(Instant::now);
+        let mut timed_out = false;
+        let mut run = lock(&self.run);
+        let end = loop {
+            if let Some(end) = run.take() {
+                break end;
+            }
+            if cancel.load(Ordering::SeqCst) || started.elapsed() >= timeout {
+                timed_out |= !cancel.load(Ordering::SeqCst);
+                self.cancel.store(true, Ordering::SeqCst);
+            }
+            run = self
+                .done
+                .wait_timeout(run, POLL)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        };
+        match end {
+            Ok(_) if timed_out => (Ok(Verdict::Timeout), started.elapsed()),
+            Ok(r) => (Ok(oracle.verdict_of(r.end)), r.elapsed),
+            Err(e) => (Err(e), started.elapsed()),
         }
     }
 }
 
-/// A candidate judged ahead of the search (LF line endings) and its run.
-type AheadRun = (Vec<u8>, Run);
-
-/// The value behind `m`, even if a thread panicked while holding it.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+/// What [`SpareRun::wait`] returns: the verdict and how long the run took.
+type InFlightEnd = (anyhow::Result<Verdict>, Duration);
 
 /// The result of a finished initial-check thread.
 fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> anyhow::Result<T> {

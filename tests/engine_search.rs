@@ -311,6 +311,7 @@ fn reduce_with(
         })
         .unwrap();
     let stats = engine.stats().clone();
+    drop(engine);
     Outcome {
         result,
         accepted,
@@ -704,7 +705,9 @@ fn candidates_judged_ahead_are_the_ones_the_search_needs_first() {
     for seed in [1, 2, 4, 5, 7, 8] {
         let s = scenario(seed);
         let reference = reduce(&s.text, s.rule.clone(), 1, true, 0);
-        let ahead = mfppr::engine::candidates_ahead(&LineReduction, &s.text, 6).unwrap();
+        let mut ahead = Vec::new();
+        mfppr::engine::candidates_ahead(&LineReduction, &s.text, 6, &mut |_, c| ahead.push(c))
+            .unwrap();
         assert!(ahead.len() <= 6);
         let distinct: HashSet<&Vec<u8>> = ahead.iter().collect();
         assert_eq!(

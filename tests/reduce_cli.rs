@@ -664,3 +664,82 @@ fn candidates_ahead_run_alongside_the_original() {
         "no candidate ran alongside the original:\n{runs}"
     );
 }
+
+/// A candidate judged ahead that is still running when the original's run ends goes on in the
+/// search instead of being killed or waited for: at `-j2`, with candidates slower than the
+/// original while it runs, the first candidate ahead runs once, to its end, after the original's
+/// run ended, and the result is the one `-j1` gives.
+#[test]
+fn a_candidate_ahead_still_running_goes_on_in_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = common::root().join("fixtures/tests/iset_merge_small_a.cpp");
+    let input = dir.path().join("iset_merge_small_a.cpp");
+    std::fs::copy(&fixture, &input).unwrap();
+    let original_size = std::fs::metadata(&input).unwrap().len();
+    let log = dir.path().join("runs.log");
+    let check = dir.path().join("latency.sh");
+    // The original sleeps 1 s; a candidate that starts while it runs, 2 s; the rest 0.05 s.
+    std::fs::write(
+        &check,
+        format!(
+            "#!/bin/sh\nsize=$(wc -c < \"$1\")\nsum=$(cksum < \"$1\" | cut -d' ' -f1)\n\
+             echo \"start $size $sum $(date +%s.%N)\" >> '{log}'\n\
+             if [ \"$size\" = {original_size} ]; then sleep 1\n\
+             elif [ \"$size\" -gt 14 ] && ! grep -q \"^end {original_size} \" '{log}'; then sleep 2\n\
+             else sleep 0.05; fi\n\
+             echo \"end $size $sum $(date +%s.%N)\" >> '{log}'\n\
+             grep -qF -- 'iset::dilate(set_term_13, 3)' \"$1\"\n",
+            log = log.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut results = Vec::new();
+    for jobs in ["1", "2"] {
+        let output = dir.path().join(format!("j{jobs}.cpp"));
+        let _ = std::fs::remove_file(&log);
+        let out = mfppr()
+            .args([s(&input), "--check", s(&check), "-j", jobs, "-q"])
+            .args(["--recheck", "0", "-o", s(&output)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "-j{jobs}: {}", stderr(&out));
+        results.push(std::fs::read(&output).unwrap());
+    }
+    assert_eq!(results[0], results[1], "-j2 differs from -j1");
+    // The -j2 run's log: (event, size, checksum, time).
+    let runs = std::fs::read_to_string(&log).unwrap();
+    let events: Vec<(String, u64, String, f64)> = runs
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[0].into(), f[1].parse().unwrap(), f[2].into(), f[3].parse().unwrap())
+        })
+        .collect();
+    let original_end = events
+        .iter()
+        .find(|(e, size, ..)| e == "end" && *size == original_size)
+        .map(|e| e.3)
+        .expect("the original's run ended");
+    let ahead: Vec<&(String, u64, String, f64)> = events
+        .iter()
+        .filter(|(e, size, _, at)| {
+            e == "start" && *size > 14 && *size != original_size && *at < original_end
+        })
+        .collect();
+    assert_eq!(ahead.len(), 1, "one candidate ran alongside the original:\n{runs}");
+    let sum = &ahead[0].2;
+    let of_it = |event: &str| -> Vec<f64> {
+        events
+            .iter()
+            .filter(|(e, _, s, _)| e == event && s == sum)
+            .map(|e| e.3)
+            .collect()
+    };
+    assert_eq!(of_it("start").len(), 1, "it ran once:\n{runs}");
+    let ends = of_it("end");
+    assert!(
+        ends.len() == 1 && ends[0] > original_end,
+        "it ran to its end, after the original's:\n{runs}"
+    );
+}
