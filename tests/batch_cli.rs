@@ -98,10 +98,14 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         .position(|a| a == "--tests-at-once")
         .unwrap();
     one_at_a_time[at_once + 1] = "1".into();
+    // SIGKILL leaves the runs' scratch and cache directories behind: in the test's directory.
+    let scratch = dir.path().join("tmp");
+    std::fs::create_dir(&scratch).unwrap();
     let mut child = mfppr()
         .arg("batch")
         .arg(&inputs)
         .args(&one_at_a_time)
+        .env("TMPDIR", &scratch)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

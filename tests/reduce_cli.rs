@@ -591,12 +591,20 @@ fn a_latency_only_oracle_gives_the_same_result_at_every_job_count() {
     assert!(results[2].2 > 0, "-j16 should speculate");
 }
 
-/// With a job to spare, the trivial tests and then candidates the search needs first are judged
-/// while the original is (the check is slower on the original than on the others, as a compiler
-/// is): at `-j2` both trivial tests and a candidate start before the original's run ends, and the
-/// result is the one `-j1` gives.
-#[test]
-fn candidates_ahead_run_alongside_the_original() {
+/// One run of the check as its script logged it: "start" or "end", the candidate's size and
+/// checksum, and the time.
+struct Logged {
+    event: String,
+    size: u64,
+    sum: String,
+    at: f64,
+}
+
+/// `iset_merge_small_a` reduced at `-j1` and at `-j2` with a check script that logs its runs and
+/// sleeps as `sleep` says (a shell snippet that sees `$size`, the original's size in place of
+/// `ORIGINAL` and the log's path in place of `LOG`); both results must be the same. Returns the
+/// `-j2` run's log, raw and parsed, and the original's size.
+fn logged_runs_at_j1_and_j2(sleep: &str) -> (String, Vec<Logged>, u64) {
     let dir = tempfile::tempdir().unwrap();
     let fixture = common::root().join("fixtures/tests/iset_merge_small_a.cpp");
     let input = dir.path().join("iset_merge_small_a.cpp");
@@ -604,13 +612,23 @@ fn candidates_ahead_run_alongside_the_original() {
     let original_size = std::fs::metadata(&input).unwrap().len();
     let log = dir.path().join("runs.log");
     let check = dir.path().join("latency.sh");
+    let sleep = sleep
+        .replace("ORIGINAL", &original_size.to_string())
+        .replace("LOG", &log.display().to_string());
     std::fs::write(
         &check,
         format!(
-            "#!/bin/sh\nsize=$(wc -c < \"$1\")\necho \"start $size $(date +%s.%N)\" >> '{log}'\n\
-             if [ \"$size\" = {original_size} ]; then sleep 1; else sleep 0.1; fi\n\
-             echo \"end $size $(date +%s.%N)\" >> '{log}'\n\
-             grep -qF -- 'iset::dilate(set_term_13, 3)' \"$1\"\n",
+            "#!/bin/sh
+size=$(wc -c < \"$1\")
+sum=$(cksum < \"$1\" | cut -d' ' -f1)
+\
+             echo \"start $size $sum $(date +%s.%N)\" >> '{log}'
+{sleep}
+\
+             echo \"end $size $sum $(date +%s.%N)\" >> '{log}'
+\
+             grep -qF -- 'iset::dilate(set_term_13, 3)' \"$1\"
+",
             log = log.display(),
         ),
     )
@@ -629,35 +647,55 @@ fn candidates_ahead_run_alongside_the_original() {
         results.push(std::fs::read(&output).unwrap());
     }
     assert_eq!(results[0], results[1], "-j2 differs from -j1");
-    // The log of the -j2 run: runs of candidates (neither the original nor a trivial test)
-    // that started before the original's run ended.
     let runs = std::fs::read_to_string(&log).unwrap();
-    let time = |event: &str, size: u64| -> Vec<f64> {
-        runs.lines()
-            .filter_map(|l| {
-                let mut f = l.split_whitespace();
-                let (e, sz, t) = (f.next()?, f.next()?.parse::<u64>().ok()?, f.next()?);
-                (e == event && sz == size).then(|| t.parse().unwrap())
-            })
-            .collect()
-    };
-    let original_end = time("end", original_size)[0];
+    let logged = runs
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Logged {
+                event: f[0].into(),
+                size: f[1].parse().unwrap(),
+                sum: f[2].into(),
+                at: f[3].parse().unwrap(),
+            }
+        })
+        .collect();
+    (runs, logged, original_size)
+}
+
+/// When the original's run ended in a log of [`logged_runs_at_j1_and_j2`].
+fn original_end(logged: &[Logged], original_size: u64) -> f64 {
+    logged
+        .iter()
+        .find(|l| l.event == "end" && l.size == original_size)
+        .map(|l| l.at)
+        .expect("the original's run ended")
+}
+
+/// With a job to spare, the trivial tests and then candidates the search needs first are judged
+/// while the original is (the check is slower on the original than on the others, as a compiler
+/// is): at `-j2` both trivial tests and a candidate start before the original's run ends, and the
+/// result is the one `-j1` gives.
+#[test]
+fn candidates_ahead_run_alongside_the_original() {
+    let (runs, logged, original_size) =
+        logged_runs_at_j1_and_j2("if [ \"$size\" = ORIGINAL ]; then sleep 1; else sleep 0.1; fi");
+    let original_end = original_end(&logged, original_size);
     for trivial in [0, 14] {
-        let starts = time("start", trivial);
+        let starts: Vec<f64> = logged
+            .iter()
+            .filter(|l| l.event == "start" && l.size == trivial)
+            .map(|l| l.at)
+            .collect();
         assert!(
             starts.len() == 1 && starts[0] < original_end,
             "the trivial test of {trivial} bytes should run once, alongside the original:\n{runs}"
         );
     }
-    let early = runs
-        .lines()
-        .filter(|l| l.starts_with("start "))
-        .filter(|l| {
-            let mut f = l.split_whitespace().skip(1);
-            let size: u64 = f.next().unwrap().parse().unwrap();
-            let at: f64 = f.next().unwrap().parse().unwrap();
-            ![0, 14, original_size].contains(&size) && at < original_end
-        })
+    let early = logged
+        .iter()
+        .filter(|l| l.event == "start" && ![0, 14, original_size].contains(&l.size))
+        .filter(|l| l.at < original_end)
         .count();
     assert!(
         early >= 1,
@@ -671,69 +709,28 @@ fn candidates_ahead_run_alongside_the_original() {
 /// run ended, and the result is the one `-j1` gives.
 #[test]
 fn a_candidate_ahead_still_running_goes_on_in_the_search() {
-    let dir = tempfile::tempdir().unwrap();
-    let fixture = common::root().join("fixtures/tests/iset_merge_small_a.cpp");
-    let input = dir.path().join("iset_merge_small_a.cpp");
-    std::fs::copy(&fixture, &input).unwrap();
-    let original_size = std::fs::metadata(&input).unwrap().len();
-    let log = dir.path().join("runs.log");
-    let check = dir.path().join("latency.sh");
     // The original sleeps 1 s; a candidate that starts while it runs, 2 s; the rest 0.05 s.
-    std::fs::write(
-        &check,
-        format!(
-            "#!/bin/sh\nsize=$(wc -c < \"$1\")\nsum=$(cksum < \"$1\" | cut -d' ' -f1)\n\
-             echo \"start $size $sum $(date +%s.%N)\" >> '{log}'\n\
-             if [ \"$size\" = {original_size} ]; then sleep 1\n\
-             elif [ \"$size\" -gt 14 ] && ! grep -q \"^end {original_size} \" '{log}'; then sleep 2\n\
-             else sleep 0.05; fi\n\
-             echo \"end $size $sum $(date +%s.%N)\" >> '{log}'\n\
-             grep -qF -- 'iset::dilate(set_term_13, 3)' \"$1\"\n",
-            log = log.display(),
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut results = Vec::new();
-    for jobs in ["1", "2"] {
-        let output = dir.path().join(format!("j{jobs}.cpp"));
-        let _ = std::fs::remove_file(&log);
-        let out = mfppr()
-            .args([s(&input), "--check", s(&check), "-j", jobs, "-q"])
-            .args(["--recheck", "0", "-o", s(&output)])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "-j{jobs}: {}", stderr(&out));
-        results.push(std::fs::read(&output).unwrap());
-    }
-    assert_eq!(results[0], results[1], "-j2 differs from -j1");
-    // The -j2 run's log: (event, size, checksum, time).
-    let runs = std::fs::read_to_string(&log).unwrap();
-    let events: Vec<(String, u64, String, f64)> = runs
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f[0].into(), f[1].parse().unwrap(), f[2].into(), f[3].parse().unwrap())
-        })
-        .collect();
-    let original_end = events
+    let (runs, logged, original_size) = logged_runs_at_j1_and_j2(
+        "if [ \"$size\" = ORIGINAL ]; then sleep 1\n\
+         elif [ \"$size\" -gt 14 ] && ! grep -q \"^end ORIGINAL \" 'LOG'; then sleep 2\n\
+         else sleep 0.05; fi",
+    );
+    let original_end = original_end(&logged, original_size);
+    let ahead: Vec<&Logged> = logged
         .iter()
-        .find(|(e, size, ..)| e == "end" && *size == original_size)
-        .map(|e| e.3)
-        .expect("the original's run ended");
-    let ahead: Vec<&(String, u64, String, f64)> = events
-        .iter()
-        .filter(|(e, size, _, at)| {
-            e == "start" && *size > 14 && *size != original_size && *at < original_end
-        })
+        .filter(|l| l.event == "start" && l.size > 14 && l.size != original_size)
+        .filter(|l| l.at < original_end)
         .collect();
-    assert_eq!(ahead.len(), 1, "one candidate ran alongside the original:\n{runs}");
-    let sum = &ahead[0].2;
+    assert_eq!(
+        ahead.len(),
+        1,
+        "one candidate ran alongside the original:\n{runs}"
+    );
     let of_it = |event: &str| -> Vec<f64> {
-        events
+        logged
             .iter()
-            .filter(|(e, _, s, _)| e == event && s == sum)
-            .map(|e| e.3)
+            .filter(|l| l.event == event && l.sum == ahead[0].sum)
+            .map(|l| l.at)
             .collect()
     };
     assert_eq!(of_it("start").len(), 1, "it ran once:\n{runs}");
