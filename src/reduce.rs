@@ -258,11 +258,10 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
         queue.cancel_all();
         reduced
     });
-    let (result, stats, on_disk, timeout) = reduced?;
+    let (result, mut stats, on_disk, timeout) = reduced?;
     let interrupted = result
         .as_ref()
         .is_err_and(|e| exit_kind(e) == ExitKind::Interrupted);
-    let mut stats = stats;
     stats.wall_secs = began.elapsed().as_secs_f64();
     stats.bytes_after = on_disk as u64;
     let written = paths.write_stats(opts, timeout, &stats, &completeness, interrupted);
