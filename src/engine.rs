@@ -925,6 +925,45 @@ impl Runs {
     }
 }
 
+/// Where and how an oracle run reports: as run `id` of candidate `hash`, on the engine's channel,
+/// cancelled if `cancel` (or the interrupt) is set when it ends.
+struct Reporter<'a> {
+    id: u64,
+    hash: blake3::Hash,
+    cancel: Arc<AtomicBool>,
+    interrupt: &'a AtomicBool,
+    sender: mpsc::Sender<Report>,
+}
+
+impl<'a> Reporter<'a> {
+    /// Do `work` (given the kill flag) on its own thread in `scope`, then report its verdict and
+    /// how long it took.
+    fn spawn<'s>(
+        self,
+        scope: &'s std::thread::Scope<'s, '_>,
+        work: impl FnOnce(&AtomicBool) -> InFlightEnd + Send + 's,
+    ) -> anyhow::Result<()>
+    where
+        'a: 's,
+    {
+        std::thread::Builder::new()
+            .name(format!("mfppr-oracle-{}", self.id))
+            .spawn_scoped(scope, move || {
+                let (verdict, elapsed) = work(&self.cancel);
+                let run = RunResult {
+                    verdict,
+                    elapsed,
+                    cancelled: self.cancel.load(Ordering::SeqCst)
+                        || self.interrupt.load(Ordering::SeqCst),
+                };
+                // The engine only stops listening once every run has reported.
+                let _ = self.sender.send((self.id, self.hash, run));
+            })
+            .context("cannot start a thread for an oracle run")?;
+        Ok(())
+    }
+}
+
 /// Starts an oracle run (id, hash, bytes, kill flag) on its own thread; the result comes back on
 /// the engine's channel.
 type StartRun<'s> =
@@ -1143,9 +1182,12 @@ pub struct InFlight<'a> {
     pub kind: OpportunityKind,
     /// Set to kill the run.
     pub cancel: Arc<AtomicBool>,
-    /// Blocks until the run ends: its verdict, and how long it ran.
-    pub wait: Box<dyn FnOnce() -> (anyhow::Result<Verdict>, Duration) + Send + 'a>,
+    /// Blocks until the run ends.
+    pub wait: Box<dyn FnOnce() -> InFlightEnd + Send + 'a>,
 }
+
+/// How a run ended: its verdict, and how long it ran.
+pub type InFlightEnd = (anyhow::Result<Verdict>, Duration);
 
 impl fmt::Debug for InFlight<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -1264,28 +1306,23 @@ impl<'a> Engine<'a> {
         let (sender, results) = mpsc::channel::<Report>();
         let result = std::thread::scope(|scope| {
             let start: &StartRun<'_> = &|id, hash, bytes, cancel| {
-                let sender = sender.clone();
-                std::thread::Builder::new()
-                    .name(format!("mfppr-oracle-{id}"))
-                    .spawn_scoped(scope, move || {
-                        let started = Instant::now();
-                        let verdict = if cancel.load(Ordering::SeqCst) {
-                            Ok(Verdict::Uninteresting)
-                        } else {
-                            panic::catch_unwind(AssertUnwindSafe(|| oracle.judge(&bytes, &cancel)))
-                                .unwrap_or_else(|_| Err(anyhow::anyhow!("the oracle panicked")))
-                        };
-                        let run = RunResult {
-                            verdict,
-                            elapsed: started.elapsed(),
-                            cancelled: cancel.load(Ordering::SeqCst)
-                                || interrupt.load(Ordering::SeqCst),
-                        };
-                        // The engine only stops listening once every run has reported.
-                        let _ = sender.send((id, hash, run));
-                    })
-                    .context("cannot start a thread for an oracle run")?;
-                Ok(())
+                let reporter = Reporter {
+                    id,
+                    hash,
+                    cancel,
+                    interrupt,
+                    sender: sender.clone(),
+                };
+                reporter.spawn(scope, move |cancel| {
+                    let started = Instant::now();
+                    let verdict = if cancel.load(Ordering::SeqCst) {
+                        Ok(Verdict::Uninteresting)
+                    } else {
+                        panic::catch_unwind(AssertUnwindSafe(|| oracle.judge(&bytes, cancel)))
+                            .unwrap_or_else(|_| Err(anyhow::anyhow!("the oracle panicked")))
+                    };
+                    (verdict, started.elapsed())
+                })
             };
             let mut runs = Runs::default();
             let result = self.take_over(&mut runs, scope, &sender).and_then(|()| {
@@ -1332,30 +1369,19 @@ impl<'a> Engine<'a> {
     where
         'a: 's,
     {
-        let interrupt = self.interrupt;
         for run in std::mem::take(&mut self.adopted) {
             let id = runs.next_id;
             runs.next_id += 1;
             let hash = blake3::hash(&run.text);
-            let (sender, cancel) = (sender.clone(), Arc::clone(&run.cancel));
+            let reporter = Reporter {
+                id,
+                hash,
+                cancel: Arc::clone(&run.cancel),
+                interrupt: self.interrupt,
+                sender: sender.clone(),
+            };
             let wait = run.wait;
-            std::thread::Builder::new()
-                .name(format!("mfppr-oracle-{id}"))
-                .spawn_scoped(scope, move || {
-                    let (verdict, elapsed) = wait();
-                    let cancelled =
-                        cancel.load(Ordering::SeqCst) || interrupt.load(Ordering::SeqCst);
-                    let _ = sender.send((
-                        id,
-                        hash,
-                        RunResult {
-                            verdict,
-                            elapsed,
-                            cancelled,
-                        },
-                    ));
-                })
-                .context("cannot start a thread for an oracle run")?;
+            reporter.spawn(scope, move |_| wait())?;
             runs.running.insert(
                 hash,
                 Running {

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::atomic::write_atomic;
 use crate::catalogue::{Catalogue, Completeness};
-use crate::engine::{candidates_ahead, Engine, EngineOptions, InFlight, Stats};
+use crate::engine::{candidates_ahead, Engine, EngineOptions, InFlight, InFlightEnd, Stats};
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
 use crate::opportunity::{Opportunities, OpportunityKind};
@@ -821,9 +821,6 @@ impl SpareRun {
         }
     }
 }
-
-/// What [`SpareRun::wait`] returns: the verdict and how long the run took.
-type InFlightEnd = (anyhow::Result<Verdict>, Duration);
 
 /// The result of a finished initial-check thread.
 fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> anyhow::Result<T> {
