@@ -13,6 +13,14 @@
 //! in an uninteresting window of that size (no revisits: the next round gives them another
 //! chance), then the smaller sizes.
 //!
+//! **Batches.** A batching kind ([`OpportunityKind::batches`]: the tail's kinds whose edits keep
+//! the test's meaning) whose window of at most [`BATCH_MAX`] live opportunities is rejected
+//! judges each of them alone on that same text, then merges the interesting ones into one more
+//! candidate, accepted if it is interesting (else the first of them is, and the others are
+//! judged again on the new text). What it judges next never depends on the verdicts of the
+//! single opportunities, so with `jobs` > 1 they all run at once, where halving would take a
+//! latency per level.
+//!
 //! **Deferral.** A main kind other than the last with at least [`DEFER_MIN`] live opportunities
 //! that accepts nothing at a size waits: the round goes on with the next kinds, and only if none
 //! of them accepts anything does the kind go on at the smaller size (the deferred kinds take
@@ -204,6 +212,10 @@ fn window_size(kind: OpportunityKind, size: Option<usize>, live: usize) -> usize
 /// A main kind's pass with at least this many live opportunities that accepts nothing at a size
 /// is deferred ([`Search::next_size`]).
 const DEFER_MIN: usize = 12;
+
+/// A batching kind ([`OpportunityKind::batches`]) whose window of at most this many live
+/// opportunities was rejected judges each of them alone next, on the same text.
+const BATCH_MAX: usize = 8;
 
 /// The window size after `size`.
 fn smaller(size: usize) -> usize {
@@ -403,6 +415,11 @@ struct Pass {
     accepted: bool,
     /// The pass was deferred and goes on after the round's other kinds.
     resumed: bool,
+    /// A batching kind's windows of one opportunity found interesting on the current text, in
+    /// enumeration order, with their candidates: merged once every window is judged.
+    batch: Vec<(Vec<usize>, Candidate)>,
+    /// The pending candidate is the merge of `batch`.
+    merging: bool,
 }
 
 /// The windows of one size on one text, in enumeration order.
@@ -530,6 +547,31 @@ impl Search {
                 continue;
             };
             let Some(window) = windows.list.get(windows.next).cloned() else {
+                if !pass.batch.is_empty() {
+                    let merge = match pass.merging || pass.batch.len() == 1 {
+                        true => None,
+                        false => {
+                            let all: Vec<usize> =
+                                pass.batch.iter().flat_map(|(w, _)| w.clone()).collect();
+                            workshop.build(&self.text, kind, &all)?.filter(|c| {
+                                c.text.hash != self.text.hash
+                                    && !self.history.contains(&c.text.hash)
+                            })
+                        }
+                    };
+                    pass.windows = Some(windows);
+                    if let Some(merged) = merge {
+                        pass.merging = true;
+                        pass.pending = Some(merged);
+                        self.pass = Some(pass);
+                        continue;
+                    }
+                    // One interesting window, or their merge was not: the first goes in.
+                    let (_, first) = pass.batch.swap_remove(0);
+                    pass.batch.clear();
+                    pass.merging = false;
+                    return Ok(self.accept(pass, first));
+                }
                 // Nothing interesting at this size on this text.
                 self.next_size(pass, windows.size);
                 continue;
@@ -558,6 +600,23 @@ impl Search {
         };
         let interesting = verdict == Verdict::Interesting;
         self.beliefs.judged(c.kind, c.size, &c.prints, interesting);
+        if pass.merging {
+            // The merge goes in if it is interesting, else the batch's first (the next `next`).
+            if interesting {
+                pass.batch.clear();
+                pass.merging = false;
+                pass.winner = Some(c);
+            }
+            return;
+        }
+        let batching = pass.kind.batches() && pass.windows.as_ref().is_some_and(|w| w.size == 1);
+        if interesting && batching {
+            if let Some(w) = pass.windows.as_mut() {
+                pass.batch.push((w.list[w.next].clone(), c));
+                w.next += 1;
+            }
+            return;
+        }
         if interesting {
             pass.winner = Some(c);
             return;
@@ -580,7 +639,11 @@ impl Search {
             self.end_pass(&pass);
             return;
         }
-        pass.size = Some(smaller(size));
+        // A batching kind with few live opportunities judges them one by one.
+        pass.size = Some(match pass.kind.batches() && pass.live <= BATCH_MAX {
+            true => 1,
+            false => smaller(size),
+        });
         pass.windows = None;
         // Something can still unblock it in this round: a later main kind, or (once the round
         // accepted nothing) the other deferred kinds' smaller sizes.
@@ -662,6 +725,8 @@ impl Search {
                 live: 0,
                 accepted: false,
                 resumed: false,
+                batch: Vec::new(),
+                merging: false,
             });
             return;
         }

@@ -20,17 +20,17 @@ pub enum OpportunityKind {
     Fuzz,
     /// Tail: delete inputs shared by all variants.
     TailInputs,
-    /// Tail: one candidate with the edits of the three tail kinds below, each kind's on the
-    /// previous one's result (they keep the test's meaning, so together they are usually
-    /// accepted in one oracle run); those kinds then try, one by one, what it did not take.
+    /// Tail: one candidate with the edits of the three tail kinds below (equivalences first),
+    /// each kind's on the previous one's result (they keep the test's meaning, so together they
+    /// are usually accepted in one oracle run); those kinds then try what it did not take.
     Tail,
+    /// Tail: delete unused `#include`s and `#define`s, comments and fuzz-region markers.
+    TailText,
+    /// Tail: tidy (indentation, `class T` spelling, unused `main` parameters).
+    TailTidy,
     /// Tail: inline wrapper instances, turn identity-family MR calls into their argument, move
     /// single-use input values into their reader.
     TailEquivalence,
-    /// Tail: delete unused `#include`s and `#define`s, comments and fuzz-region markers.
-    TailText,
-    /// Tail: a final tidy (indentation, `class T` spelling, unused `main` parameters).
-    TailTidy,
 }
 
 impl OpportunityKind {
@@ -42,9 +42,9 @@ impl OpportunityKind {
         OpportunityKind::Fuzz,
         OpportunityKind::TailInputs,
         OpportunityKind::Tail,
-        OpportunityKind::TailEquivalence,
         OpportunityKind::TailText,
         OpportunityKind::TailTidy,
+        OpportunityKind::TailEquivalence,
     ];
 
     /// A tail kind: tried once, after the four kinds before it reached their fixpoint, and
@@ -55,6 +55,18 @@ impl OpportunityKind {
             OpportunityKind::TailInputs
                 | OpportunityKind::Tail
                 | OpportunityKind::TailEquivalence
+                | OpportunityKind::TailText
+                | OpportunityKind::TailTidy
+        )
+    }
+
+    /// A kind whose edits keep the test's meaning and seldom depend on each other (the kinds of
+    /// the combined [`OpportunityKind::Tail`] candidate): once a window of a few of them is
+    /// rejected, each is judged alone on the same text and the interesting ones are merged.
+    pub fn batches(self) -> bool {
+        matches!(
+            self,
+            OpportunityKind::TailEquivalence
                 | OpportunityKind::TailText
                 | OpportunityKind::TailTidy
         )

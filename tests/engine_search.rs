@@ -11,10 +11,11 @@ use mfppr::error::{exit_kind, ExitKind};
 use mfppr::opportunity::{Gathered, Opportunities, OpportunityKind};
 use mfppr::oracle::{Oracle, Verdict};
 
-/// A text is lines. A line starting with `v`, `s`, `r`, `f` is an opportunity of that kind;
-/// deleting it is the edit. `vN` only becomes an opportunity once `sN` is gone, so later kinds
-/// create work for earlier ones (rounds). A window containing a line that starts with `vx` (or
-/// `s` with a number divisible by 7) yields `None`. An opportunity's fingerprint is its line.
+/// A text is lines. A line starting with `v`, `s`, `r`, `f` or `t` (tail_text, a batching kind)
+/// is an opportunity of that kind; deleting it is the edit. `vN` only becomes an opportunity once
+/// `sN` is gone, so later kinds create work for earlier ones (rounds). A window containing a line
+/// that starts with `vx` (or `s` with a number divisible by 7) yields `None`. An opportunity's
+/// fingerprint is its line.
 #[derive(Debug)]
 struct LineReduction;
 
@@ -34,7 +35,9 @@ fn prefix(kind: OpportunityKind) -> char {
         OpportunityKind::Sequence => 's',
         OpportunityKind::Recursion => 'r',
         OpportunityKind::Fuzz => 'f',
-        // No line of a scenario starts with a NUL: the tail kinds have nothing to try.
+        // `t` lines are a batching kind's; no line starts with a NUL: the other tail kinds have
+        // nothing to try.
+        OpportunityKind::TailText => 't',
         _ => '\0',
     }
 }
@@ -128,6 +131,8 @@ enum Rule {
     KeepsAndHash(BTreeSet<String>, u8),
     /// `Keeps` the first set, and the second too while the line is there.
     Locked(BTreeSet<String>, String, BTreeSet<String>),
+    /// At least one line of the set is still there.
+    AnyOf(BTreeSet<String>),
     AlwaysTrue,
     AlwaysFalse,
     AlwaysTimeout,
@@ -162,6 +167,7 @@ impl FakeOracle {
             Rule::Locked(set, lock, guarded) => {
                 bool_verdict(keeps(set) && (!lines.contains(lock) || keeps(guarded)))
             }
+            Rule::AnyOf(set) => bool_verdict(set.iter().any(|l| lines.contains(l))),
             Rule::AlwaysTrue => Verdict::Interesting,
             Rule::AlwaysFalse => Verdict::Uninteresting,
             Rule::AlwaysTimeout => Verdict::Timeout,
@@ -220,7 +226,7 @@ fn scenario(seed: u64) -> Scenario {
     let mut lines = vec!["int main() {".to_string()];
     let count = 5 + rng.below(40);
     for i in 0..count {
-        let kind = ['v', 's', 'r', 'f', 'c'][rng.below(5) as usize];
+        let kind = ['v', 's', 'r', 'f', 'c', 't'][rng.below(6) as usize];
         let id = if rng.below(10) == 0 && kind == 'v' {
             "x".to_string()
         } else {
@@ -789,6 +795,71 @@ fn failures_carry_to_the_next_round_only_if_no_other_kind_accepted_since() {
     for jobs in [4, 16] {
         assert_eq!(
             reduce(&text, locked.clone(), jobs, true, 1).result,
+            out.result
+        );
+    }
+}
+
+fn set(lines: &[&str]) -> BTreeSet<String> {
+    lines.iter().map(|l| l.to_string()).collect()
+}
+
+fn texts(ls: &[&[&str]]) -> Vec<Vec<u8>> {
+    ls.iter()
+        .map(|l| join(&l.iter().map(|l| l.to_string()).collect::<Vec<_>>()))
+        .collect()
+}
+
+#[test]
+fn a_batching_kind_judges_its_opportunities_alone_on_one_text_and_merges_the_interesting_ones() {
+    // `t` lines are tail_text opportunities. All five at once: `t2` and `t4` are needed. Then
+    // each alone on the same text, and the three that can go, merged, in one more run.
+    let text = texts(&[&["int main() {", "t1", "t2", "t3", "t4", "t5", "}"]]).remove(0);
+    let rule = Rule::Keeps(set(&["t2", "t4"]));
+    let out = reduce(&text, rule.clone(), 1, true, 0);
+    let expected = texts(&[
+        &["int main() {", "}"],
+        &["int main() {", "t2", "t3", "t4", "t5", "}"],
+        &["int main() {", "t1", "t3", "t4", "t5", "}"],
+        &["int main() {", "t1", "t2", "t4", "t5", "}"],
+        &["int main() {", "t1", "t2", "t3", "t5", "}"],
+        &["int main() {", "t1", "t2", "t3", "t4", "}"],
+        &["int main() {", "t2", "t4", "}"],
+    ]);
+    assert_eq!(out.calls, expected);
+    assert_eq!(out.result, expected[6]);
+    assert_eq!(out.accepted, vec![expected[6].clone()]);
+    for jobs in [4, 16] {
+        assert_eq!(
+            reduce(&text, rule.clone(), jobs, true, 1).result,
+            out.result
+        );
+    }
+}
+
+#[test]
+fn when_the_merge_of_a_batch_is_not_interesting_its_first_opportunity_goes_in_alone() {
+    // Interesting while `t1` or `t3` is there: each line can go alone, not all of them. The
+    // merge of the four is the window of all four, already rejected: `t1` goes alone, and the
+    // others are judged again on that text (`t3` is needed now).
+    let text = texts(&[&["int main() {", "t1", "t2", "t3", "t4", "}"]]).remove(0);
+    let rule = Rule::AnyOf(set(&["t1", "t3"]));
+    let out = reduce(&text, rule.clone(), 1, true, 0);
+    let result = texts(&[&["int main() {", "t3", "}"]]).remove(0);
+    assert_eq!(out.result, result);
+    assert_eq!(
+        out.accepted,
+        texts(&[
+            &["int main() {", "t2", "t3", "t4", "}"],
+            &["int main() {", "t3", "}"]
+        ])
+    );
+    // All four; each alone; on the new text each of the three alone and the merge of two.
+    assert_eq!(out.calls.len(), 9, "{:?}", out.stats);
+    assert_eq!(out.stats.cache_hits, 1);
+    for jobs in [4, 16] {
+        assert_eq!(
+            reduce(&text, rule.clone(), jobs, true, 1).result,
             out.result
         );
     }
