@@ -537,22 +537,25 @@ fn degenerate_scripts_at_four_jobs_end_within_their_timeouts() {
     assert_eq!(results[1].1["cache_hits"], 0);
 }
 
-/// The latency-only oracle of `scripts/bench-scaling` (sleeps, then interesting iff the
-/// candidate keeps given strings) on a whole fixture: the result is byte-identical at `-j1`,
-/// `-j4` and `-j16` (speculation decides nothing), `-j1` wastes no run, and the parallel runs
-/// speculate.
-#[test]
-fn a_latency_only_oracle_gives_the_same_result_at_every_job_count() {
+/// Reduce `fixture` at `-j1`, `-j4` and `-j16` with the latency-only oracle of
+/// `scripts/bench-scaling` (sleeps, then interesting iff the candidate keeps every string of
+/// `keep`): the result is byte-identical at every job count (speculation decides nothing), `-j1`
+/// wastes no run and `-j16` speculates. Returns the result and the `-j1` stats.
+fn same_result_with_a_latency_only_oracle(
+    fixture: &str,
+    keep: &[&str],
+) -> (String, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
-    let fixture = common::root().join("fixtures/tests/iset_merge_small_a.cpp");
-    let input = dir.path().join("iset_merge_small_a.cpp");
-    std::fs::copy(&fixture, &input).unwrap();
+    let input = dir.path().join(fixture);
+    std::fs::copy(common::root().join("fixtures/tests").join(fixture), &input).unwrap();
     let check = dir.path().join("latency.sh");
+    let strings: Vec<String> = keep.iter().map(|k| format!("'{k}'")).collect();
     std::fs::write(
         &check,
-        "#!/bin/sh\nsleep 0.02\n\
-         for s in 'iset::dilate(set_term_13, 3)' unite_by_subtract_0_14 metalib::checks::; do\n\
-         grep -qF -- \"$s\" \"$1\" || exit 1\ndone\n",
+        format!(
+            "#!/bin/sh\nsleep 0.02\nfor s in {}; do\ngrep -qF -- \"$s\" \"$1\" || exit 1\ndone\n",
+            strings.join(" ")
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -575,20 +578,61 @@ fn a_latency_only_oracle_gives_the_same_result_at_every_job_count() {
             .output()
             .unwrap();
         assert!(out.status.success(), "-j{jobs}: {}", stderr(&out));
-        let json = stats_of(&stats);
         results.push((
             jobs,
             std::fs::read_to_string(&output).unwrap(),
-            json["wasted"].as_u64().unwrap(),
+            stats_of(&stats),
         ));
     }
-    let (_, reference, wasted) = &results[0];
-    assert_eq!(*wasted, 0, "-j1 never speculates");
-    assert!(reference.len() < 5000, "{} bytes left", reference.len());
+    let (_, reference, stats) = &results[0];
+    assert_eq!(stats["wasted"], 0, "-j1 never speculates");
     for (jobs, result, _) in &results[1..] {
-        assert_eq!(result, reference, "-j{jobs} differs from -j1");
+        assert_eq!(result, reference, "{fixture}: -j{jobs} differs from -j1");
     }
-    assert!(results[2].2 > 0, "-j16 should speculate");
+    assert!(
+        results[2].2["wasted"].as_u64().unwrap() > 0,
+        "-j16 should speculate"
+    );
+    (reference.clone(), stats.clone())
+}
+
+#[test]
+fn a_latency_only_oracle_gives_the_same_result_at_every_job_count() {
+    let (result, _) = same_result_with_a_latency_only_oracle(
+        "iset_merge_small_a.cpp",
+        &[
+            "iset::dilate(set_term_13, 3)",
+            "unite_by_subtract_0_14",
+            "metalib::checks::",
+        ],
+    );
+    assert!(result.len() < 5000, "{} bytes left", result.len());
+}
+
+/// `scripts/bench-scaling`'s strings include MR family names that the tail's inlining removes:
+/// the combined tail candidate is rejected, and the equivalences batch (each judged alone on one
+/// text, the interesting ones merged), which speculation runs at once.
+#[test]
+fn the_tail_batches_give_the_same_result_at_every_job_count() {
+    let (result, stats) = same_result_with_a_latency_only_oracle(
+        "iset_merge_medium.cpp",
+        &[
+            "check_equal(r_2, r_0)",
+            "iset::subtract(set_term_35, output_var_1)",
+            "iset::upper(set_term_36)",
+            "compl_by_subtract",
+            "intersect_comm",
+        ],
+    );
+    assert!(result.len() < 5000, "{} bytes left", result.len());
+    let kinds = &stats["kinds"];
+    assert_eq!(kinds["tail"]["accepted"], 0, "{kinds}");
+    let equivalence = &kinds["tail_equivalence"];
+    assert!(
+        equivalence["candidates"].as_u64().unwrap() >= 4
+            && equivalence["accepted"].as_u64().unwrap() >= 1,
+        "{equivalence}"
+    );
 }
 
 /// One run of the check as its script logged it: "start" or "end", the candidate's size and
