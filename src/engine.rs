@@ -42,9 +42,11 @@
 //! the search waits for a verdict the engine follows copies of the state machine down both
 //! verdicts of each candidate whose verdict is not known yet, most likely path first (the chance
 //! that a window is interesting comes from per-opportunity beliefs updated as in probabilistic
-//! delta debugging from a per-kind rate fitted to every window judged, [`Beliefs`]; a window
-//! judged on another text, typically the same window before the accept the copy assumes, lends
-//! its verdict, [`Hints`]), and keeps the N most likely candidates running. Runs nothing needs
+//! delta debugging from a per-kind rate fitted to every window judged, [`Beliefs`], their
+//! log-odds shifted by how far off they were on the verdicts the search used so far,
+//! [`Calibration`]; a window judged on another text, typically the same window before the accept
+//! the copy assumes, lends its verdict, [`Hints`]), and keeps the N most likely candidates
+//! running. Runs nothing needs
 //! any more are killed (counted as wasted); verdicts of runs that finish early wait for their
 //! turn. Speculation stops as soon as a run reports (its verdict may change what is needed), so a
 //! verdict the search waits for is taken in at once. Before the search, [`candidates_ahead`]
@@ -908,6 +910,53 @@ struct Running {
     cancel: Arc<AtomicBool>,
 }
 
+/// For speculation only: a shift of the beliefs' log-odds fitted to the verdicts the search used
+/// so far (the beliefs' model fits some checks better than others: on the fixtures' real checks
+/// they are too hopeful, on the latency-only benchmark about right).
+#[derive(Default)]
+struct Calibration {
+    /// (log-odds believed, interesting) of each verdict the search used.
+    seen: Vec<(f64, bool)>,
+    /// The fitted shift.
+    shift: f64,
+}
+
+/// The shift's prior: a normal of mean 0 and this variance (in log-odds²).
+const CALIBRATION_PRIOR_VARIANCE: f64 = 1.0;
+
+fn logit(p: f64) -> f64 {
+    (p / (1.0 - p)).ln()
+}
+
+fn logistic(z: f64) -> f64 {
+    1.0 / (1.0 + (-z).exp())
+}
+
+impl Calibration {
+    fn add(&mut self, p: f64, interesting: bool) {
+        self.seen.push((logit(p), interesting));
+        // Newton's method on the log-posterior of the shift (concave: a few steps suffice).
+        let mut b = self.shift;
+        for _ in 0..8 {
+            let (mut grad, mut hess) = (
+                -b / CALIBRATION_PRIOR_VARIANCE,
+                -1.0 / CALIBRATION_PRIOR_VARIANCE,
+            );
+            for &(z, y) in &self.seen {
+                let q = logistic(z + b);
+                grad += f64::from(u8::from(y)) - q;
+                hess -= q * (1.0 - q);
+            }
+            b -= grad / hess;
+        }
+        self.shift = b;
+    }
+
+    fn apply(&self, p: f64) -> f64 {
+        logistic(logit(p) + self.shift).clamp(0.02, 0.98)
+    }
+}
+
 /// For speculation only: what the runs said about windows, whatever text they were cut from.
 /// After an accept the search cuts the same windows again from the new text (same opportunities,
 /// same fingerprints), and those were often judged on the old text meanwhile, as speculation
@@ -1163,7 +1212,7 @@ impl Speculation for Scheduling<'_, '_, '_, '_> {
         self.engine
             .hints
             .chance(c)
-            .unwrap_or_else(|| search.chance(c))
+            .unwrap_or_else(|| self.engine.calibration.apply(search.chance(c)))
     }
 
     fn found(&mut self, c: &Candidate) -> anyhow::Result<()> {
@@ -1276,6 +1325,7 @@ pub struct Engine<'a> {
     /// Runs to take over when the search starts ([`Engine::adopt`]).
     adopted: Vec<InFlight<'a>>,
     hints: Hints,
+    calibration: Calibration,
     stats: Stats,
     round: u64,
     tried: u64,
@@ -1315,6 +1365,7 @@ impl<'a> Engine<'a> {
             ahead: HashSet::new(),
             adopted: Vec::new(),
             hints: Hints::default(),
+            calibration: Calibration::default(),
             stats: Stats {
                 kinds: OpportunityKind::ALL
                     .iter()
@@ -1495,7 +1546,11 @@ impl<'a> Engine<'a> {
                     on_accept(&search.text.bytes)?;
                 }
                 Step::Judge(c) => {
+                    let believed = self.hints.chance(&c).is_none().then(|| search.chance(&c));
                     let verdict = self.await_verdict(search, &c, workshop, runs, start, results)?;
+                    if let Some(p) = believed {
+                        self.calibration.add(p, verdict == Verdict::Interesting);
+                    }
                     self.tried += 1;
                     self.stats.candidates += 1;
                     let ks = self.stats.kind(c.kind);
@@ -1850,6 +1905,37 @@ mod tests {
         mixed.add(2, false);
         mixed.add(8, true);
         assert!(mixed.rate > 0.0 && mixed.rate < 0.5);
+    }
+
+    #[test]
+    fn calibration_shifts_beliefs_towards_the_verdicts_seen() {
+        let mut none = Calibration::default();
+        assert!((none.apply(0.6) - 0.6).abs() < 1e-9);
+        // Beliefs of 0.6, one window in four interesting: too hopeful, pulled down.
+        let mut hopeful = Calibration::default();
+        for i in 0..40 {
+            hopeful.add(0.6, i % 4 == 0);
+        }
+        assert!(
+            (0.2..0.4).contains(&hopeful.apply(0.6)),
+            "{}",
+            hopeful.apply(0.6)
+        );
+        assert!(hopeful.apply(0.9) < 0.9 && hopeful.apply(0.1) < 0.1);
+        // Right on average (0.8: four in five interesting, 0.2: one in five): hardly moved.
+        for i in 0..20 {
+            none.add(0.8, i % 5 != 0);
+            none.add(0.2, i % 5 == 0);
+        }
+        assert!((none.apply(0.5) - 0.5).abs() < 0.1, "{}", none.apply(0.5));
+        // A few verdicts move it a little only (the prior).
+        let mut early = Calibration::default();
+        early.add(0.6, false);
+        assert!(
+            (0.4..0.6).contains(&early.apply(0.6)),
+            "{}",
+            early.apply(0.6)
+        );
     }
 
     #[test]
