@@ -15,8 +15,9 @@
 //!
 //! **Batches.** A batching kind ([`OpportunityKind::batches`]: the tail's kinds whose edits keep
 //! the test's meaning) whose window of at most [`BATCH_MAX`] live opportunities is rejected
-//! judges each of them alone on that same text, then merges the interesting ones into one more
-//! candidate, accepted if it is interesting (else the first of them is, and the others are
+//! judges each of them alone on that same text (with more, it halves as the other kinds do, and
+//! batches once the windows are single opportunities), then merges the interesting ones into one
+//! more candidate, accepted if it is interesting (else the first of them is, and the others are
 //! judged again on the new text). What it judges next never depends on the verdicts of the
 //! single opportunities, so with `jobs` > 1 they all run at once, where halving would take a
 //! latency per level.
