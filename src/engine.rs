@@ -570,8 +570,7 @@ impl Search {
                         continue;
                     }
                     // One interesting window, or their merge was not: the first goes in.
-                    let (_, first) = pass.batch.swap_remove(0);
-                    pass.batch.clear();
+                    let (_, first) = std::mem::take(&mut pass.batch).remove(0);
                     pass.merging = false;
                     return Ok(self.accept(pass, first));
                 }
@@ -612,16 +611,20 @@ impl Search {
             }
             return;
         }
-        let batching = pass.kind.batches() && pass.windows.as_ref().is_some_and(|w| w.size == 1);
-        if interesting && batching {
-            if let Some(w) = pass.windows.as_mut() {
-                pass.batch.push((w.list[w.next].clone(), c));
-                w.next += 1;
-            }
-            return;
-        }
         if interesting {
-            pass.winner = Some(c);
+            let kind = pass.kind;
+            match pass
+                .windows
+                .as_mut()
+                .filter(|w| kind.batches() && w.size == 1)
+            {
+                // A batching kind's single opportunity waits for the merge; the next one is judged.
+                Some(w) => {
+                    pass.batch.push((w.list[w.next].clone(), c));
+                    w.next += 1;
+                }
+                None => pass.winner = Some(c),
+            }
             return;
         }
         if let Some(f) = c.fingerprint {
@@ -1547,7 +1550,9 @@ impl<'a> Engine<'a> {
                     on_accept(&search.text.bytes)?;
                 }
                 Step::Judge(c) => {
-                    let believed = self.hints.chance(&c).is_none().then(|| search.chance(&c));
+                    // Only speculation (more than one job) uses the calibration.
+                    let believed = (self.options.jobs > 1 && self.hints.chance(&c).is_none())
+                        .then(|| search.chance(&c));
                     let verdict = self.await_verdict(search, &c, workshop, runs, start, results)?;
                     if let Some(p) = believed {
                         self.calibration.add(p, verdict == Verdict::Interesting);
