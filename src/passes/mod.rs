@@ -10,7 +10,7 @@
 //! equal to the current text is never offered.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::catalogue::Catalogue;
 use crate::document::{Document, Span};
@@ -102,6 +102,9 @@ struct Gathering<'a> {
     catalogue: &'a Catalogue,
     options: PassOptions,
     known_instances: HashSet<String>,
+    /// Region instructions that define a variable, as (span, region, instruction), by start:
+    /// built when a window first needs them ([`Gathering::compatible`]).
+    definitions: OnceLock<Vec<(Span, usize, usize)>>,
 }
 
 impl Opportunities for MfppOpportunities {
@@ -132,6 +135,7 @@ impl Opportunities for MfppOpportunities {
             catalogue: &self.catalogue,
             options: self.options,
             known_instances,
+            definitions: OnceLock::new(),
         }))
     }
 }
@@ -246,7 +250,11 @@ impl Gathering<'_> {
                 _ => None,
             })
             .collect();
-        let mut edits: Vec<Edit> = chosen.iter().flat_map(|o| o.edits.clone()).collect();
+        let mut edits: Vec<Edit> = self
+            .compatible(chosen)
+            .iter()
+            .flat_map(|o| o.edits.clone())
+            .collect();
         if removed_steps.contains(&0) {
             edits.extend(sequence::redeclare(
                 self.text(),
@@ -256,6 +264,80 @@ impl Gathering<'_> {
         }
         Some(edits)
     }
+}
+
+impl Gathering<'_> {
+    /// The opportunities of a window that go in together, in order. Each alone keeps every read
+    /// of a region variable defined, but together they may not: copy propagation and hoisting
+    /// write a variable's name, moving a value copies its initialiser, and another opportunity
+    /// may delete that variable's definition (its own renaming inside the copied text is lost).
+    /// An opportunity that writes a name whose definition an earlier one deletes, or deletes a
+    /// definition whose name an earlier one writes, is left out of the window.
+    fn compatible<'o>(&self, chosen: &[&'o Opportunity]) -> Vec<&'o Opportunity> {
+        if chosen.len() < 2 {
+            return chosen.to_vec();
+        }
+        let mut deleted: HashSet<&str> = HashSet::new();
+        let mut written: HashSet<&str> = HashSet::new();
+        let mut kept = Vec::with_capacity(chosen.len());
+        for op in chosen {
+            let deletes = self.deleted_definitions(op);
+            let writes: HashSet<&str> = op.edits.iter().flat_map(|e| idents(&e.text)).collect();
+            if writes.iter().any(|n| deleted.contains(n))
+                || deletes.iter().any(|n| written.contains(n))
+            {
+                continue;
+            }
+            deleted.extend(deletes);
+            written.extend(writes);
+            kept.push(*op);
+        }
+        kept
+    }
+
+    /// The region variables whose definitions `op` deletes.
+    fn deleted_definitions(&self, op: &Opportunity) -> Vec<&str> {
+        let definitions = self.definitions.get_or_init(|| {
+            let mut all: Vec<(Span, usize, usize)> = self
+                .read
+                .model
+                .regions
+                .iter()
+                .enumerate()
+                .flat_map(|(r, region)| {
+                    region
+                        .instructions
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, i)| i.defines.is_some())
+                        .map(move |(k, i)| (i.span.clone(), r, k))
+                })
+                .collect();
+            all.sort_by_key(|(span, _, _)| span.start);
+            all
+        });
+        let mut names = Vec::new();
+        for deletion in op.edits.iter().filter(|e| e.text.is_empty()) {
+            let d = &deletion.span;
+            let from = definitions.partition_point(|(span, _, _)| span.start < d.start);
+            for (span, r, k) in definitions[from..]
+                .iter()
+                .take_while(|(span, _, _)| span.start < d.end)
+            {
+                if span.end <= d.end {
+                    let ins = &self.read.model.regions[*r].instructions[*k];
+                    names.extend(ins.defines.as_deref());
+                }
+            }
+        }
+        names
+    }
+}
+
+/// The identifiers in `text`.
+fn idents(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| is_ident(w))
 }
 
 /// The text of `span`, or `""` when it is not UTF-8.

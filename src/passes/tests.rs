@@ -483,3 +483,90 @@ fn a_step_keeps_its_fingerprint_when_an_earlier_step_goes() {
     let other = find(&*g2, "0");
     assert_ne!(g2.fingerprint(other), Some(fingerprint));
 }
+
+/// Region variables of `model`'s original text that `candidate` still names but no longer
+/// defines (a read of a variable that is gone: the test no longer compiles).
+fn dangling_region_reads(original: &TestModel, candidate: &[u8], cat: &Catalogue) -> Vec<String> {
+    let text = String::from_utf8_lossy(candidate);
+    let defined: HashSet<String> = model_of(candidate, cat)
+        .regions
+        .iter()
+        .flat_map(|r| r.instructions.iter().filter_map(|i| i.defines.clone()))
+        .collect();
+    let named = |name: &str| {
+        text.match_indices(name).any(|(at, _)| {
+            let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+            let bytes = text.as_bytes();
+            (at == 0 || !ident(bytes[at - 1]))
+                && bytes.get(at + name.len()).is_none_or(|&b| !ident(b))
+        })
+    };
+    let mut dangling: Vec<String> = original
+        .regions
+        .iter()
+        .flat_map(|r| r.instructions.iter().filter_map(|i| i.defines.clone()))
+        .filter(|name| !defined.contains(name) && named(name))
+        .collect();
+    dangling.sort();
+    dangling.dedup();
+    dangling
+}
+
+#[test]
+fn fuzz_opportunities_taken_together_leave_no_read_of_a_deleted_variable() {
+    // Real MF++ regions have copies (`T x = y;`) in chains, and outputs that copy a value read
+    // nowhere else: copy propagation and moving a value copy names and initialisers that another
+    // opportunity of the same window may delete the definition of.
+    let (text, cat) = fixture();
+    let region = "\tfuzz::int_term int_term_17 = -8;
+\tfuzz::set_term set_term_18 = iset::intersect(a, a);
+\tfuzz::set_term set_term_19 = iset::unite(a, set_term_18);
+\t
+\tfuzz::int_term int_term_20 = 4;
+\tfuzz::int_term int_term_21 = iset::upper(set_term_19);
+\tfuzz::set_term set_term_22 = iset::subtract(a, a);
+";
+    let chains = "\tfuzz::set_term set_term_17 = iset::intersect(a, a);
+\tfuzz::set_term set_term_18 = set_term_17;
+\tfuzz::set_term set_term_19 = set_term_18;
+\tfuzz::set_term set_term_20 = set_term_19;
+\tfuzz::set_term set_term_21 = iset::unite(set_term_20, set_term_18);
+\tfuzz::set_term set_term_22 = set_term_21;
+";
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains(region));
+    let text = text.replace(region, chains).into_bytes();
+    let original = model_of(&text, &cat);
+    let red = MfppOpportunities::new(cat.clone(), PassOptions::default());
+    let g = red.gather(&text, OpportunityKind::Fuzz).unwrap();
+    let n = g.len();
+    let describe = |w: &[usize]| w.iter().map(|&i| g.describe(i)).collect::<Vec<_>>();
+    for what in [
+        "replace set_term_18 by set_term_17",
+        "move the value of set_term_21 into set_term_22",
+    ] {
+        assert!(
+            describe(&(0..n).collect::<Vec<_>>())
+                .iter()
+                .any(|d| d == what),
+            "{what}"
+        );
+    }
+    let mut windows: Vec<Vec<usize>> = vec![(0..n).collect()];
+    for i in 0..n {
+        for j in i + 1..n {
+            windows.push(vec![i, j]);
+        }
+    }
+    for window in windows {
+        let Some(c) = g.candidate(&window) else {
+            continue;
+        };
+        let dangling = dangling_region_reads(&original, &c, &cat);
+        assert!(
+            dangling.is_empty(),
+            "{:?} together read {dangling:?}, which they delete",
+            describe(&window)
+        );
+    }
+}
