@@ -529,6 +529,14 @@ impl Document {
                 let direct = value.map(|v| v.kind() == "argument_list").unwrap_or(false);
                 (name, value.map(|v| v.byte_range()), direct)
             }
+            // `T x(a, b);` with names for arguments parses as a function declaration (the most
+            // vexing parse); in a function body it declares `x` from `a` and `b`.
+            "function_declarator" if vexing_arguments(first).is_some() => {
+                let name = first
+                    .child_by_field_name("declarator")
+                    .filter(|d| d.kind() == "identifier")?;
+                (name, vexing_arguments(first).map(|p| p.byte_range()), true)
+            }
             _ => (innermost_identifier(first)?, None, false),
         };
         Some(Decl {
@@ -557,6 +565,17 @@ impl Document {
                     if skip != Some(&r) {
                         idents.push((self.slice(r.clone()).to_string(), r));
                     }
+                }
+                // The arguments of `T x(a, b);` (see `vexing_arguments`).
+                "type_identifier"
+                    if path.ends_with(&[
+                        "declaration",
+                        "function_declarator",
+                        "parameter_list",
+                        "parameter_declaration",
+                    ]) =>
+                {
+                    idents.push((self.slice(n.byte_range()).to_string(), n.byte_range()));
                 }
                 "call_expression" => calls.extend(self.call(n)),
                 _ => {}
@@ -614,6 +633,25 @@ fn function_declarator(node: Node) -> Option<(Node, Node)> {
         d = d.child_by_field_name("declarator")?;
     }
     None
+}
+
+/// The parameter list of a block-scope `T x(a, b);` that tree-sitter reads as a function
+/// declaration: every parameter a bare name, which in a function body is an argument.
+fn vexing_arguments(declarator: Node) -> Option<Node> {
+    let params = declarator.child_by_field_name("parameters")?;
+    let mut cursor = params.walk();
+    let mut any = false;
+    for p in params.named_children(&mut cursor) {
+        let bare = p.kind() == "parameter_declaration"
+            && p.child_by_field_name("declarator").is_none()
+            && p.child_by_field_name("type")
+                .is_some_and(|t| t.kind() == "type_identifier");
+        if !bare {
+            return None;
+        }
+        any = true;
+    }
+    any.then_some(params)
 }
 
 fn innermost_identifier(node: Node) -> Option<Node> {
@@ -741,6 +779,29 @@ mod tests {
         assert_eq!(f.body[1].assigns.as_ref().unwrap().0, "a");
         let callees: Vec<&str> = f.calls.iter().map(|c| c.callee.as_str()).collect();
         assert_eq!(callees, vec!["g", "h", "placeholder"]);
+    }
+
+    #[test]
+    fn a_declaration_from_names_in_parentheses_reads_them() {
+        // Real MF++ output: `fuzz::fuzz_context fctx(ctx, fvs);` (tree-sitter reads a function
+        // declaration); a local function declaration with typed parameters stays one.
+        let src = "int main() {\n  z3::context ctx;\n  fuzz::FreeVars fvs;\n  \
+                   fuzz::fuzz_context fctx(ctx, fvs);\n  int g(int a);\n}\n";
+        let o = outline(src);
+        let body = &o.functions[0].body;
+        let fctx = &body[2];
+        let d = fctx.decl.as_ref().unwrap();
+        assert_eq!(d.name, "fctx");
+        assert!(d.direct_init);
+        assert_eq!(d.init.clone().map(|r| &src[r]), Some("(ctx, fvs)"));
+        let reads: Vec<&str> = fctx.idents.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(reads, vec!["ctx", "fvs"]);
+        let g = &body[3];
+        assert!(g
+            .decl
+            .as_ref()
+            .is_none_or(|d| !d.direct_init && d.init.is_none()));
+        assert!(g.idents.iter().all(|(n, _)| n != "int"));
     }
 
     #[test]
