@@ -624,3 +624,40 @@ fn no_candidate_of_a_whole_reduction_reads_a_deleted_variable() {
         }
     }
 }
+
+#[test]
+fn a_declaration_read_by_a_context_built_from_names_stays() {
+    // Real MF++ output for z3 builds the context from names: `fuzz::fuzz_context fctx(ctx, fvs);`
+    // after a setup loop that fills `fvs` (tree-sitter reads the declaration as a function's).
+    let (text, red) = reduction(tail_on());
+    let t = String::from_utf8(text).unwrap().replace(
+        "    fuzz::fuzz_context fctx(-48, 48);\n",
+        "    long lo = -48;\n    long hi = 0;\n    for (int i = 0; i < 48; ++i)\n    {\n        \
+         hi = hi + 1;\n    }\n    fuzz::fuzz_context fctx(lo, hi);\n",
+    );
+    assert!(t.contains("fctx(lo, hi)"));
+    let g = red
+        .gather(t.as_bytes(), OpportunityKind::TailInputs)
+        .unwrap();
+    let loop_op = (0..g.len())
+        .find(|&i| {
+            g.describe(i)
+                .starts_with("delete the input setup statement `for")
+        })
+        .expect("the setup loop may go");
+    let c = String::from_utf8(g.candidate(&[loop_op]).unwrap()).unwrap();
+    assert!(!c.contains("for (int i"), "{c}");
+    assert!(c.contains("long hi = 0;"), "the context still reads hi");
+    for i in 0..g.len() {
+        if let Some(c) = g.candidate(&[i]) {
+            let c = String::from_utf8(c).unwrap();
+            for decl in ["long lo = -48;", "long hi = 0;"] {
+                assert!(
+                    c.contains(decl) || !c.contains("fctx(lo, hi)"),
+                    "{}: {decl} goes, fctx still reads it",
+                    g.describe(i)
+                );
+            }
+        }
+    }
+}
