@@ -1,13 +1,23 @@
 //! Conformance with real MF++ output: `inspect --json` must agree with the structure manifests of
-//! `../shared/mfpp-corpus/` and of the bundled fixture corpus. It skips (with a message) what is
-//! absent (fails under `MFPPR_REQUIRE_TOOLS=1`); never copies the shared files into the repository.
+//! `../shared/mfpp-corpus/` and of the bundled fixture corpus, and no candidate a reduction of a
+//! real test offers reads a name it no longer declares. It skips (with a message) what is absent
+//! (fails under `MFPPR_REQUIRE_TOOLS=1`); never copies the shared files into the repository.
 
 mod common;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
 
 use common::{bin, root, shared};
+use mfppr::catalogue::Catalogue;
+use mfppr::document::Document;
+use mfppr::engine::{Engine, EngineOptions};
+use mfppr::model::TestModel;
+use mfppr::oracle::{Oracle, Verdict};
+use mfppr::passes::{MfppOpportunities, PassOptions};
 use serde_json::Value;
 
 const FIELDS: [&str; 10] = [
@@ -114,4 +124,151 @@ fn agrees_with_the_fixture_manifest() {
     );
     let problems = check_manifest(&dir, &[root().join("fixtures/iset/spec")]);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Names that a function of `candidate` still reads (identifier tokens of its text, string
+/// literals and comments aside) which the same function of the original declared in one of its
+/// statements and the candidate declares in none: the candidate would not compile. Textual on
+/// purpose: it does not share the reader's view of which names a statement reads.
+fn undeclared_reads(original: &TestModel, candidate: &[u8], catalogue: &Catalogue) -> Vec<String> {
+    let Ok(doc) = Document::parse(candidate.to_vec()) else {
+        return vec!["<unreadable candidate>".to_string()];
+    };
+    let Ok(model) = TestModel::build(&doc, catalogue) else {
+        return vec!["<not an MF++ test>".to_string()];
+    };
+    let declared = |m: &TestModel, function: &str| -> HashSet<String> {
+        m.function_stmts(function)
+            .iter()
+            .filter_map(|s| s.decl.as_ref().map(|d| d.name.clone()))
+            .collect()
+    };
+    let strings = regex::Regex::new(r#""(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*(?s:.*?)\*/"#).unwrap();
+    let ident = regex::Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").unwrap();
+    let mut functions: Vec<(String, std::ops::Range<usize>)> = model
+        .instances
+        .iter()
+        .map(|i| (i.name.clone(), i.span.clone()))
+        .collect();
+    functions.push(("main".to_string(), model.main_span.clone()));
+    let mut dangling = Vec::new();
+    for (function, span) in functions {
+        let before = declared(original, &function);
+        let now = declared(&model, &function);
+        let body = String::from_utf8_lossy(&candidate[span]).into_owned();
+        let code = strings.replace_all(&body, " ");
+        for token in ident.find_iter(&code) {
+            let name = token.as_str();
+            if before.contains(name) && !now.contains(name) {
+                dangling.push(format!("{function}: {name}"));
+            }
+        }
+    }
+    dangling.sort();
+    dangling.dedup();
+    dangling
+}
+
+/// Interesting iff the candidate keeps every string; remembers the undeclared reads of every
+/// candidate it is asked about.
+struct KeepsStrings<'a> {
+    keep: Vec<String>,
+    original: &'a TestModel,
+    catalogue: &'a Catalogue,
+    seen: Mutex<(usize, Vec<Vec<String>>)>,
+}
+
+impl Oracle for KeepsStrings<'_> {
+    fn judge(&self, candidate: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+        let dangling = undeclared_reads(self.original, candidate, self.catalogue);
+        let mut seen = self.seen.lock().unwrap();
+        seen.0 += 1;
+        if !dangling.is_empty() {
+            seen.1.push(dangling);
+        }
+        let text = String::from_utf8_lossy(candidate);
+        Ok(match self.keep.iter().all(|k| text.contains(k.as_str())) {
+            true => Verdict::Interesting,
+            false => Verdict::Uninteresting,
+        })
+    }
+}
+
+#[test]
+fn no_candidate_of_a_real_mfpp_test_reads_a_name_it_no_longer_declares() {
+    // Real MF++ output has what the generated fixtures lack: copy chains in fuzz regions, a
+    // context built from names (`fuzz::fuzz_context fctx(ctx, fvs);`), setup loops. Each test is
+    // reduced in-process with the tail on and an oracle that keeps the middle variant's check and
+    // an instance of that variant, so that windows stay large and every kind and the tail run.
+    let Some(dir) = shared("mfpp-corpus") else {
+        return;
+    };
+    for name in ["z3_seed10.cpp", "z3_seed1202.cpp", "isl_point_seed2.cpp"] {
+        let path = dir.join(name);
+        let text = std::fs::read(&path).unwrap();
+        let catalogue = Catalogue::load(&path, &text, &[], &[]).unwrap();
+        let original =
+            TestModel::build(&Document::parse(text.clone()).unwrap(), &catalogue).unwrap();
+        let checks: Vec<String> = original
+            .variants
+            .iter()
+            .flat_map(|v| &v.checks)
+            .map(|c| String::from_utf8_lossy(&text[c.span.clone()]).into_owned())
+            .collect();
+        let check = checks[checks.len() / 2].clone();
+        let variant = original
+            .variants
+            .iter()
+            .find(|v| {
+                v.checks
+                    .iter()
+                    .any(|c| text[c.span.clone()] == *check.as_bytes())
+            })
+            .unwrap()
+            .index;
+        let in_variant: Vec<&str> = original
+            .instances
+            .iter()
+            .filter(|i| i.variant == variant)
+            .map(|i| i.name.as_str())
+            .collect();
+        let instance = in_variant[in_variant.len() / 3].to_string();
+        let oracle = KeepsStrings {
+            keep: vec![check.clone(), format!("{instance}(")],
+            original: &original,
+            catalogue: &catalogue,
+            seen: Mutex::new((0, Vec::new())),
+        };
+        let reduction = MfppOpportunities::new(
+            catalogue.clone(),
+            PassOptions {
+                tail: true,
+                ..PassOptions::default()
+            },
+        );
+        let stop = AtomicBool::new(false);
+        let options = EngineOptions {
+            jobs: 1,
+            quiet: true,
+            ..EngineOptions::default()
+        };
+        let out = Engine::new(&reduction, &oracle, options, &stop)
+            .unwrap()
+            .run(text.clone(), &mut |_: &[u8]| Ok(()))
+            .unwrap();
+        let (judged, dangling) = std::mem::take(&mut *oracle.seen.lock().unwrap());
+        assert!(judged > 10, "{name}: {judged} candidates");
+        assert!(
+            out.len() * 5 < text.len(),
+            "{name}: {} -> {} bytes",
+            text.len(),
+            out.len()
+        );
+        assert!(
+            dangling.is_empty(),
+            "{name}: {} of {judged} candidates read names they no longer declare, e.g. {:?}",
+            dangling.len(),
+            dangling[0]
+        );
+    }
 }
