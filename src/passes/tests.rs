@@ -335,6 +335,27 @@ fn tail_identity_calls_become_their_argument() {
 }
 
 #[test]
+fn tail_identity_of_the_assigned_variable_deletes_the_assignment() {
+    // Folding `r_0 = iden_…(fctx, r_0)` to the family's base leaves an identity call of the
+    // variable it assigns: the statement goes rather than becoming `r_0 = r_0;`.
+    let (text, red) = reduction(tail_on());
+    let t = String::from_utf8(text).unwrap().replace(
+        "r_0 = subtract_by_unite_0_4(fctx, r_0, output_var_0);",
+        "r_0 = metalib::relations::identity::base(fctx, r_0);\n\
+         r_0 = subtract_by_unite_0_4(fctx, r_0, output_var_0);",
+    );
+    let c = tail_candidate(
+        &red,
+        t.as_bytes(),
+        OpportunityKind::TailEquivalence,
+        "delete `r_0 = …` (the identity call metalib::relations::identity::base of r_0)",
+    );
+    assert!(!c.contains("identity::base"));
+    assert!(!c.contains("r_0 = r_0;"));
+    assert!(c.contains("\nr_0 = subtract_by_unite_0_4(fctx, r_0, output_var_0);"));
+}
+
+#[test]
 fn tail_wrappers_are_inlined_with_the_callers_arguments() {
     let path = root().join("fixtures/tests/iset_pass_small.cpp");
     let text = std::fs::read(&path).unwrap();

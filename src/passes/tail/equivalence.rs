@@ -8,7 +8,7 @@ use crate::catalogue::Catalogue;
 use crate::document::{Call, Stmt, StmtKind};
 use crate::edit::Edit;
 use crate::model::{parse_qualified_mr, Instance, TestModel};
-use crate::passes::{slice, Effect, Opportunity};
+use crate::passes::{lines, slice, Effect, Opportunity};
 
 use super::{as_operand, is_primary, param_names, within};
 use crate::passes::is_ident;
@@ -26,7 +26,7 @@ pub(super) fn equivalence_ops(
             if let Some(op) = inline_op(text, model, call) {
                 wrappers.push(op);
             }
-            if let Some(op) = identity_op(text, catalogue, call) {
+            if let Some(op) = identity_op(text, catalogue, stmt, call) {
                 identities.push(op);
             }
         }
@@ -56,11 +56,31 @@ fn editable_stmts(model: &TestModel) -> impl Iterator<Item = &Stmt> {
 
 /// `call` becomes its argument when it calls a spec MR (`metalib::…`) of an identity family. A
 /// transplanted instance of such a family is not offered: recursion folding already tried its
-/// family's base, which returns the same value.
-fn identity_op(text: &[u8], catalogue: &Catalogue, call: &Call) -> Option<Opportunity> {
+/// family's base, which returns the same value. When the call is the whole right-hand side of
+/// `x = call(…, x, …);` (the identity of `x`), the statement goes instead of becoming `x = x;`.
+fn identity_op(
+    text: &[u8],
+    catalogue: &Catalogue,
+    stmt: &Stmt,
+    call: &Call,
+) -> Option<Opportunity> {
     let (kind, family, _) = parse_qualified_mr(&call.callee)?;
     let arg = catalogue.base_of(kind, family)?.identity_arg?;
     let value = as_operand(slice(text, call.args.get(arg)?));
+    let squeezed = |s: &str| s.split_whitespace().collect::<String>();
+    if let Some((name, _)) = stmt.assigns.as_ref().filter(|(name, _)| *name == value) {
+        let whole = format!("{name}={};", squeezed(slice(text, &call.span)));
+        if squeezed(slice(text, &stmt.span)) == whole {
+            return Some(Opportunity {
+                description: format!(
+                    "delete `{name} = …` (the identity call {} of {name})",
+                    call.callee
+                ),
+                edits: vec![Edit::delete(lines(text, &stmt.span))],
+                effect: Effect::Rewrite,
+            });
+        }
+    }
     Some(Opportunity {
         description: format!("replace the identity call {} by its argument", call.callee),
         edits: vec![Edit::replace(call.span.clone(), value)],
