@@ -356,6 +356,28 @@ fn tail_identity_of_the_assigned_variable_deletes_the_assignment() {
 }
 
 #[test]
+fn tail_tidy_moves_a_block_with_its_statement() {
+    // Real MF++ instances hold blocks (`if (b) { return …; }`), indented with their body: the
+    // block's lines move as far as its first line does.
+    let (text, red) = reduction(tail_on());
+    let t = String::from_utf8(text).unwrap().replace(
+        "        fuzz::set_term f = set_term_22;\n",
+        "        fuzz::set_term f = set_term_22;\n        if (true)\n        {\n            \
+         f = set_term_22;\n        }\n",
+    );
+    let c = tail_candidate(
+        &red,
+        t.as_bytes(),
+        OpportunityKind::TailTidy,
+        "reindent the definitions and main",
+    );
+    assert!(
+        c.contains("    fuzz::set_term f = set_term_22;\n    if (true)\n    {\n        f = set_term_22;\n    }\n"),
+        "{c}"
+    );
+}
+
+#[test]
 fn tail_wrappers_are_inlined_with_the_callers_arguments() {
     let path = root().join("fixtures/tests/iset_pass_small.cpp");
     let text = std::fs::read(&path).unwrap();

@@ -1,5 +1,5 @@
 //! Tail tidy (design §10): MF++'s odd indentation (signature, braces and the variants' lines
-//! at column 0, body statements at four), the `class` keyword MF++ writes before the variants'
+//! at column 0, body statements at four, a block moving with its statement), the `class` keyword MF++ writes before the variants'
 //! type, and `main`'s parameters when its body reads neither. Whitespace and spelling only; the
 //! oracle still judges each.
 
@@ -109,6 +109,24 @@ fn indentation(text: &[u8], model: &TestModel) -> Vec<Edit> {
                 .all(|&b| b == b' ' || b == b'\t')
             {
                 set(start, "    ");
+                // The statement's other lines (a block's braces and statements) move with it.
+                let shift = 4 - columns(&text[start..stmt.span.start]) as isize;
+                let raw = text[stmt.span.clone()]
+                    .windows(2)
+                    .any(|w| w == b"R\"" || w == b"\\\n");
+                if shift != 0 && !raw {
+                    for inner in line_starts(text, stmt.span.clone()).into_iter().skip(1) {
+                        let width = text[inner..]
+                            .iter()
+                            .take_while(|&&b| b == b' ' || b == b'\t')
+                            .count();
+                        if matches!(text.get(inner + width), None | Some(b'\n' | b'\r')) {
+                            continue;
+                        }
+                        let now = columns(&text[inner..inner + width]) as isize;
+                        set(inner, &" ".repeat((now + shift).max(0) as usize));
+                    }
+                }
             }
         }
         let close = line_start(text, span.end - 1);
@@ -120,6 +138,11 @@ fn indentation(text: &[u8], model: &TestModel) -> Vec<Edit> {
         }
     }
     edits
+}
+
+/// The width of leading whitespace, a tab counting four columns.
+fn columns(blank: &[u8]) -> usize {
+    blank.iter().map(|&b| if b == b'\t' { 4 } else { 1 }).sum()
 }
 
 /// The `{` that opens the body of the definition `span`.
