@@ -264,9 +264,7 @@ impl Gathering<'_> {
         }
         Some(edits)
     }
-}
 
-impl Gathering<'_> {
     /// The opportunities of a window that go in together, in order. Each alone keeps every read
     /// of a region variable defined, but together they may not: copy propagation and hoisting
     /// write a variable's name, moving a value copies its initialiser, and another opportunity

@@ -219,14 +219,18 @@ fn reduce_with_options(
     options: PassOptions,
 ) -> Vec<u8> {
     let (text, red) = reduction(options);
-    let oracle = Fake(pred);
+    run_engine(&red, text, &Fake(pred), jobs)
+}
+
+/// The engine's result on `text` with `oracle`, quiet.
+fn run_engine(red: &MfppOpportunities, text: Vec<u8>, oracle: &dyn Oracle, jobs: usize) -> Vec<u8> {
     let stop = AtomicBool::new(false);
     let options = EngineOptions {
         jobs,
         quiet: true,
         ..EngineOptions::default()
     };
-    let mut engine = Engine::new(&red, &oracle, options, &stop).unwrap();
+    let mut engine = Engine::new(red, oracle, options, &stop).unwrap();
     engine.run(text, &mut |_: &[u8]| Ok(())).unwrap()
 }
 
@@ -647,16 +651,7 @@ fn no_candidate_of_a_whole_reduction_reads_a_deleted_variable() {
                 }
                 t.contains(keep)
             });
-            let stop = AtomicBool::new(false);
-            let options = EngineOptions {
-                jobs: 1,
-                quiet: true,
-                ..EngineOptions::default()
-            };
-            let out = Engine::new(&red, &oracle, options, &stop)
-                .unwrap()
-                .run(text.clone(), &mut |_: &[u8]| Ok(()))
-                .unwrap();
+            let out = run_engine(&red, text.clone(), &oracle, 1);
             let (judged, dangling) = std::mem::take(&mut *seen.lock().unwrap());
             assert!(judged > 10, "{name}, {keep}: {judged} candidates");
             assert!(out.len() < text.len() / 4, "{name}, {keep}: reduced");
