@@ -6,14 +6,17 @@
 //! cannot be reused by an unrelated process while it is signalled). With a scratch directory
 //! ([`ScratchDir`]), processes that escaped the group (`setsid`, as Python's
 //! `start_new_session=True` does) but still work inside the directory are killed too, and the run
-//! returns only once nothing of it is left alive, so the directory can be removed.
+//! returns only once nothing of it is left alive, so the directory can be removed. Every process
+//! a run starts carries a lineage tag in its environment ([`LINEAGE_VAR`]), so a daemon that left
+//! both the group and the directory (`cd /; setsid sleep 600 &`) is found and killed as well.
+//! [`capture`] runs a short command (a version query, a formatter) with its output capped.
 
 use std::fmt;
 use std::fs;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, killpg, Signal};
@@ -24,6 +27,10 @@ use nix::unistd::Pid;
 const POLL: Duration = Duration::from_millis(5);
 /// How long a run waits for the processes it killed to disappear.
 const REAP_LIMIT: Duration = Duration::from_secs(5);
+/// The environment variable that tags every process a run starts, and their descendants: a
+/// daemon that left both the run's process group and its scratch directory (`cd /; setsid …`)
+/// still carries it, and is killed with the rest.
+pub const LINEAGE_VAR: &str = "MFPPR_RUN";
 /// Attempts to remove a scratch directory (a dying process may still create a file in it).
 const REMOVE_TRIES: u32 = 5;
 
@@ -96,9 +103,32 @@ pub struct Finished {
 /// ends, nothing it started is left running when this returns. An `Err` is the spawn (or wait)
 /// error, for the caller to explain.
 pub fn run(command: &mut Command, limits: &Limits<'_>) -> std::io::Result<Finished> {
-    command.process_group(0);
     let start = Instant::now();
-    let mut child = command.spawn()?;
+    let (child, tag) = spawn(command)?;
+    wait(child, &tag, start, limits)
+}
+
+/// Spawn `command` in its own process group, tagged with a fresh [`LINEAGE_VAR`] value that its
+/// descendants inherit; returns the child and its tag.
+fn spawn(command: &mut Command) -> std::io::Result<(Child, String)> {
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    let tag = format!(
+        "{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, Ordering::SeqCst)
+    );
+    command.process_group(0).env(LINEAGE_VAR, &tag);
+    Ok((command.spawn()?, tag))
+}
+
+/// Wait for `child` (spawned by [`spawn`] at `start` with lineage `tag`) within `limits`, then kill
+/// what is left of it.
+fn wait(
+    mut child: Child,
+    tag: &str,
+    start: Instant,
+    limits: &Limits<'_>,
+) -> std::io::Result<Finished> {
     let pid = Pid::from_raw(child.id() as i32);
     let end = loop {
         // WNOWAIT: the leader stays a zombie, so its group id stays ours until `wait` below.
@@ -125,8 +155,108 @@ pub fn run(command: &mut Command, limits: &Limits<'_>) -> std::io::Result<Finish
         break stop.unwrap_or(status);
     };
     let elapsed = start.elapsed();
-    kill_leftovers(pid, limits.scratch);
+    kill_leftovers(pid, limits.scratch, tag);
     Ok(Finished { end, elapsed })
+}
+
+/// The value of `name` in the environment `pid` started with.
+fn environ_value(pid: i32, name: &str) -> Option<String> {
+    let environ = fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{name}=");
+    environ
+        .split(|&b| b == 0)
+        .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+}
+
+/// What [`capture`] got from a command.
+#[derive(Debug)]
+pub struct Captured {
+    /// How the run ended (when the output passed the cap: cancelled, or killed by `SIGPIPE`).
+    pub finished: Finished,
+    /// Its standard output, at most the cap.
+    pub stdout: Vec<u8>,
+    /// Its standard error, at most the cap.
+    pub stderr: Vec<u8>,
+    /// Whether the command wrote more than the cap (it was stopped then).
+    pub truncated: bool,
+}
+
+/// Run `command` like [`run`], feeding it `input` and keeping at most `cap` bytes of each of its
+/// stdout and stderr: a command that writes more is stopped (so `cat /dev/zero` costs `cap`
+/// bytes, not memory without bound).
+pub fn capture(
+    command: &mut Command,
+    input: &[u8],
+    timeout: Duration,
+    cap: usize,
+) -> std::io::Result<Captured> {
+    use std::process::Stdio;
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let (mut child, tag) = spawn(command)?;
+    let over = std::sync::Arc::new(AtomicBool::new(false));
+    let stdin = child.stdin.take().map(|mut pipe| {
+        let input = input.to_vec();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            // A command that does not read its input closes the pipe: that is not an error here.
+            let _ = pipe.write_all(&input);
+        })
+    });
+    let readers = [
+        child
+            .stdout
+            .take()
+            .map(|p| read_capped(p, cap, over.clone())),
+        child
+            .stderr
+            .take()
+            .map(|p| read_capped(p, cap, over.clone())),
+    ];
+    let limits = Limits {
+        timeout: Some(timeout),
+        cancel: &[&over],
+        scratch: None,
+    };
+    let finished = wait(child, &tag, start, &limits)?;
+    if let Some(writer) = stdin {
+        let _ = writer.join();
+    }
+    let [stdout, stderr] = readers.map(|r| {
+        r.and_then(|h| h.recv_timeout(REAP_LIMIT).ok())
+            .unwrap_or_default()
+    });
+    Ok(Captured {
+        finished,
+        stdout,
+        stderr,
+        truncated: over.load(Ordering::SeqCst),
+    })
+}
+
+/// Read `pipe` to its end on a thread, keeping the first `cap` bytes; past them, set `over` and
+/// stop reading (closing the pipe; the run is cancelled too).
+fn read_capped(
+    pipe: impl std::io::Read + Send + 'static,
+    cap: usize,
+    over: std::sync::Arc<AtomicBool>,
+) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    use std::io::Read;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let read = pipe.take(cap as u64 + 1).read_to_end(&mut kept);
+        if read.is_ok() && kept.len() > cap {
+            kept.truncate(cap);
+            over.store(true, Ordering::SeqCst);
+        }
+        let _ = tx.send(kept);
+    });
+    rx
 }
 
 /// Reap the leader and turn its status into a [`RunEnd::Exited`].
@@ -148,12 +278,12 @@ fn reap(child: &mut Child) -> std::io::Result<RunEnd> {
     })
 }
 
-/// Kill, until none is left alive (within [`REAP_LIMIT`]), the members of group `pgid` and the
-/// processes working inside `scratch`.
-fn kill_leftovers(pgid: Pid, scratch: Option<&Path>) {
+/// Kill, until none is left alive (within [`REAP_LIMIT`]), the members of group `pgid`, the
+/// processes working inside `scratch` and those carrying the lineage `tag`.
+fn kill_leftovers(pgid: Pid, scratch: Option<&Path>, tag: &str) {
     let deadline = Instant::now() + REAP_LIMIT;
     loop {
-        let alive = leftovers(pgid, scratch);
+        let alive = leftovers(pgid, scratch, tag);
         if alive.is_empty() || Instant::now() >= deadline {
             return;
         }
@@ -164,8 +294,9 @@ fn kill_leftovers(pgid: Pid, scratch: Option<&Path>) {
     }
 }
 
-/// Live (not zombie) processes in group `pgid` or with their working directory inside `scratch`.
-fn leftovers(pgid: Pid, scratch: Option<&Path>) -> Vec<Pid> {
+/// Live (not zombie) processes in group `pgid`, with their working directory inside `scratch`, or
+/// carrying the run's lineage `tag`.
+fn leftovers(pgid: Pid, scratch: Option<&Path>, tag: &str) -> Vec<Pid> {
     let me = std::process::id() as i32;
     let Ok(entries) = fs::read_dir("/proc") else {
         return Vec::new();
@@ -185,6 +316,7 @@ fn leftovers(pgid: Pid, scratch: Option<&Path>) -> Vec<Pid> {
                 || scratch.is_some_and(|dir| {
                     fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
                 })
+                || environ_value(pid, LINEAGE_VAR).as_deref() == Some(tag)
         })
         .map(Pid::from_raw)
         .collect()
@@ -307,6 +439,80 @@ mod tests {
         let f = run(&mut sh("sleep 60", dir.path()), &limits).unwrap();
         assert_eq!(f.end, RunEnd::Cancelled);
         assert_eq!(f.end.status(), None);
+    }
+
+    #[test]
+    fn a_daemon_that_left_the_group_and_the_directory_is_killed_too() {
+        let dir = ScratchDir::new("mfppr-test-").unwrap();
+        let pids = dir.path().join("pids");
+        let script = format!(
+            "cd / && setsid sh -c 'echo $$ > {p}; exec sleep 600' > /dev/null 2>&1 &",
+            p = pids.display()
+        );
+        let limits = Limits {
+            timeout: None,
+            cancel: &[&NEVER],
+            scratch: Some(dir.path()),
+        };
+        let f = run(&mut sh(&script, dir.path()), &limits).unwrap();
+        assert_eq!(f.end.status(), Some(0));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let pid = loop {
+            if let Some(p) = fs::read_to_string(&pids)
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+            {
+                break p;
+            }
+            assert!(Instant::now() < deadline, "the daemon never started");
+            std::thread::sleep(POLL);
+        };
+        // The daemon may have started after the run's sweep: a second run's sweep does not find
+        // it (another tag), so only the first run can have killed it; give it the reap time.
+        let deadline = Instant::now() + REAP_LIMIT;
+        while stat_of(pid).is_some_and(|(state, _)| state != 'Z' && state != 'X') {
+            assert!(Instant::now() < deadline, "daemon {pid} outlived the run");
+            std::thread::sleep(POLL);
+        }
+    }
+
+    #[test]
+    fn capture_caps_the_output_and_the_time() {
+        let big = capture(
+            Command::new("sh").args(["-c", "cat /dev/zero"]),
+            b"",
+            Duration::from_secs(30),
+            64 * 1024,
+        )
+        .unwrap();
+        assert!(big.truncated);
+        assert_eq!(big.stdout.len(), 64 * 1024);
+        assert!(big.finished.elapsed < Duration::from_secs(10));
+
+        let slow = capture(
+            Command::new("sh").args(["-c", "echo started; sleep 1000"]),
+            b"",
+            Duration::from_millis(300),
+            1024,
+        )
+        .unwrap();
+        assert_eq!(slow.finished.end, RunEnd::TimedOut);
+        assert_eq!(slow.stdout, b"started\n");
+        assert!(slow.finished.elapsed < Duration::from_secs(10));
+
+        let echo = capture(
+            Command::new("sh").args(["-c", "tr a-z A-Z; echo oops >&2"]),
+            b"hello",
+            Duration::from_secs(30),
+            1024,
+        )
+        .unwrap();
+        assert_eq!(echo.finished.end.status(), Some(0));
+        assert_eq!(
+            (echo.stdout.as_slice(), echo.stderr.as_slice()),
+            (&b"HELLO"[..], &b"oops\n"[..])
+        );
+        assert!(!echo.truncated);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -281,12 +281,31 @@ fn describe(end: RunEnd) -> String {
     }
 }
 
+/// How long `--library-version` may run.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of its output is kept.
+const VERSION_CAP: usize = 64 * 1024;
+
+/// The output of the `--library-version` command, run by `sh -c` through the process runner
+/// (with a timeout and a cap on its output); a failure is said in the text.
 fn library_version(cmd: &str) -> String {
-    match std::process::Command::new("sh").arg("-c").arg(cmd).output() {
-        Ok(o) => {
-            let mut s = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            if !o.status.success() {
-                s.push_str(&format!(" (`{cmd}` failed: {})", o.status));
+    let mut command = std::process::Command::new("sh");
+    command.arg("-c").arg(cmd);
+    match crate::process::capture(&mut command, b"", VERSION_TIMEOUT, VERSION_CAP) {
+        Ok(c) => {
+            let mut s = String::from_utf8_lossy(&c.stdout).trim().to_string();
+            if c.truncated {
+                s.push_str(&format!(
+                    " (`{cmd}` wrote more than {} KiB: stopped, the rest left out)",
+                    VERSION_CAP / 1024
+                ));
+            } else if c.finished.end == RunEnd::TimedOut {
+                s.push_str(&format!(
+                    " (`{cmd}` did not finish within {} s: stopped)",
+                    VERSION_TIMEOUT.as_secs()
+                ));
+            } else if c.finished.end.status() != Some(0) {
+                s.push_str(&format!(" (`{cmd}` failed: {})", c.finished.end));
             }
             s
         }
@@ -581,4 +600,20 @@ fn readme(r: &Report) -> String {
     }
     s.push_str(&format!("## Reproduce\n\n```sh\n{}\n```\n", r.reproduction));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_library_version_command_is_bounded_in_output_and_says_how_it_ended() {
+        let zero = library_version("cat /dev/zero");
+        assert!(zero.len() < VERSION_CAP + 200, "{} bytes", zero.len());
+        assert!(zero.ends_with("stopped, the rest left out)"), "{zero:?}");
+        assert_eq!(library_version("echo lib 1.2"), "lib 1.2");
+        assert!(
+            library_version("echo half; exit 3").starts_with("half (`echo half; exit 3` failed")
+        );
+    }
 }

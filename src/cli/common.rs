@@ -48,6 +48,7 @@ pub struct ReductionArgs {
         long,
         value_name = "N",
         default_value_t = 1,
+        value_parser = clap::value_parser!(u32).range(0..=MAX_RECHECK as i64),
         help_heading = "Interestingness"
     )]
     pub recheck: u32,
@@ -88,13 +89,24 @@ impl ReductionArgs {
     }
 }
 
-/// Parse a positive, finite number of seconds.
+/// The most `--recheck` runs: more only repeats what 100 runs could not catch.
+pub const MAX_RECHECK: u32 = 100;
+
+/// The longest timeout any flag accepts: one day.
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
+/// Parse a positive number of seconds, at most [`MAX_TIMEOUT_SECS`].
 pub fn parse_secs(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .parse()
         .map_err(|_| format!("`{s}` is not a number of seconds"))?;
     if !secs.is_finite() || secs <= 0.0 {
         return Err(format!("the timeout must be more than 0 seconds, not {s}"));
+    }
+    if secs > MAX_TIMEOUT_SECS as f64 {
+        return Err(format!(
+            "the timeout must be at most {MAX_TIMEOUT_SECS} seconds (one day), not {s}"
+        ));
     }
     Duration::try_from_secs_f64(secs).map_err(|e| format!("`{s}`: {e}"))
 }
@@ -255,6 +267,9 @@ mod tests {
         assert!(parse_secs("-3").is_err());
         assert!(parse_secs("inf").is_err());
         assert!(parse_secs("x").is_err());
+        assert_eq!(parse_secs("86400").unwrap(), Duration::from_secs(86_400));
+        assert!(parse_secs("86400.5").is_err());
+        assert!(parse_secs("1e9").is_err());
     }
 
     fn strings(v: &[&str]) -> Vec<String> {

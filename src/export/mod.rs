@@ -419,21 +419,17 @@ pub fn format(text: &str) -> (String, &'static str) {
     (reindent(text), "mfppr")
 }
 
+/// How long `clang-format` may run on one export.
+const FORMAT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `text` formatted by `clang-format` through the process runner; `None` when it is not installed,
+/// fails, times out or writes more than four times the text (plus 64 KiB).
 fn clang_format(text: &str) -> Option<String> {
-    use std::io::Write;
-    let mut child = std::process::Command::new("clang-format")
-        .arg("--style={BasedOnStyle: LLVM, IndentWidth: 4, ColumnLimit: 100}")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .ok()?;
-    let mut stdin = child.stdin.take()?;
-    let input = text.to_string();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().ok()?;
-    writer.join().ok()?.ok()?;
-    (out.status.success() && !out.stdout.is_empty())
+    let mut command = std::process::Command::new("clang-format");
+    command.arg("--style={BasedOnStyle: LLVM, IndentWidth: 4, ColumnLimit: 100}");
+    let cap = 4 * text.len() + 64 * 1024;
+    let out = crate::process::capture(&mut command, text.as_bytes(), FORMAT_TIMEOUT, cap).ok()?;
+    (out.finished.end.status() == Some(0) && !out.truncated && !out.stdout.is_empty())
         .then(|| String::from_utf8(out.stdout).ok())
         .flatten()
 }
