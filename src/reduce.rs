@@ -503,12 +503,8 @@ fn search(
 /// convention, and the MR catalogue.
 fn read_input(opts: &ReduceOptions) -> anyhow::Result<(Vec<u8>, LineEndings, Catalogue)> {
     let input = &opts.input;
-    let raw = std::fs::read(input).map_err(|e| {
-        coded(
-            ExitKind::Input,
-            format!("cannot read input {}: {e}; check the path", input.display()),
-        )
-    })?;
+    let raw =
+        crate::model::read_test(input).map_err(|e| coded(ExitKind::Input, format!("{e:#}")))?;
     let not_mfpp = |e: anyhow::Error| {
         coded(
             ExitKind::Input,

@@ -269,7 +269,7 @@ impl Document {
 
     /// Whether tree-sitter had to recover from syntax errors.
     pub fn has_syntax_errors(&self) -> bool {
-        self.tree.root_node().has_error()
+        self.tree.root_node().has_error() && self.outline().syntax_errors > 0
     }
 
     /// The bytes.
@@ -305,6 +305,11 @@ impl Document {
             for child in items.into_iter().rev() {
                 match child.kind() {
                     "function_definition" => {
+                        if let Some(f) = self.function(child, &ns, branch) {
+                            out.functions.push(f);
+                        }
+                    }
+                    "declaration" if brace_body(child).is_some() => {
                         if let Some(f) = self.function(child, &ns, branch) {
                             out.functions.push(f);
                         }
@@ -395,7 +400,9 @@ impl Document {
     }
 
     fn function(&self, node: Node, ns: &[String], branch: Branch) -> Option<Function> {
-        let body = node.child_by_field_name("body")?;
+        let body = node
+            .child_by_field_name("body")
+            .or_else(|| brace_body(node))?;
         let (declarator, name_node) = function_declarator(node)?;
         let name_text = self.slice(name_node.byte_range()).trim().to_string();
         let mut namespaces = ns.to_vec();
@@ -623,6 +630,33 @@ impl Document {
 
 /// The `function_declarator` of a definition and its name node (through pointer/reference
 /// declarators, e.g. `T& f(...)`).
+/// The body of a function definition whose body holds only (nested) empty blocks, such as
+/// `void f() { { } }`: tree-sitter reads it as a declaration of `f` with a brace initialiser and a
+/// missing `;`, and the initialiser is the body.
+fn brace_body(node: Node) -> Option<Node> {
+    if node.kind() != "declaration" {
+        return None;
+    }
+    let init = node.child_by_field_name("declarator")?;
+    let value = init.child_by_field_name("value")?;
+    let function = init.child_by_field_name("declarator")?;
+    let only_braces = |n: Node| {
+        let mut stack = vec![n];
+        while let Some(n) = stack.pop() {
+            if n.kind() != "initializer_list" {
+                return false;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        true
+    };
+    (init.kind() == "init_declarator"
+        && function.kind() == "function_declarator"
+        && only_braces(value))
+    .then_some(value)
+}
+
 fn function_declarator(node: Node) -> Option<(Node, Node)> {
     let mut d = node.child_by_field_name("declarator")?;
     for _ in 0..8 {
@@ -698,7 +732,10 @@ fn count_errors(root: Node) -> (usize, Option<usize>) {
     let mut count = 0;
     let mut first = None;
     preorder(root, |n| {
-        if n.is_error() || n.is_missing() {
+        let brace_function_end = n.is_missing()
+            && n.kind() == ";"
+            && n.parent().is_some_and(|p| brace_body(p).is_some());
+        if (n.is_error() || n.is_missing()) && !brace_function_end {
             count += 1;
             if first.is_none() {
                 first = Some(n.start_byte());
@@ -740,6 +777,27 @@ mod tests {
             .unwrap()
             .outline()
             .clone()
+    }
+
+    #[test]
+    fn a_function_of_nested_empty_blocks_is_a_function_not_a_syntax_error() {
+        for src in [
+            "void f() { { } }\nint main() { { } }\n",
+            "void f()\n{\n    {\n        {}\n    }\n}\nint main() { return 0; }\n",
+        ] {
+            let doc = Document::parse(src.as_bytes().to_vec()).unwrap();
+            let o = doc.outline();
+            assert_eq!((o.syntax_errors, o.first_error), (0, None), "{src:?}");
+            assert!(!doc.has_syntax_errors(), "{src:?}");
+            let names: Vec<&str> = o.functions.iter().map(|f| f.name.as_str()).collect();
+            assert_eq!(names, ["f", "main"], "{src:?}");
+            let f = &o.functions[0];
+            assert_eq!(&src[f.body_span.clone()].chars().next(), &Some('{'));
+            assert!(src[f.body_span.clone()].ends_with('}'));
+        }
+        // A brace initialiser with a value is no function body: still an error.
+        let o = outline("void f() { { 1 } }\n");
+        assert!(o.syntax_errors > 0);
     }
 
     #[test]
