@@ -225,82 +225,113 @@ impl Search {
             if let Some(c) = pass.winner.take() {
                 return Ok(self.accept(pass, c));
             }
-            let kind = pass.kind;
-            let Some(mut windows) = pass.windows.take() else {
-                let gathered = workshop.gather(&self.text, kind)?;
-                let live: Vec<(usize, Option<u64>)> = (0..gathered.len())
-                    .map(|i| (i, gathered.fingerprint(i)))
-                    .filter(|(_, f)| f.is_none_or(|f| !self.failed.contains(&f)))
-                    .collect();
-                if live.is_empty() {
-                    self.end_pass(&pass);
-                    continue;
-                }
-                pass.live = live.len();
-                let size = window_size(kind, pass.size, live.len());
-                if pass.visited_size != size {
-                    pass.visited.clear();
-                    pass.visited_size = size;
-                }
-                let fresh: Vec<usize> = live
-                    .iter()
-                    .filter(|(_, f)| f.is_none_or(|f| !pass.visited.contains(&f)))
-                    .map(|(i, _)| *i)
-                    .collect();
-                if fresh.is_empty() {
-                    self.next_size(pass, size);
-                    continue;
-                }
-                pass.windows = Some(Windows {
-                    size,
-                    list: Arc::new(fresh.chunks(size).map(<[usize]>::to_vec).collect()),
-                    next: 0,
-                    seen: HashSet::new(),
-                });
-                self.pass = Some(pass);
+            let Some(windows) = pass.windows.take() else {
+                self.cut_windows(pass, workshop)?;
                 continue;
             };
-            let Some(window) = windows.list.get(windows.next).cloned() else {
-                if !pass.batch.is_empty() {
-                    let merge = match pass.merging || pass.batch.len() == 1 {
-                        true => None,
-                        false => {
-                            let all: Vec<usize> =
-                                pass.batch.iter().flat_map(|(w, _)| w.clone()).collect();
-                            workshop.build(&self.text, kind, &all)?.filter(|c| {
-                                c.text.hash != self.text.hash
-                                    && !self.history.contains(&c.text.hash)
-                            })
-                        }
-                    };
-                    pass.windows = Some(windows);
-                    if let Some(merged) = merge {
-                        pass.merging = true;
-                        pass.pending = Some(merged);
-                        self.pass = Some(pass);
-                        continue;
-                    }
-                    // One interesting window, or their merge was not: the first goes in.
-                    let (_, first) = std::mem::take(&mut pass.batch).remove(0);
-                    pass.merging = false;
-                    return Ok(self.accept(pass, first));
-                }
-                // Nothing interesting at this size on this text.
-                self.next_size(pass, windows.size);
-                continue;
-            };
-            let fresh = workshop.build(&self.text, kind, &window)?.filter(|c| {
-                c.text.hash != self.text.hash
-                    && !self.history.contains(&c.text.hash)
-                    && windows.seen.insert(c.text.hash)
-            });
-            match fresh {
-                Some(c) => pass.pending = Some(c),
-                None => windows.next += 1,
+            if windows.next < windows.list.len() {
+                self.offer_window(pass, windows, workshop)?;
+            } else if let Some(step) = self.windows_done(pass, windows, workshop)? {
+                return Ok(step);
             }
-            pass.windows = Some(windows);
-            self.pass = Some(pass);
         }
+    }
+
+    /// Cut `pass`'s windows on the current text from its live opportunities not yet visited at
+    /// its size; with none, the pass goes on at the next size (or ends).
+    fn cut_windows(&mut self, mut pass: Pass, workshop: &mut Workshop<'_>) -> anyhow::Result<()> {
+        let kind = pass.kind;
+        let gathered = workshop.gather(&self.text, kind)?;
+        let live: Vec<(usize, Option<u64>)> = (0..gathered.len())
+            .map(|i| (i, gathered.fingerprint(i)))
+            .filter(|(_, f)| f.is_none_or(|f| !self.failed.contains(&f)))
+            .collect();
+        if live.is_empty() {
+            self.end_pass(&pass);
+            return Ok(());
+        }
+        pass.live = live.len();
+        let size = window_size(kind, pass.size, live.len());
+        if pass.visited_size != size {
+            pass.visited.clear();
+            pass.visited_size = size;
+        }
+        let fresh: Vec<usize> = live
+            .iter()
+            .filter(|(_, f)| f.is_none_or(|f| !pass.visited.contains(&f)))
+            .map(|(i, _)| *i)
+            .collect();
+        if fresh.is_empty() {
+            self.next_size(pass, size);
+            return Ok(());
+        }
+        pass.windows = Some(Windows {
+            size,
+            list: Arc::new(fresh.chunks(size).map(<[usize]>::to_vec).collect()),
+            next: 0,
+            seen: HashSet::new(),
+        });
+        self.pass = Some(pass);
+        Ok(())
+    }
+
+    /// Build the candidate of the next window: it is pending if it is new on this text, else the
+    /// window is skipped.
+    fn offer_window(
+        &mut self,
+        mut pass: Pass,
+        mut windows: Windows,
+        workshop: &mut Workshop<'_>,
+    ) -> anyhow::Result<()> {
+        let window = windows.list[windows.next].clone();
+        let fresh = workshop.build(&self.text, pass.kind, &window)?.filter(|c| {
+            c.text.hash != self.text.hash
+                && !self.history.contains(&c.text.hash)
+                && windows.seen.insert(c.text.hash)
+        });
+        match fresh {
+            Some(c) => pass.pending = Some(c),
+            None => windows.next += 1,
+        }
+        pass.windows = Some(windows);
+        self.pass = Some(pass);
+        Ok(())
+    }
+
+    /// Every window of this size on this text is judged: a batch's merge is judged next, or the
+    /// batch's first window goes in (the accept is returned); without a batch the pass goes on
+    /// at the next size.
+    fn windows_done(
+        &mut self,
+        mut pass: Pass,
+        windows: Windows,
+        workshop: &mut Workshop<'_>,
+    ) -> anyhow::Result<Option<Step>> {
+        if pass.batch.is_empty() {
+            // Nothing interesting at this size on this text.
+            self.next_size(pass, windows.size);
+            return Ok(None);
+        }
+        let merge = match pass.merging || pass.batch.len() == 1 {
+            true => None,
+            false => {
+                let all: Vec<usize> = pass.batch.iter().flat_map(|(w, _)| w.clone()).collect();
+                workshop.build(&self.text, pass.kind, &all)?.filter(|c| {
+                    c.text.hash != self.text.hash && !self.history.contains(&c.text.hash)
+                })
+            }
+        };
+        pass.windows = Some(windows);
+        if let Some(merged) = merge {
+            pass.merging = true;
+            pass.pending = Some(merged);
+            self.pass = Some(pass);
+            return Ok(None);
+        }
+        // One interesting window, or their merge was not: the first goes in.
+        let (_, first) = std::mem::take(&mut pass.batch).remove(0);
+        pass.merging = false;
+        Ok(Some(self.accept(pass, first)))
     }
 
     /// The verdict of the candidate [`Search::next`] returned last.
