@@ -198,7 +198,7 @@ impl fmt::Debug for InFlight<'_> {
 
 /// The search engine. Owns the verdict cache and the stats.
 pub struct Engine<'a> {
-    reduction: &'a dyn Opportunities,
+    opportunities: &'a dyn Opportunities,
     oracle: &'a dyn Oracle,
     options: EngineOptions,
     interrupt: &'a AtomicBool,
@@ -231,17 +231,17 @@ impl fmt::Debug for Engine<'_> {
 }
 
 impl<'a> Engine<'a> {
-    /// An engine searching with `reduction` and judging with `oracle`. The search stops with
+    /// An engine searching with `opportunities` and judging with `oracle`. The search stops with
     /// [`ExitKind::Interrupted`] once `interrupt` is set.
     pub fn new(
-        reduction: &'a dyn Opportunities,
+        opportunities: &'a dyn Opportunities,
         oracle: &'a dyn Oracle,
         options: EngineOptions,
         interrupt: &'a AtomicBool,
     ) -> anyhow::Result<Engine<'a>> {
         let jobs = options.jobs.max(1);
         Ok(Engine {
-            reduction,
+            opportunities,
             oracle,
             options: EngineOptions { jobs, ..options },
             interrupt,
@@ -301,7 +301,7 @@ impl<'a> Engine<'a> {
         self.stats.bytes_after = start.len() as u64;
         self.last_progress = Instant::now();
         let mut search = Search::new(start);
-        let mut workshop = Workshop::new(self.reduction, self.options.jobs > 1);
+        let mut workshop = Workshop::new(self.opportunities, self.options.jobs > 1);
         let (oracle, interrupt) = (self.oracle, self.interrupt);
         let (sender, results) = mpsc::channel::<RunReport>();
         let result = std::thread::scope(|scope| {

@@ -203,7 +203,7 @@ impl Speculation for Ahead<'_> {
 /// found: the caller can judge them while it judges `start` (their verdicts go to
 /// [`Engine::remember_ahead`], the runs still going to [`Engine::adopt`]).
 pub fn candidates_ahead(
-    reduction: &dyn Opportunities,
+    opportunities: &dyn Opportunities,
     start: &[u8],
     count: usize,
     on_found: &mut dyn FnMut(OpportunityKind, Vec<u8>),
@@ -212,7 +212,7 @@ pub fn candidates_ahead(
         return Ok(());
     }
     let mut search = Search::new(start.to_vec());
-    let mut workshop = Workshop::new(reduction, true);
+    let mut workshop = Workshop::new(opportunities, true);
     let Some(first) = search.advance(&mut workshop) else {
         return Ok(());
     };

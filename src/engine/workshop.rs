@@ -14,7 +14,7 @@ use crate::opportunity::{Gathered, Opportunities, OpportunityKind};
 /// speculative copies of the search (and the next window size on the same text) do not redo
 /// them. Without speculation only the last gathering is kept and nothing built.
 pub(super) struct Workshop<'r> {
-    reduction: &'r dyn Opportunities,
+    opportunities: &'r dyn Opportunities,
     /// Recent gatherings by text and kind.
     gathered: HashMap<(blake3::Hash, OpportunityKind), Kept<'r>>,
     gathered_bytes: usize,
@@ -37,9 +37,9 @@ const GATHERED_BYTES_KEPT: usize = 8 << 20;
 const BUILT_BYTES_KEPT: usize = 256 << 20;
 
 impl<'r> Workshop<'r> {
-    pub(super) fn new(reduction: &'r dyn Opportunities, speculating: bool) -> Workshop<'r> {
+    pub(super) fn new(opportunities: &'r dyn Opportunities, speculating: bool) -> Workshop<'r> {
         Workshop {
-            reduction,
+            opportunities,
             gathered: HashMap::new(),
             gathered_bytes: 0,
             clock: 0,
@@ -61,7 +61,7 @@ impl<'r> Workshop<'r> {
             return Ok(Arc::clone(g));
         }
         let gathered: Arc<dyn Gathered + 'r> = Arc::from(
-            self.reduction
+            self.opportunities
                 .gather(&text.bytes, kind)
                 .with_context(|| format!("cannot gather {} opportunities", kind.name()))?,
         );
