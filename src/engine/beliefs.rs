@@ -22,8 +22,8 @@ const NEEDED_PRIOR_WEIGHT: f64 = 4.0;
 
 /// For speculation only: the probability that each opportunity (by fingerprint) is needed,
 /// updated as in ProbDD, starting from its kind's rate of needed opportunities estimated from
-/// every window of the kind judged so far ([`KindRate`]). Shared by copies of the search like
-/// [`Learned`].
+/// every window of the kind judged so far ([`KindRate`]). Shared by copies of the search as its
+/// `Learned` sets are.
 #[derive(Clone, Default)]
 pub(super) struct Beliefs {
     base: Arc<HashMap<u64, f64>>,

@@ -7,9 +7,9 @@
 //! never starts a process itself: its runs call the [`Oracle`], which goes through the one
 //! process runner ([`crate::process`]).
 //!
-//! The parts: [`search`] (the state machine that decides the next candidate), [`workshop`]
-//! (gathering and building candidates), [`beliefs`] (how likely a candidate is interesting, for
-//! speculation only), [`speculation`] (which runs go while the search waits), [`runs`] (oracle
+//! The parts: `search` (the state machine that decides the next candidate), `workshop`
+//! (gathering and building candidates), `beliefs` (how likely a candidate is interesting, for
+//! speculation only), `speculation` (which runs go while the search waits), `runs` (oracle
 //! runs in flight) and, here, [`Engine`], which drives them. With any `jobs`, what the search
 //! decides depends only on the verdicts; only what runs meanwhile depends on timing.
 

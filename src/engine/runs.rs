@@ -28,7 +28,7 @@ pub(super) type RunReport = (u64, blake3::Hash, RunResult);
 pub(super) struct Running {
     pub(super) id: u64,
     pub(super) kind: OpportunityKind,
-    /// The fingerprints of the candidate's opportunities and its window's [`Hints`] key.
+    /// The fingerprints of the candidate's opportunities and its window's [`Hints`](super::beliefs::Hints) key.
     pub(super) prints: Vec<u64>,
     pub(super) window: Option<u64>,
     /// Set to kill the run.
