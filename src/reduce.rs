@@ -235,7 +235,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
             .or_else(|| cache_dir.as_ref().map(|d| d.path().to_path_buf())),
     );
 
-    let reduction = MfppOpportunities::new(
+    let opportunities = MfppOpportunities::new(
         catalogue,
         PassOptions {
             keep_checks: opts.keep_checks,
@@ -248,7 +248,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     let original = Original {
         text: &text,
         endings,
-        reduction: &reduction,
+        opportunities: &opportunities,
     };
     // The spare slots' runs of the initial checks may go on in the search: their threads live
     // until it ends; whatever it did not take over is killed on the way out.
@@ -327,7 +327,7 @@ fn check_and_search<'s, 'e: 's>(
         ahead: initial.ahead,
         in_flight: initial.in_flight,
     };
-    let (result, mut stats, on_disk) = search(opts, original.reduction, &oracle, paths, from);
+    let (result, mut stats, on_disk) = search(opts, original.opportunities, &oracle, paths, from);
     stats.oracle_calls += setup_calls + stats.rechecks;
     Ok((result, stats, on_disk, timeout))
 }
@@ -337,7 +337,7 @@ struct Original<'a> {
     /// The input, with LF line endings.
     text: &'a [u8],
     endings: LineEndings,
-    reduction: &'a dyn Opportunities,
+    opportunities: &'a dyn Opportunities,
 }
 
 /// What the initial checks found out besides the original being interesting.
@@ -434,7 +434,7 @@ struct SearchFrom<'a, 'e> {
 /// result on disk.
 fn search(
     opts: &ReduceOptions,
-    reduction: &dyn Opportunities,
+    opportunities: &dyn Opportunities,
     oracle: &EndingsOracle<'_, ScriptOracle>,
     paths: &ReducePaths,
     from: SearchFrom<'_, '_>,
@@ -446,7 +446,7 @@ fn search(
         in_flight,
     } = from;
     let engine = Engine::new(
-        reduction,
+        opportunities,
         oracle,
         EngineOptions {
             jobs: opts.jobs.max(1),
@@ -654,7 +654,7 @@ fn initial_checks<'s, 'e: 's>(
         if spare > 0 && opts.cache && !opts.resume {
             // Only a speed-up: if the input cannot be gathered, the search will say why.
             let _ = candidates_ahead(
-                original.reduction,
+                original.opportunities,
                 original.text,
                 spare,
                 &mut |kind, text| {

@@ -76,16 +76,16 @@ impl Gathered for Combined {
 }
 
 /// The candidate made of every opportunity of each [`COMBINED`] kind, in that order, each kind
-/// gathered (by `reduction`) on the previous kind's result and taken whole until it offers
+/// gathered (by `opportunities`) on the previous kind's result and taken whole until it offers
 /// nothing new; `None` when that leaves `text` as it is. These edits keep the test's meaning,
 /// so this one candidate usually replaces a search per kind.
-pub(super) fn combined(text: &[u8], reduction: &dyn Opportunities) -> Option<Combined> {
+pub(super) fn combined(text: &[u8], opportunities: &dyn Opportunities) -> Option<Combined> {
     let mut current = text.to_vec();
     let mut taken: Vec<String> = Vec::new();
     for kind in COMBINED {
         let mut count = 0;
         for _ in 0..COMBINED_PASSES {
-            let next = match reduction.gather(&current, kind) {
+            let next = match opportunities.gather(&current, kind) {
                 Ok(g) if !g.is_empty() => g
                     .candidate(&(0..g.len()).collect::<Vec<_>>())
                     .map(|c| (c, g.len())),

@@ -1,0 +1,574 @@
+//! The search: a deterministic state machine ([`Search`]) that says which candidate it needs
+//! judged next and what it accepts; its next candidate depends only on the verdicts fed to it.
+//!
+//! **Rounds.** Kinds are visited in [`OpportunityKind::ALL`] order. Rounds over the four main
+//! kinds repeat until a round accepts nothing (fixpoint); the tail kinds then run once, each from
+//! a first window of all its opportunities (their edits keep every variant's meaning).
+//!
+//! **Windows.** A kind's live opportunities are cut, in enumeration order, into windows of ⌈n/2⌉,
+//! then ⌈n/4⌉ … 1; each window is one candidate. The first interesting window is accepted; the
+//! kind is gathered again on the new text and goes on at the same size with the opportunities
+//! not yet in an uninteresting window of that size, then the smaller sizes.
+//!
+//! **Batches.** A batching kind ([`OpportunityKind::batches`]) whose window of at most
+//! [`BATCH_MAX`] opportunities is rejected judges each alone on that same text, then merges the
+//! interesting ones into one more candidate (else the first of them goes in). What it judges
+//! next never depends on those verdicts, so with `jobs` > 1 they all run at once.
+//!
+//! **Deferral.** A main kind other than the last with at least [`DEFER_MIN`] live opportunities
+//! that accepts nothing at a size waits until the round's other kinds accepted nothing; an
+//! accept starts the next round from the largest windows, so the fixpoint is the same.
+//!
+//! **Edit caching.** A single opportunity found uninteresting is remembered by its
+//! [`Gathered::fingerprint`](crate::opportunity::Gathered::fingerprint) for the rest of the
+//! kind's search (a changed opportunity gets a new fingerprint); the kind's next search keeps
+//! them only if no other kind accepted anything since.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use super::beliefs::Beliefs;
+use super::workshop::Workshop;
+use super::{Candidate, Text};
+use crate::opportunity::OpportunityKind;
+use crate::oracle::Verdict;
+
+/// The size of `kind`'s windows over `live` opportunities: `size` (half the live ones when
+/// `None`), at most half of them, at least 1 — except that a tail kind's edits keep the test's
+/// meaning, so its first window is all of them before the halving.
+fn window_size(kind: OpportunityKind, size: Option<usize>, live: usize) -> usize {
+    let most = match kind.is_tail() {
+        true => live,
+        false => live.div_ceil(2),
+    };
+    size.map_or(most, |s| s.min(most)).max(1)
+}
+
+/// A main kind's pass with at least this many live opportunities that accepts nothing at a size
+/// is deferred ([`Search::next_size`]).
+const DEFER_MIN: usize = 12;
+
+/// A batching kind ([`OpportunityKind::batches`]) whose window of at most this many live
+/// opportunities was rejected judges each of them alone next, on the same text.
+const BATCH_MAX: usize = 8;
+
+/// The window size after `size`.
+fn smaller(size: usize) -> usize {
+    size.div_ceil(2)
+}
+
+/// A set that grows: shared by copies of the search state, with what a copy learned on its own
+/// kept apart (so speculative copies are cheap).
+#[derive(Clone)]
+struct Learned<T: std::hash::Hash + Eq + Clone> {
+    base: Arc<HashSet<T>>,
+    extra: HashSet<T>,
+}
+
+impl<T: std::hash::Hash + Eq + Clone> Default for Learned<T> {
+    fn default() -> Learned<T> {
+        Learned {
+            base: Arc::new(HashSet::new()),
+            extra: HashSet::new(),
+        }
+    }
+}
+
+impl<T: std::hash::Hash + Eq + Clone> Learned<T> {
+    fn contains(&self, t: &T) -> bool {
+        self.extra.contains(t) || self.base.contains(t)
+    }
+
+    fn insert(&mut self, t: T) {
+        if !self.base.contains(&t) {
+            self.extra.insert(t);
+        }
+    }
+
+    /// Move what was learned into the shared part (the real search, between steps).
+    fn settle(&mut self) {
+        if !self.extra.is_empty() {
+            Arc::make_mut(&mut self.base).extend(self.extra.drain());
+        }
+    }
+}
+
+/// What the search does next.
+pub(super) enum Step {
+    /// It needs the verdict of this candidate ([`Search::feed`]).
+    Judge(Candidate),
+    /// It accepted a candidate (now the current text), replacing a text of `before` bytes.
+    Accepted {
+        kind: OpportunityKind,
+        before: usize,
+        what: Arc<str>,
+    },
+    /// The fixpoint is reached.
+    Done,
+}
+
+/// One kind's search on the current text.
+#[derive(Clone)]
+struct Pass {
+    kind: OpportunityKind,
+    /// Window size (`None`: half the live opportunities).
+    size: Option<usize>,
+    /// The windows of `size` on the current text, once cut.
+    windows: Option<Windows>,
+    /// Fingerprints of the opportunities of the windows of `visited_size` found uninteresting:
+    /// after an accept the pass goes on with the others at that size (no revisits).
+    visited: HashSet<u64>,
+    visited_size: usize,
+    /// The candidate handed out by [`Search::next`], waiting for its verdict.
+    pending: Option<Candidate>,
+    /// A candidate found interesting, accepted by the next [`Search::next`].
+    winner: Option<Candidate>,
+    /// Live opportunities when the windows were last cut.
+    live: usize,
+    /// The pass accepted a candidate.
+    accepted: bool,
+    /// The pass was deferred and goes on after the round's other kinds.
+    resumed: bool,
+    /// A batching kind's windows of one opportunity found interesting on the current text, in
+    /// enumeration order, with their candidates: merged once every window is judged.
+    batch: Vec<(Vec<usize>, Candidate)>,
+    /// The pending candidate is the merge of `batch`.
+    merging: bool,
+}
+
+/// The windows of one size on one text, in enumeration order.
+#[derive(Clone)]
+struct Windows {
+    size: usize,
+    list: Arc<Vec<Vec<usize>>>,
+    /// The window judged next.
+    next: usize,
+    /// Candidates offered on this text.
+    seen: HashSet<blake3::Hash>,
+}
+
+/// The state of the search: a deterministic function of the starting text and the verdicts fed.
+#[derive(Clone)]
+pub(super) struct Search {
+    pub(super) text: Text,
+    pub(super) round: u64,
+    /// Index into [`OpportunityKind::ALL`] of the kind searched now.
+    kind: usize,
+    /// A main kind accepted a candidate in this round.
+    accepted_in_round: bool,
+    /// The main kinds reached their fixpoint; the tail kinds run (once).
+    in_tail: bool,
+    pass: Option<Pass>,
+    /// Passes of this round deferred at a smaller size ([`Search::next_size`]), in turn.
+    deferred: VecDeque<Pass>,
+    done: bool,
+    /// Fingerprints of single opportunities found uninteresting in the current kind's search (edit
+    /// caching).
+    failed: Learned<u64>,
+    /// Candidates accepted so far, of any kind.
+    accepts: u64,
+    /// Each kind's `failed` when its last pass ended, with `accepts` then: its next pass keeps
+    /// them if no other kind accepted since ([`Search::failed_of`]).
+    failed_before: BTreeMap<OpportunityKind, (Learned<u64>, u64)>,
+    /// Texts accepted so far (never offered again, so the search ends even if a pass cycles).
+    history: Learned<blake3::Hash>,
+    /// How likely each opportunity is to be needed, for speculation.
+    beliefs: Beliefs,
+}
+
+impl Search {
+    pub(super) fn new(start: Vec<u8>) -> Search {
+        let text = Text::new(start);
+        let mut history = Learned::default();
+        history.insert(text.hash);
+        history.settle();
+        Search {
+            text,
+            round: 1,
+            kind: 0,
+            accepted_in_round: false,
+            in_tail: false,
+            pass: None,
+            deferred: VecDeque::new(),
+            done: false,
+            failed: Learned::default(),
+            accepts: 0,
+            failed_before: BTreeMap::new(),
+            history,
+            beliefs: Beliefs::default(),
+        }
+    }
+
+    /// The kind searched now.
+    pub(super) fn current_kind(&self) -> OpportunityKind {
+        let kinds = OpportunityKind::ALL;
+        self.pass
+            .as_ref()
+            .map_or(kinds[self.kind.min(kinds.len() - 1)], |p| p.kind)
+    }
+
+    /// Advance to the next candidate to judge, the next accept, or the end.
+    pub(super) fn next(&mut self, workshop: &mut Workshop<'_>) -> anyhow::Result<Step> {
+        loop {
+            if self.done {
+                return Ok(Step::Done);
+            }
+            let Some(mut pass) = self.pass.take() else {
+                self.start_pass();
+                continue;
+            };
+            if let Some(c) = &pass.pending {
+                let c = c.clone();
+                self.pass = Some(pass);
+                return Ok(Step::Judge(c));
+            }
+            if let Some(c) = pass.winner.take() {
+                return Ok(self.accept(pass, c));
+            }
+            let Some(windows) = pass.windows.take() else {
+                self.cut_windows(pass, workshop)?;
+                continue;
+            };
+            if windows.next < windows.list.len() {
+                self.offer_window(pass, windows, workshop)?;
+            } else if let Some(step) = self.windows_done(pass, windows, workshop)? {
+                return Ok(step);
+            }
+        }
+    }
+
+    /// Cut `pass`'s windows on the current text from its live opportunities not yet visited at
+    /// its size; with none, the pass goes on at the next size (or ends).
+    fn cut_windows(&mut self, mut pass: Pass, workshop: &mut Workshop<'_>) -> anyhow::Result<()> {
+        let kind = pass.kind;
+        let gathered = workshop.gather(&self.text, kind)?;
+        let live: Vec<(usize, Option<u64>)> = (0..gathered.len())
+            .map(|i| (i, gathered.fingerprint(i)))
+            .filter(|(_, f)| f.is_none_or(|f| !self.failed.contains(&f)))
+            .collect();
+        if live.is_empty() {
+            self.end_pass(&pass);
+            return Ok(());
+        }
+        pass.live = live.len();
+        let size = window_size(kind, pass.size, live.len());
+        if pass.visited_size != size {
+            pass.visited.clear();
+            pass.visited_size = size;
+        }
+        let fresh: Vec<usize> = live
+            .iter()
+            .filter(|(_, f)| f.is_none_or(|f| !pass.visited.contains(&f)))
+            .map(|(i, _)| *i)
+            .collect();
+        if fresh.is_empty() {
+            self.next_size(pass, size);
+            return Ok(());
+        }
+        pass.windows = Some(Windows {
+            size,
+            list: Arc::new(fresh.chunks(size).map(<[usize]>::to_vec).collect()),
+            next: 0,
+            seen: HashSet::new(),
+        });
+        self.pass = Some(pass);
+        Ok(())
+    }
+
+    /// Build the candidate of the next window: it is pending if it is new on this text, else the
+    /// window is skipped.
+    fn offer_window(
+        &mut self,
+        mut pass: Pass,
+        mut windows: Windows,
+        workshop: &mut Workshop<'_>,
+    ) -> anyhow::Result<()> {
+        let window = windows.list[windows.next].clone();
+        let fresh = workshop.build(&self.text, pass.kind, &window)?.filter(|c| {
+            c.text.hash != self.text.hash
+                && !self.history.contains(&c.text.hash)
+                && windows.seen.insert(c.text.hash)
+        });
+        match fresh {
+            Some(c) => pass.pending = Some(c),
+            None => windows.next += 1,
+        }
+        pass.windows = Some(windows);
+        self.pass = Some(pass);
+        Ok(())
+    }
+
+    /// Every window of this size on this text is judged: a batch's merge is judged next, or the
+    /// batch's first window goes in (the accept is returned); without a batch the pass goes on
+    /// at the next size.
+    fn windows_done(
+        &mut self,
+        mut pass: Pass,
+        windows: Windows,
+        workshop: &mut Workshop<'_>,
+    ) -> anyhow::Result<Option<Step>> {
+        if pass.batch.is_empty() {
+            // Nothing interesting at this size on this text.
+            self.next_size(pass, windows.size);
+            return Ok(None);
+        }
+        let merge = match pass.merging || pass.batch.len() == 1 {
+            true => None,
+            false => {
+                let all: Vec<usize> = pass.batch.iter().flat_map(|(w, _)| w.clone()).collect();
+                workshop.build(&self.text, pass.kind, &all)?.filter(|c| {
+                    c.text.hash != self.text.hash && !self.history.contains(&c.text.hash)
+                })
+            }
+        };
+        pass.windows = Some(windows);
+        if let Some(merged) = merge {
+            pass.merging = true;
+            pass.pending = Some(merged);
+            self.pass = Some(pass);
+            return Ok(None);
+        }
+        // One interesting window, or their merge was not: the first goes in.
+        let (_, first) = std::mem::take(&mut pass.batch).remove(0);
+        pass.merging = false;
+        Ok(Some(self.accept(pass, first)))
+    }
+
+    /// The verdict of the candidate [`Search::next`] returned last.
+    pub(super) fn feed(&mut self, verdict: Verdict) {
+        let Some(pass) = self.pass.as_mut() else {
+            return;
+        };
+        let Some(c) = pass.pending.take() else {
+            return;
+        };
+        let interesting = verdict == Verdict::Interesting;
+        self.beliefs.judged(c.kind, c.size, &c.prints, interesting);
+        if pass.merging {
+            // The merge goes in if it is interesting, else the batch's first (the next `next`).
+            if interesting {
+                pass.batch.clear();
+                pass.merging = false;
+                pass.winner = Some(c);
+            }
+            return;
+        }
+        if interesting {
+            let kind = pass.kind;
+            match pass
+                .windows
+                .as_mut()
+                .filter(|w| kind.batches() && w.size == 1)
+            {
+                // A batching kind's single opportunity waits for the merge; the next one is judged.
+                Some(w) => {
+                    pass.batch.push((w.list[w.next].clone(), c));
+                    w.next += 1;
+                }
+                None => pass.winner = Some(c),
+            }
+            return;
+        }
+        if let Some(f) = c.fingerprint {
+            self.failed.insert(f);
+        }
+        pass.visited.extend(c.prints.iter().copied());
+        if let Some(w) = pass.windows.as_mut() {
+            w.next += 1;
+        }
+    }
+
+    /// The pass goes on at the size after `size`, or ends after size 1. A main kind's pass that
+    /// has accepted nothing, has at least [`DEFER_MIN`] live opportunities and is not the last
+    /// main kind is deferred instead: it goes on at the smaller size after the round's other
+    /// kinds, if none of them accepts.
+    fn next_size(&mut self, mut pass: Pass, size: usize) {
+        if size <= 1 {
+            self.end_pass(&pass);
+            return;
+        }
+        // A batching kind with few live opportunities judges them one by one.
+        pass.size = Some(match pass.kind.batches() && pass.live <= BATCH_MAX {
+            true => 1,
+            false => smaller(size),
+        });
+        pass.windows = None;
+        // Something can still unblock it in this round: a later main kind, or (once the round
+        // accepted nothing) the other deferred kinds' smaller sizes.
+        let later = pass.resumed
+            || OpportunityKind::ALL
+                .get(self.kind + 1)
+                .is_some_and(|k| !k.is_tail());
+        if !pass.accepted && !pass.kind.is_tail() && pass.live >= DEFER_MIN && later {
+            self.end_pass(&pass);
+            pass.resumed = true;
+            self.deferred.push_back(pass);
+        } else {
+            self.pass = Some(pass);
+        }
+    }
+
+    /// The pass is over: the search goes on with the next kind (a resumed pass was not the
+    /// current kind's).
+    fn end_pass(&mut self, pass: &Pass) {
+        self.failed_before
+            .insert(pass.kind, (self.failed.clone(), self.accepts));
+        if !pass.resumed {
+            self.kind += 1;
+        }
+    }
+
+    /// Make `c` the current text; the pass goes on at the same window size on it.
+    fn accept(&mut self, mut pass: Pass, c: Candidate) -> Step {
+        let before = self.text.bytes.len();
+        self.history.insert(c.text.hash);
+        self.accepts += 1;
+        self.text = c.text;
+        self.accepted_in_round |= !c.kind.is_tail();
+        pass.size = Some(pass.windows.as_ref().map_or(c.size, |w| w.size));
+        pass.windows = None;
+        pass.accepted = true;
+        self.pass = Some(pass);
+        Step::Accepted {
+            kind: c.kind,
+            before,
+            what: c.what,
+        }
+    }
+
+    /// Start the next kind, the next round, the tail, or end the search.
+    fn start_pass(&mut self) {
+        let kinds = OpportunityKind::ALL;
+        loop {
+            let main_done = kinds.get(self.kind).is_none_or(|k| k.is_tail());
+            if main_done && !self.in_tail {
+                if self.accepted_in_round {
+                    self.round += 1;
+                    self.kind = 0;
+                    self.accepted_in_round = false;
+                    self.deferred.clear();
+                    continue;
+                }
+                // Nothing accepted in this round: the deferred passes go on, a size each in turn.
+                if let Some(pass) = self.deferred.pop_front() {
+                    self.failed = self.failed_of(pass.kind);
+                    self.pass = Some(pass);
+                    return;
+                }
+                self.in_tail = true;
+            }
+            let Some(&kind) = kinds.get(self.kind) else {
+                self.done = true;
+                return;
+            };
+            self.failed = self.failed_of(kind);
+            self.pass = Some(Pass {
+                kind,
+                size: None,
+                windows: None,
+                visited: HashSet::new(),
+                visited_size: 0,
+                pending: None,
+                winner: None,
+                live: 0,
+                accepted: false,
+                resumed: false,
+                batch: Vec::new(),
+                merging: false,
+            });
+            return;
+        }
+    }
+
+    /// What `kind`'s search starts with as found uninteresting: what its last pass found, if no
+    /// other kind accepted a candidate since (the text then changed only by the kind's own
+    /// accepts, across which its pass keeps them too); nothing otherwise, since verdicts may
+    /// change once another kind changed the text (new input values, say).
+    fn failed_of(&self, kind: OpportunityKind) -> Learned<u64> {
+        match self.failed_before.get(&kind) {
+            Some((failed, at)) if *at == self.accepts => failed.clone(),
+            _ => Learned::default(),
+        }
+    }
+
+    /// The next candidate to judge, past accepts; `None` at the end (or when the text cannot
+    /// be read).
+    pub(super) fn advance(&mut self, workshop: &mut Workshop<'_>) -> Option<Candidate> {
+        loop {
+            match self.next(workshop) {
+                Ok(Step::Judge(c)) => return Some(c),
+                Ok(Step::Accepted { .. }) => {}
+                Ok(Step::Done) | Err(_) => return None,
+            }
+        }
+    }
+
+    /// Move what this state learned into its shared sets.
+    pub(super) fn settle(&mut self) {
+        self.failed.settle();
+        self.history.settle();
+        self.beliefs.settle();
+    }
+
+    /// The chance that `c` is interesting, for speculation ([`Beliefs::chance`]).
+    pub(super) fn chance(&self, c: &Candidate) -> f64 {
+        self.beliefs
+            .chance(c.kind, &c.prints, c.size.saturating_sub(c.prints.len()))
+            .clamp(0.02, 0.98)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The window sizes `kind` with `n` live opportunities goes through when nothing is
+    /// interesting.
+    fn sizes(kind: OpportunityKind, n: usize) -> Vec<usize> {
+        let mut out = vec![window_size(kind, None, n)];
+        while *out.last().unwrap() > 1 {
+            let s = smaller(*out.last().unwrap());
+            out.push(window_size(kind, Some(s), n));
+        }
+        out
+    }
+
+    #[test]
+    fn window_sizes_halve_down_to_one() {
+        let fuzz = |n| sizes(OpportunityKind::Fuzz, n);
+        assert_eq!(fuzz(0), vec![1]);
+        assert_eq!(fuzz(1), vec![1]);
+        assert_eq!(fuzz(2), vec![1]);
+        assert_eq!(fuzz(3), vec![2, 1]);
+        assert_eq!(fuzz(5), vec![3, 2, 1]);
+        assert_eq!(fuzz(16), vec![8, 4, 2, 1]);
+        // A size carried over from a larger list never exceeds half the live opportunities.
+        assert_eq!(window_size(OpportunityKind::Fuzz, Some(8), 5), 3);
+        assert_eq!(window_size(OpportunityKind::Fuzz, Some(1), 5), 1);
+    }
+
+    #[test]
+    fn tail_kinds_try_every_opportunity_first() {
+        let tail = |n| sizes(OpportunityKind::TailText, n);
+        assert_eq!(tail(3), vec![3, 2, 1]);
+        assert_eq!(tail(16), vec![16, 8, 4, 2, 1]);
+        assert_eq!(tail(1), vec![1]);
+        // After an accepted window, at most every live opportunity.
+        assert_eq!(window_size(OpportunityKind::Tail, Some(8), 5), 5);
+        assert_eq!(window_size(OpportunityKind::Tail, Some(2), 5), 2);
+    }
+
+    #[test]
+    fn learned_sets_keep_what_a_copy_learns_apart() {
+        let mut real: Learned<u64> = Learned::default();
+        real.insert(1);
+        real.settle();
+        let mut copy = real.clone();
+        copy.insert(2);
+        assert!(copy.contains(&1) && copy.contains(&2));
+        assert!(real.contains(&1) && !real.contains(&2));
+        real.insert(3);
+        real.settle();
+        assert!(!copy.contains(&3));
+    }
+}
