@@ -16,7 +16,20 @@ pub const TEMP_PREFIX: &str = ".mfppr-tmp-";
 /// Only a regular file is ever replaced: a directory, FIFO, device, socket or symlink at `path`
 /// is refused (callers validate their outputs up front, see [`crate::outputs`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let previous = std::fs::symlink_metadata(path).ok();
+    write(path, bytes, false)
+}
+
+/// [`write_atomic`] for mfppr's own records (such as `<output>.mfppr-origin`): a symlink at `path`
+/// is replaced by the new file, never followed, so a planted link cannot make mfppr write
+/// elsewhere.
+pub fn replace_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write(path, bytes, true)
+}
+
+fn write(path: &Path, bytes: &[u8], replace_link: bool) -> anyhow::Result<()> {
+    let previous = std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| !(replace_link && m.file_type().is_symlink()));
     if let Some(meta) = &previous {
         if !meta.is_file() {
             anyhow::bail!(
@@ -66,6 +79,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_record_replaces_a_planted_symlink_instead_of_writing_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let record = dir.path().join("out.cpp.mfppr-origin");
+        std::os::unix::fs::symlink(&victim, &record).unwrap();
+        assert!(write_atomic(&record, b"{}").is_err());
+        replace_atomic(&record, b"{}").unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        assert!(std::fs::symlink_metadata(&record).unwrap().is_file());
+        assert_eq!(std::fs::read(&record).unwrap(), b"{}");
+    }
 
     #[test]
     fn replaces_the_file_keeps_its_mode_and_leaves_no_temporary_behind() {

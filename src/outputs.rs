@@ -1,7 +1,8 @@
 //! The output paths of a run, validated together before the first check runs (design §7): each
 //! lies in an existing directory, none is the input or another output of the same run, and none
-//! is a directory, FIFO, device or socket (a symlink counts as what it points to). A symlink to a
-//! regular file is followed, so the link stays and its target gets the text.
+//! is a directory, FIFO, device or socket (a symlink counts as what it points to), and each
+//! directory takes a probe file. A symlink to a regular file is followed, so the link stays and
+//! its target gets the text; a record of mfppr's own replaces a symlink instead.
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -18,6 +19,9 @@ pub struct Output<'a> {
     pub flag: &'a str,
     /// The path as given.
     pub path: &'a Path,
+    /// A record of mfppr's own (written with [`crate::atomic::replace_atomic`]): a symlink at the
+    /// path is replaced, never followed.
+    pub record: bool,
 }
 
 /// Validate `outputs` against `input` and each other; return the paths to write (symlinks to
@@ -64,6 +68,7 @@ fn resolve(out: &Output<'_>) -> anyhow::Result<PathBuf> {
         )
     };
     let path = match std::fs::symlink_metadata(out.path) {
+        Ok(meta) if meta.file_type().is_symlink() && out.record => out.path.to_path_buf(),
         Ok(meta) if meta.file_type().is_symlink() => {
             std::fs::canonicalize(out.path).map_err(|_| {
                 refuse(format!(
@@ -74,7 +79,9 @@ fn resolve(out: &Output<'_>) -> anyhow::Result<PathBuf> {
         }
         _ => out.path.to_path_buf(),
     };
-    if let Ok(meta) = std::fs::metadata(&path) {
+    // A record's own symlink is replaced, so what it points to does not matter.
+    let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+    if let (false, Ok(meta)) = (link, std::fs::metadata(&path)) {
         if !meta.is_file() {
             return Err(refuse(format!(
                 "is {}; mfppr writes only regular files, choose another {}",
@@ -94,7 +101,23 @@ fn resolve(out: &Output<'_>) -> anyhow::Result<PathBuf> {
             out.flag
         )));
     }
+    probe_writable(dir).map_err(|e| {
+        refuse(format!(
+            "is in a directory mfppr cannot write ({}: {e}); choose another {}",
+            dir.display(),
+            out.flag
+        ))
+    })?;
     Ok(path)
+}
+
+/// Create and remove a file in `dir`: whether mfppr can write there (a read-only file system or
+/// a directory without write permission fails here, before any check runs).
+pub fn probe_writable(dir: &Path) -> std::io::Result<()> {
+    tempfile::Builder::new()
+        .prefix(crate::atomic::TEMP_PREFIX)
+        .tempfile_in(dir)?
+        .close()
 }
 
 /// "a directory", "a FIFO", … for a file type that is not a regular file.
@@ -142,6 +165,7 @@ mod tests {
             what,
             flag: "-o",
             path,
+            record: false,
         }
     }
 
@@ -191,5 +215,11 @@ mod tests {
             validate(&input, &[out("a", &to_o)]).unwrap(),
             vec![std::fs::canonicalize(&o).unwrap()]
         );
+        // A record's symlink is kept as the path to replace, not followed.
+        let record = Output {
+            record: true,
+            ..out("the record", &to_o)
+        };
+        assert_eq!(validate(&input, &[record]).unwrap(), vec![to_o.clone()]);
     }
 }

@@ -846,11 +846,13 @@ fn plan_outputs(opts: &ReduceOptions) -> anyhow::Result<ReducePaths> {
             what: "the output",
             flag: "-o",
             path: &result,
+            record: false,
         },
         Output {
             what: "the output's origin record",
             flag: "-o",
             path: &origin,
+            record: true,
         },
     ];
     if let Some(stats) = &opts.stats {
@@ -858,6 +860,7 @@ fn plan_outputs(opts: &ReduceOptions) -> anyhow::Result<ReducePaths> {
             what: "the stats file",
             flag: "--stats",
             path: stats,
+            record: false,
         });
     }
     let mut valid = validate(&opts.input, &outputs)?.into_iter();
@@ -910,7 +913,7 @@ impl ReducePaths {
     fn write_origin(&self, input: &Path, text: &[u8]) -> anyhow::Result<()> {
         let json = serde_json::to_vec_pretty(&Origin::of(input, text))
             .context("cannot serialise the origin record")?;
-        write_atomic(&self.origin, &json)
+        crate::atomic::replace_atomic(&self.origin, &json)
             .with_context(|| format!("cannot write {}", self.origin.display()))
     }
 

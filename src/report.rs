@@ -81,9 +81,12 @@ pub fn prepare(dir: &Path, force: bool, input: &Path) -> Result<ReportDir> {
             }
         }
         Err(_) => std::fs::create_dir(dir).map_err(|e| {
-            refuse(format!(
-                "cannot be created ({e}); its parent directory must exist"
-            ))
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+            refuse(if parent.is_some_and(|p| !p.is_dir()) {
+                format!("cannot be created ({e}); its parent directory must exist")
+            } else {
+                format!("cannot be created ({e}); check that its parent directory is writable")
+            })
         })?,
     }
     let joined: Vec<PathBuf> = FILES.iter().map(|f| dir.join(f)).collect();
@@ -93,6 +96,7 @@ pub fn prepare(dir: &Path, force: bool, input: &Path) -> Result<ReportDir> {
             what: "the report file",
             flag: "report directory",
             path: p,
+            record: false,
         })
         .collect();
     let paths = outputs::validate(input, &outs)?;

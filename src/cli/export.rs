@@ -47,6 +47,7 @@ impl ExportArgs {
                 what: "the export",
                 flag: "-o",
                 path: &self.output,
+                record: false,
             }],
         )?;
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
