@@ -79,11 +79,20 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
     let load_opts = LoadOptions {
         source_root: source_root.clone(),
     };
-    let mut suite = load::load(&opts.suite, &load_opts).context("loading --suite coverage")?;
-    let mut fuzz = load::load(&opts.fuzz, &load_opts).context("loading --fuzz coverage")?;
-    if source_root.is_none() {
-        explain_unified(&load::unify_relative_keys(&mut [&mut suite, &mut fuzz]));
-    }
+    let suite = load::load(&opts.suite, &load_opts).context("loading --suite coverage")?;
+    let fuzz = load::load(&opts.fuzz, &load_opts).context("loading --fuzz coverage")?;
+    let (suite, fuzz) = match &source_root {
+        Some(root) => {
+            let outside: BTreeSet<&String> = suite.outside.iter().chain(&fuzz.outside).collect();
+            explain_outside(&outside, root);
+            (suite.coverage, fuzz.coverage)
+        }
+        None => {
+            let (mut suite, mut fuzz) = (suite.coverage, fuzz.coverage);
+            explain_unified(&load::unify_relative_keys(&mut [&mut suite, &mut fuzz]));
+            (suite, fuzz)
+        }
+    };
     let new = if opts.allow_disjoint {
         diff::new_lines_disjoint(&suite, &fuzz, &opts.filters)?
     } else {
@@ -105,6 +114,27 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
         partly,
         source_root,
     })
+}
+
+/// How many files the coverage names outside `root`, and a few of them: they are left out of the
+/// report (and never marked).
+fn explain_outside(outside: &BTreeSet<&String>, root: &Path) {
+    if outside.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = outside.iter().take(3).map(|s| s.as_str()).collect();
+    note(format!(
+        "coverage: {} file(s) outside --source-root {} left out ({}{}); give a --source-root that \
+         contains them to report them",
+        outside.len(),
+        root.display(),
+        shown.join(", "),
+        if outside.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        }
+    ));
 }
 
 fn explain_unified(u: &load::Unified) {
@@ -429,6 +459,7 @@ fn read_markers(file: &Path) -> Result<(Vec<Marker>, usize)> {
         new_lines: Option<usize>,
         markers: Vec<Marker>,
     }
+    load::check_regular_file(file, "markers file")?;
     let text = std::fs::read(file).map_err(|e| {
         coded(
             ExitKind::Input,
