@@ -165,3 +165,174 @@ fn report_says_which_files_outside_the_source_root_it_leaves_out() {
     assert!(err.lines().any(|l| l == note), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("a.c"));
 }
+
+const SOURCE: &str = "int f(int x) {\n  return x;\n}\n";
+
+/// `lib/` with one real file `a.c` and links out of it: `abs.c` (absolute) and `rel.c`
+/// (`../victim.c`) to `victim.c`, the directory `sub` to `victims/dir` (holding `d.c`), and
+/// `alias.c` to `a.c` (the same file, inside). Coverage names all five, line 2 new in each.
+fn tree_with_links_out(dir: &Path) -> [std::path::PathBuf; 2] {
+    let victims = [dir.join("victim.c"), dir.join("victims/dir/d.c")];
+    for v in &victims {
+        write(v, SOURCE);
+    }
+    write(&dir.join("lib/a.c"), SOURCE);
+    let link = |target: &Path, name: &str| {
+        std::os::unix::fs::symlink(target, dir.join("lib").join(name)).unwrap()
+    };
+    link(&victims[0], "abs.c");
+    link(Path::new("../victim.c"), "rel.c");
+    link(Path::new("../victims/dir"), "sub");
+    link(Path::new("a.c"), "alias.c");
+    let lib = dir.join("lib");
+    suite_and_fuzz(dir, &lib, &["a.c", "abs.c", "alias.c", "rel.c", "sub/d.c"]);
+    victims
+}
+
+/// What markers.json says: the marker ids, and each skipped `file:line: reason` with the part
+/// of the reason before ` (`.
+fn markers_json(path: &Path) -> (Vec<String>, Vec<String>) {
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let ids = v["markers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    let skipped = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let reason = s["reason"].as_str().unwrap();
+            format!(
+                "{}:{}: {}",
+                s["file"].as_str().unwrap(),
+                s["line"],
+                reason.split(" (").next().unwrap()
+            )
+        })
+        .collect();
+    (ids, skipped)
+}
+
+const EXPECTED_SKIPPED: [&str; 4] = [
+    "abs.c:2: outside --source-root",
+    "rel.c:2: outside --source-root",
+    "sub/d.c:2: outside --source-root",
+    "alias.c:2: counted under a.c",
+];
+
+const ACCOUNTING: &str = "5 new lines: 1 markers for 1 lines (0 of them folded into a marker of \
+                          the same statement), 4 skipped (3: outside --source-root; 1: counted \
+                          under a.c)";
+
+fn inject(dir: &Path, target: &[&str]) -> Output {
+    let base = [
+        "cover",
+        "inject",
+        "--suite",
+        "suite.json",
+        "--fuzz",
+        "fuzz.json",
+        "--source-root",
+        "lib",
+    ];
+    mfppr(dir, &[&base[..], target].concat())
+}
+
+#[test]
+fn inject_into_a_copy_never_writes_through_a_link_out_of_the_source_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let victims = tree_with_links_out(dir);
+    let out = inject(dir, &["--inject-into", "marked"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    for v in &victims {
+        assert_eq!(
+            std::fs::read_to_string(v).unwrap(),
+            SOURCE,
+            "{}",
+            v.display()
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("lib/a.c")).unwrap(),
+        SOURCE
+    );
+    assert!(std::fs::read_to_string(dir.join("marked/a.c"))
+        .unwrap()
+        .contains("MFPPR-COV a_c-L2 a.c:2"));
+    let (ids, skipped) = markers_json(&dir.join("marked/markers.json"));
+    assert_eq!(ids, ["a_c-L2"]);
+    assert_eq!(skipped, EXPECTED_SKIPPED);
+    assert!(err.lines().any(|l| l == ACCOUNTING), "{err}");
+    let victim = std::fs::canonicalize(&victims[0]).unwrap();
+    let note = format!(
+        "skipped rel.c:2: outside --source-root (it resolves to {})",
+        victim.display()
+    );
+    assert!(err.lines().any(|l| l == note), "{err}");
+}
+
+#[test]
+fn in_place_checks_every_target_before_the_first_edit_and_marks_only_inside_the_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let victims = tree_with_links_out(dir);
+    let out = inject(dir, &["--in-place", "--manifest", "m.json"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    for v in &victims {
+        assert_eq!(
+            std::fs::read_to_string(v).unwrap(),
+            SOURCE,
+            "{}",
+            v.display()
+        );
+    }
+    assert!(std::fs::read_to_string(dir.join("lib/a.c"))
+        .unwrap()
+        .contains("MFPPR-COV a_c-L2 a.c:2"));
+    for name in ["abs.c", "rel.c", "sub", "alias.c"] {
+        let meta = std::fs::symlink_metadata(dir.join("lib").join(name)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{name} was replaced");
+    }
+    let (ids, skipped) = markers_json(&dir.join("markers.json"));
+    assert_eq!(ids, ["a_c-L2"]);
+    assert_eq!(skipped, EXPECTED_SKIPPED);
+    assert!(err.lines().any(|l| l == ACCOUNTING), "{err}");
+    let out = mfppr(dir, &["cover", "restore", "m.json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("lib/a.c")).unwrap(),
+        SOURCE
+    );
+}
+
+#[test]
+fn in_place_needs_a_source_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // Real gcov JSON names system headers by absolute path: without a root they would be edited.
+    write(&dir.join("victim.c"), SOURCE);
+    let victim = dir.join("victim.c");
+    suite_and_fuzz(dir, dir, &[victim.to_str().unwrap()]);
+    let out = mfppr(
+        dir,
+        &[
+            "cover",
+            "inject",
+            "--suite",
+            "suite.json",
+            "--fuzz",
+            "fuzz.json",
+            "--in-place",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--source-root"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), SOURCE);
+    assert!(!dir.join("mfppr-cover-manifest.json").exists());
+}

@@ -174,30 +174,36 @@ const BUILD_TIMEOUT: Duration = Duration::from_secs(3 * 3600);
 
 /// Run the report and inject markers for its new lines.
 pub fn run_inject(opts: &InjectRunOptions) -> Result<(Report, Injection)> {
-    if matches!(opts.target, InjectTarget::Copy(_)) && opts.report.source_root.is_none() {
+    let Some(root) = &opts.report.source_root else {
         return Err(coded(
             ExitKind::Usage,
-            "--inject-into needs --source-root (the tree to copy)",
+            match opts.target {
+                InjectTarget::Copy(_) => "--inject-into needs --source-root (the tree to copy)",
+                InjectTarget::InPlace { .. } => {
+                    "--in-place needs --source-root (only files under it are edited)"
+                }
+            },
         ));
-    }
+    };
+    let root = absolute(root);
     let report = run_report(&opts.report)?;
-    let injection = inject_report(&report, opts)?;
+    let injection = inject_report(&report, &root, opts)?;
     if let Some(build) = &opts.build {
-        build_marked(build, &opts.target, report.source_root.as_deref())?;
+        build_marked(build, &opts.target, &root)?;
     }
     Ok((report, injection))
 }
 
 /// Run the user's build command once in the marked tree; a failure is an error that says the
 /// original sources are untouched (a copy) or how to restore them (in place).
-fn build_marked(build: &str, target: &InjectTarget, source_root: Option<&Path>) -> Result<()> {
+fn build_marked(build: &str, target: &InjectTarget, source_root: &Path) -> Result<()> {
     let (dir, untouched) = match target {
         InjectTarget::Copy(dir) => (
             absolute(dir),
             "the original sources are untouched".to_string(),
         ),
         InjectTarget::InPlace { manifest } => (
-            source_root.map_or_else(|| absolute(Path::new(".")), Path::to_path_buf),
+            source_root.to_path_buf(),
             format!(
                 "the sources are still marked: `mfppr cover restore {}` puts them back",
                 manifest.display()
@@ -223,11 +229,11 @@ fn build_marked(build: &str, target: &InjectTarget, source_root: Option<&Path>) 
     Ok(())
 }
 
-fn inject_report(report: &Report, opts: &InjectRunOptions) -> Result<Injection> {
+fn inject_report(report: &Report, root: &Path, opts: &InjectRunOptions) -> Result<Injection> {
     let inj = inject::inject(
         &report.new,
         &InjectOptions {
-            source_root: report.source_root.clone(),
+            source_root: root.to_path_buf(),
             kind: opts.kind,
             target: opts.target.clone(),
             markers_path: opts.markers_path.clone(),
