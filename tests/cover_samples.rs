@@ -29,8 +29,8 @@ fn new_lines_of(suite: &str, fuzz: &str) -> Vec<(String, u32)> {
     let opts = LoadOptions {
         source_root: Some(PathBuf::from(SAMPLE_CWD)),
     };
-    let s = coverage::load(&[sample(suite)], &opts).unwrap();
-    let f = coverage::load(&[sample(fuzz)], &opts).unwrap();
+    let s = coverage::load(&[sample(suite)], &opts).unwrap().coverage;
+    let f = coverage::load(&[sample(fuzz)], &opts).unwrap().coverage;
     let n = coverage::new_lines(&s, &f, &Filters::default()).unwrap();
     n.files
         .iter()
@@ -86,9 +86,15 @@ fn samples_parse_to_the_real_counts() {
     let opts = LoadOptions {
         source_root: Some(PathBuf::from(SAMPLE_CWD)),
     };
-    let json = coverage::load(&[sample("gcc12/fuzz/json")], &opts).unwrap();
-    let text = coverage::load(&[sample("gcc12/fuzz/text")], &opts).unwrap();
-    let v2 = coverage::load(&[sample("hand-made/fuzz-gcc14-v2.gcov.json")], &opts).unwrap();
+    let json = coverage::load(&[sample("gcc12/fuzz/json")], &opts)
+        .unwrap()
+        .coverage;
+    let text = coverage::load(&[sample("gcc12/fuzz/text")], &opts)
+        .unwrap()
+        .coverage;
+    let v2 = coverage::load(&[sample("hand-made/fuzz-gcc14-v2.gcov.json")], &opts)
+        .unwrap()
+        .coverage;
     // Template instantiations are summed: line 9 runs 3 times for double and 2 for int.
     assert_eq!(json.files["tiny.hpp"].lines[&9], 5);
     for c in [&text, &v2] {
@@ -105,7 +111,9 @@ fn every_gcovr_release_reads_like_gcov_json() {
     let opts = LoadOptions {
         source_root: Some(PathBuf::from(SAMPLE_CWD)),
     };
-    let json = coverage::load(&[sample("gcc12/fuzz/json")], &opts).unwrap();
+    let json = coverage::load(&[sample("gcc12/fuzz/json")], &opts)
+        .unwrap()
+        .coverage;
     let reference = &json.files["tiny.hpp"];
     let ran = |lines: &std::collections::BTreeMap<u32, u64>| -> Vec<(u32, bool)> {
         lines.iter().map(|(&l, &c)| (l, c > 0)).collect()
@@ -115,7 +123,7 @@ fn every_gcovr_release_reads_like_gcov_json() {
         let doc: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(doc["gcovr/format_version"], format, "gcovr {release}");
-        let c = coverage::load(&[path], &opts).unwrap();
+        let c = coverage::load(&[path], &opts).unwrap().coverage;
         let f = &c.files["tiny.hpp"];
         // The same executable lines, run or not run alike (gcovr 7 counts differently).
         assert_eq!(ran(&f.lines), ran(&reference.lines), "gcovr {release}");

@@ -218,8 +218,9 @@ struct InjectCmd {
         help_heading = "Injection"
     )]
     inject_into: Option<PathBuf>,
-    /// Inject into the sources themselves (a manifest and backups are written first).
-    #[arg(long, help_heading = "Injection")]
+    /// Inject into the sources under --source-root themselves (a manifest and backups are
+    /// written first).
+    #[arg(long, requires = "source_root", help_heading = "Injection")]
     in_place: bool,
     /// Manifest for --in-place.
     #[arg(

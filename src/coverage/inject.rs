@@ -15,6 +15,12 @@
 //! filter or another file does not change them. `markers.json` lists the markers and the skipped
 //! lines and their accounting (every new line is in exactly one of them).
 //!
+//! Only regular files whose real path (symlinks resolved) lies under the source root are marked,
+//! by that real path, so no write goes through a symlink or outside the tree: the others' lines
+//! are skipped with the reason, and one file under two names (a symlink, a symlinked directory)
+//! is marked once. In place, every target is checked before the manifest and the first edit, and
+//! an error after an edit names `mfppr cover restore`.
+//!
 //! Into a copy ([`InjectTarget::Copy`]), only sources are copied ([`is_build_output`]), each with
 //! its modification time, so the user's build in the copy remakes only what the markers changed
 //! (edited files are newer than anything else).
@@ -59,9 +65,9 @@ pub enum InjectTarget {
 /// Options of [`inject`].
 #[derive(Clone, Debug)]
 pub struct InjectOptions {
-    /// Absolute source root; relative coverage keys are resolved against it. Required for
-    /// [`InjectTarget::Copy`].
-    pub source_root: Option<PathBuf>,
+    /// Source root: coverage keys are resolved against it, and only regular files whose real
+    /// path lies under it are marked (into a copy, the tree copied).
+    pub source_root: PathBuf,
     /// Marker behaviour.
     pub kind: MarkerKind,
     /// Where to write.
@@ -157,10 +163,10 @@ impl Injection {
 /// A planned edit of one file.
 #[derive(Debug)]
 struct FilePlan {
-    /// The file read (the original).
+    /// The file's real path (symlinks resolved): read, and in place written.
     source_path: PathBuf,
-    /// Key relative to the source root, when inside it.
-    rel: Option<String>,
+    /// Its path under the real source root (`/`-separated): where it goes in a copy.
+    rel: String,
     original: Vec<u8>,
     injected: Vec<u8>,
 }
@@ -259,47 +265,110 @@ fn leading_space(text: &[u8]) -> usize {
 /// Prepended to each edited file (see the module docs).
 pub const PRELUDE: &str = "#include <stdio.h>\n#include <stdlib.h>\n#line 1\n";
 
-fn resolve(key: &str, root: Option<&Path>) -> PathBuf {
-    let p = Path::new(key);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        join_lexically(
-            root.map_or_else(|| super::paths::absolute(Path::new(".")), Path::to_path_buf)
-                .as_path(),
-            p,
-        )
+/// The file that coverage key `key` names, if it may be marked: its real path (symlinks
+/// resolved) and that path under `real_root`; else why not.
+fn target(key: &str, root: &Path, real_root: &Path) -> Result<(PathBuf, String), String> {
+    let path = join_lexically(root, Path::new(key));
+    let real =
+        std::fs::canonicalize(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let rel = relative_to(&real, real_root)
+        .ok_or_else(|| format!("outside --source-root (it resolves to {})", real.display()))?;
+    let meta =
+        std::fs::metadata(&real).map_err(|e| format!("cannot read {}: {e}", real.display()))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "not a regular file ({} is {})",
+            real.display(),
+            crate::outputs::kind_of(&meta.file_type())
+        ));
     }
+    Ok((real, rel))
 }
 
-/// Compute markers and new contents without writing anything.
-fn plan(new: &NewLines, opts: &InjectOptions) -> (Vec<FilePlan>, Vec<Marker>, Vec<Skipped>) {
+/// Compute markers and new contents without writing anything: every target is checked here.
+fn plan(
+    new: &NewLines,
+    opts: &InjectOptions,
+) -> Result<(Vec<FilePlan>, Vec<Marker>, Vec<Skipped>)> {
+    let root = &opts.source_root;
+    let real_root = std::fs::canonicalize(root).map_err(|e| {
+        coded(
+            ExitKind::Input,
+            format!(
+                "--source-root {}: {e}; give the existing library directory",
+                root.display()
+            ),
+        )
+    })?;
+    let mut skipped = Vec::new();
+    // By real path: a file under two names is marked once.
+    let mut targets: Vec<(PathBuf, String, Vec<&NewFile>)> = Vec::new();
+    for f in &new.files {
+        match target(&f.path, root, &real_root) {
+            Ok((real, rel)) => match targets.iter_mut().find(|t| t.0 == real) {
+                Some(t) => t.2.push(f),
+                None => targets.push((real, rel, vec![f])),
+            },
+            Err(why) => skipped.extend(f.lines.iter().map(|l| Skipped {
+                file: f.path.clone(),
+                line: l.line,
+                reason: why.clone(),
+            })),
+        }
+    }
     let mut plans = Vec::new();
     let mut markers = Vec::new();
-    let mut skipped = Vec::new();
-    for f in &new.files {
-        if let Some((plan, file_markers)) = plan_file(f, opts, &markers, &mut skipped) {
+    for (real, rel, names) in targets {
+        let file = merge_names(&rel, &names, &mut skipped);
+        if let Some((plan, file_markers)) =
+            plan_file(&file, real, rel, opts.kind, &markers, &mut skipped)
+        {
             markers.extend(file_markers);
             plans.push(plan);
         }
     }
-    (plans, markers, skipped)
+    Ok((plans, markers, skipped))
 }
 
-/// The markers of one file and its marked text (`None` when no line of it gets a marker); the
-/// lines that cannot be marked go to `skipped`. `earlier` are the markers of earlier files (ids
-/// are unique across files).
+/// The new lines of one file that the coverage names under several keys, under one key (its real
+/// path under the root when that is one of them, else the first); a line named twice goes to
+/// `skipped` the second time.
+fn merge_names(rel: &str, names: &[&NewFile], skipped: &mut Vec<Skipped>) -> NewFile {
+    let main = names.iter().position(|f| f.path == rel).unwrap_or(0);
+    let mut file = names[main].clone();
+    for other in names
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != main)
+        .map(|(_, f)| f)
+    {
+        for l in &other.lines {
+            if file.lines.iter().any(|m| m.line == l.line) {
+                skipped.push(Skipped {
+                    file: other.path.clone(),
+                    line: l.line,
+                    reason: format!("counted under {} (the same file)", file.path),
+                });
+            } else {
+                file.lines.push(l.clone());
+            }
+        }
+    }
+    file.lines.sort_by_key(|l| l.line);
+    file
+}
+
+/// The markers of the file at `path` (real path; `rel` under the root) and its marked text
+/// (`None` when no line of it gets a marker); the lines that cannot be marked go to `skipped`.
+/// `earlier` are the markers of earlier files (ids are unique across files).
 fn plan_file(
     f: &NewFile,
-    opts: &InjectOptions,
+    path: PathBuf,
+    rel: String,
+    kind: MarkerKind,
     earlier: &[Marker],
     skipped: &mut Vec<Skipped>,
 ) -> Option<(FilePlan, Vec<Marker>)> {
-    let path = resolve(&f.path, opts.source_root.as_deref());
-    let rel = opts
-        .source_root
-        .as_deref()
-        .and_then(|r| relative_to(&path, r));
     let mut skip = |line: u32, reason: String| {
         skipped.push(Skipped {
             file: f.path.clone(),
@@ -307,11 +376,7 @@ fn plan_file(
             reason,
         })
     };
-    let original = if matches!(opts.target, InjectTarget::Copy(_)) && rel.is_none() {
-        Err("outside --source-root".to_string())
-    } else {
-        std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))
-    };
+    let original = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()));
     let parsed = original.and_then(|original| {
         match (StatementIndex::new(&original), Parsed::new(&original)) {
             (Some(index), Some(parsed)) => Ok((original, index, parsed)),
@@ -351,7 +416,7 @@ fn plan_file(
             marker_id(&f.path, line_of(at)),
             earlier.iter().chain(&file_markers),
         );
-        edits.extend(marker_edits(placement, opts.kind, &id, &f.path, l.line));
+        edits.extend(marker_edits(placement, kind, &id, &f.path, l.line));
         file_markers.push(Marker {
             id,
             file: f.path.clone(),
@@ -451,16 +516,10 @@ fn inject_unless(
     opts: &InjectOptions,
     mut stop: impl FnMut() -> bool,
 ) -> Result<Injection> {
-    let (plans, mut markers, skipped) = plan(new, opts);
+    let (plans, mut markers, skipped) = plan(new, opts)?;
     let mut copy = None;
     let markers_file = match &opts.target {
         InjectTarget::Copy(dest) => {
-            let root = opts.source_root.as_deref().ok_or_else(|| {
-                coded(
-                    ExitKind::Usage,
-                    "--inject-into needs --source-root (the tree to copy)",
-                )
-            })?;
             let dest = super::paths::absolute(dest);
             let incomplete = || {
                 coded(
@@ -471,7 +530,7 @@ fn inject_unless(
                     ),
                 )
             };
-            copy = Some(copy_tree(root, &dest, &mut stop).map_err(|e| {
+            copy = Some(copy_tree(&opts.source_root, &dest, &mut stop).map_err(|e| {
                 if stop() {
                     incomplete()
                 } else {
@@ -482,8 +541,7 @@ fn inject_unless(
                 if stop() {
                     return Err(incomplete());
                 }
-                let rel = p.rel.as_deref().unwrap_or_default();
-                let out = dest.join(rel);
+                let out = dest.join(&p.rel);
                 write_atomic(&out, &p.injected)?;
                 for m in markers.iter_mut().filter(|m| m.path == p.source_path) {
                     m.path = out.clone();
@@ -503,7 +561,8 @@ fn inject_unless(
                 if stop() {
                     return Err(undo_interrupted(manifest, n, plans.len()));
                 }
-                write_atomic(&p.source_path, &p.injected)?;
+                write_atomic(&p.source_path, &p.injected)
+                    .map_err(|e| still_marked(&e, manifest, n, plans.len()))?;
             }
             opts.markers_path.clone().unwrap_or_else(|| {
                 super::paths::absolute(manifest)
@@ -528,8 +587,24 @@ fn inject_unless(
     }))
     .context("cannot serialise markers")?;
     json.push(b'\n');
-    write_atomic(&markers_file, &json)?;
+    write_atomic(&markers_file, &json).map_err(|e| match &opts.target {
+        InjectTarget::InPlace { manifest } => still_marked(&e, manifest, plans.len(), plans.len()),
+        InjectTarget::Copy(_) => e,
+    })?;
     Ok(injection)
+}
+
+/// An error after the manifest was written for an in-place injection, with `edited` of `total`
+/// files marked: it says how to put them back.
+fn still_marked(e: &anyhow::Error, manifest: &Path, edited: usize, total: usize) -> anyhow::Error {
+    coded(
+        ExitKind::Input,
+        format!(
+            "{e:#}; {edited} of {total} files are marked: run `mfppr cover restore {}` to put \
+             them back",
+            manifest.display()
+        ),
+    )
 }
 
 /// After an interrupt with `edited` of `total` files marked in place: put them back and drop
@@ -713,7 +788,7 @@ mod tests {
         .unwrap();
         std::fs::write(src.path().join("other.txt"), "keep me").unwrap();
         let opts = InjectOptions {
-            source_root: Some(src.path().to_path_buf()),
+            source_root: src.path().to_path_buf(),
             kind: MarkerKind::Log,
             target: InjectTarget::Copy(dest.clone()),
             markers_path: None,
@@ -772,7 +847,7 @@ mod tests {
         )
         .unwrap();
         let opts = InjectOptions {
-            source_root: Some(src.path().to_path_buf()),
+            source_root: src.path().to_path_buf(),
             kind: MarkerKind::Log,
             target: InjectTarget::Copy(out.path().join("c")),
             markers_path: None,
@@ -823,7 +898,7 @@ mod tests {
         std::fs::write(src.path().join(".git/HEAD"), "ref").unwrap();
         let dest = out.path().join("c");
         let opts = InjectOptions {
-            source_root: Some(src.path().to_path_buf()),
+            source_root: src.path().to_path_buf(),
             kind: MarkerKind::Log,
             target: InjectTarget::Copy(dest.clone()),
             markers_path: None,
@@ -850,7 +925,7 @@ mod tests {
         new.files.extend(new_lines("b.cpp", &[2]).files);
         let manifest = src.path().join("m.json");
         let opts = InjectOptions {
-            source_root: Some(src.path().to_path_buf()),
+            source_root: src.path().to_path_buf(),
             kind: MarkerKind::Abort,
             target: InjectTarget::InPlace {
                 manifest: manifest.clone(),
@@ -903,13 +978,58 @@ mod tests {
         }
     }
 
+    /// A write that fails after an edit in place (here b.cpp turned into a symlink between the
+    /// checks and its write) says how to put the edited files back.
+    #[test]
+    fn an_in_place_error_after_an_edit_names_cover_restore() {
+        let src = tempfile::tempdir().unwrap();
+        std::fs::write(src.path().join("a.cpp"), "int a(int x) {\n  return x;\n}\n").unwrap();
+        std::fs::write(
+            src.path().join("b.cpp"),
+            "int b(int x) {\n  return -x;\n}\n",
+        )
+        .unwrap();
+        let mut new = new_lines("a.cpp", &[2]);
+        new.files.extend(new_lines("b.cpp", &[2]).files);
+        let manifest = src.path().join("m.json");
+        let opts = InjectOptions {
+            source_root: src.path().to_path_buf(),
+            kind: MarkerKind::Log,
+            target: InjectTarget::InPlace {
+                manifest: manifest.clone(),
+            },
+            markers_path: None,
+        };
+        let mut asked = 0;
+        let err = inject_unless(&new, &opts, || {
+            asked += 1;
+            if asked == 2 {
+                let b = src.path().join("b.cpp");
+                std::fs::remove_file(&b).unwrap();
+                std::os::unix::fs::symlink("a.cpp", &b).unwrap();
+            }
+            false
+        })
+        .unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains("it is a symlink")
+                && msg.ends_with(&format!(
+                    "1 of 2 files are marked: run `mfppr cover restore {}` to put them back",
+                    manifest.display()
+                ))
+                && !msg.contains('\n'),
+            "{msg}"
+        );
+    }
+
     #[test]
     fn interrupted_copy_names_the_incomplete_copy() {
         let src = tempfile::tempdir().unwrap();
         std::fs::write(src.path().join("a.cpp"), "int a() {\n  return 1;\n}\n").unwrap();
         let out = tempfile::tempdir().unwrap();
         let opts = InjectOptions {
-            source_root: Some(src.path().to_path_buf()),
+            source_root: src.path().to_path_buf(),
             kind: MarkerKind::Log,
             target: InjectTarget::Copy(out.path().join("copy")),
             markers_path: None,

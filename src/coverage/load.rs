@@ -7,8 +7,13 @@
 //! dropped (as gcovr's `--root` does); without one, keys are the resolved paths, and
 //! [`unify_relative_keys`] folds a relative key into the one absolute key that ends with it, so
 //! that gcov JSON and text `.gcov` of the same sources do not report each line under two paths.
+//! [`Loaded::outside`] lists the files left out, so the report can say which.
+//!
+//! Hostile inputs: only regular files are read ([`check_regular_file`]: a FIFO would block the
+//! read forever), and gzip input inflates to at most [`inflated_limit`] bytes.
 
-use std::io::Read;
+use std::collections::BTreeSet;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -27,8 +32,55 @@ pub struct LoadOptions {
     pub source_root: Option<PathBuf>,
 }
 
+/// Gzip input may inflate to this many times its compressed size: `gcov --json-format` writes
+/// about 23× (g++ 12, a test of `<regex>` and `<map>`; `gzip -9` of the same JSON 26×), gcovr
+/// JSON compresses alike, and deflate can reach 1032×, so a file past 64× is a gzip bomb or not
+/// coverage data.
+pub const MAX_INFLATION: u64 = 64;
+
+/// Gzip input may always inflate to 64 MiB, whatever its ratio: a small file that compresses
+/// well costs little.
+pub const MIN_INFLATED_LIMIT: u64 = 64 << 20;
+
+/// How many bytes a gzip file of `compressed` bytes may inflate to: [`MAX_INFLATION`] times its
+/// size, at least [`MIN_INFLATED_LIMIT`]. Reading stops one byte past it, so memory stays
+/// bounded by what the user can see on disk.
+pub fn inflated_limit(compressed: u64) -> u64 {
+    compressed
+        .saturating_mul(MAX_INFLATION)
+        .max(MIN_INFLATED_LIMIT)
+}
+
+/// What [`load`] read.
+#[derive(Clone, Debug, Default)]
+pub struct Loaded {
+    /// The summed coverage, keyed as the module docs say.
+    pub coverage: Coverage,
+    /// Files the data names that lie outside the source root and were left out (their resolved
+    /// paths).
+    pub outside: BTreeSet<String>,
+}
+
+/// Refuse `path` unless it is a regular file (or a symlink to one): a FIFO or device would make
+/// the read block or never end. `what` names it in the error ("coverage input", "manifest").
+/// A missing file passes: the read that follows says so.
+pub fn check_regular_file(path: &Path, what: &str) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(coded(
+            ExitKind::Input,
+            format!(
+                "{what} {} is {}, which mfppr does not read (it could block forever); write the \
+                 data to a regular file and give that",
+                path.display(),
+                crate::outputs::kind_of(&meta.file_type())
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Load and sum every coverage file in `paths` (files or directories, walked recursively).
-pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<Coverage> {
+pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<Loaded> {
     let mut files = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p)
@@ -51,18 +103,20 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<Coverage> {
                 ));
             }
         } else {
+            check_regular_file(p, "coverage input")?;
             files.push(p.clone());
         }
     }
-    let parts: Vec<Coverage> = files
+    let parts: Vec<Loaded> = files
         .par_iter()
         .map(|f| load_file(f, opts))
         .collect::<Result<_>>()?;
-    let mut cov = Coverage::default();
+    let mut loaded = Loaded::default();
     for part in parts {
-        cov.merge(part);
+        loaded.coverage.merge(part.coverage);
+        loaded.outside.extend(part.outside);
     }
-    Ok(cov)
+    Ok(loaded)
 }
 
 /// Whether a file met while walking a directory is coverage data.
@@ -75,37 +129,85 @@ fn is_candidate(path: &Path) -> Result<bool> {
         return Ok(true);
     }
     if name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".jsonl") {
-        // Other JSON (compile_commands.json, …) is skipped: sniff for a format_version key.
-        let bytes = read_maybe_gz(path)?;
-        let head = &bytes[..bytes.len().min(1 << 16)];
-        return Ok(String::from_utf8_lossy(head).contains("format_version\""));
+        // Other JSON (compile_commands.json, …) is skipped: sniff its first 64 KiB (inflated)
+        // for a format_version key.
+        return Ok(String::from_utf8_lossy(&head(path, 1 << 16)?).contains("format_version\""));
     }
     Ok(false)
 }
 
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+fn bad_gzip(path: &Path, e: std::io::Error) -> anyhow::Error {
+    coded(
+        ExitKind::Input,
+        format!("{}: bad gzip data: {e}", path.display()),
+    )
+}
+
+/// The first `n` bytes of `path`, inflated when it is gzip.
+fn head(path: &Path, n: u64) -> Result<Vec<u8>> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut reader = std::io::BufReader::new(file);
+    let gz = reader
+        .fill_buf()
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .starts_with(&GZIP_MAGIC);
+    let mut out = Vec::new();
+    if gz {
+        flate2::bufread::MultiGzDecoder::new(reader)
+            .take(n)
+            .read_to_end(&mut out)
+            .map_err(|e| bad_gzip(path, e))?;
+    } else {
+        reader
+            .take(n)
+            .read_to_end(&mut out)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+    }
+    Ok(out)
+}
+
+/// The bytes of `path`, inflated when it is gzip (to at most [`inflated_limit`] of its size).
 fn read_maybe_gz(path: &Path) -> Result<Vec<u8>> {
     let raw = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .map_err(|e| {
-                coded(
-                    ExitKind::Input,
-                    format!("{}: bad gzip data: {e}", path.display()),
-                )
-            })?;
-        Ok(out)
+    if raw.starts_with(&GZIP_MAGIC) {
+        inflate(&raw, path, inflated_limit(raw.len() as u64))
     } else {
         Ok(raw)
     }
 }
 
+/// Inflate the gzip data `raw` of `path`, refusing it once it passes `limit` bytes.
+fn inflate(raw: &[u8], path: &Path, limit: u64) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(raw)
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| bad_gzip(path, e))?;
+    if out.len() as u64 > limit {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{}: gzip data inflates past {} MiB ({MAX_INFLATION}× its {} KiB, at least {} \
+                 MiB): a gzip bomb or not coverage data; if it is real coverage, gunzip it and \
+                 pass the uncompressed file",
+                path.display(),
+                limit >> 20,
+                raw.len() >> 10,
+                MIN_INFLATED_LIMIT >> 20
+            ),
+        ));
+    }
+    Ok(out)
+}
+
 /// Load one coverage file (format detected from its content) and normalise its keys.
-pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Coverage> {
+pub fn load_file(path: &Path, opts: &LoadOptions) -> Result<Loaded> {
     let bytes = read_maybe_gz(path)?;
     let raw = parse_bytes(&bytes, path)?;
-    Ok(normalise(raw, opts))
+    Ok(split_outside(raw, opts))
 }
 
 /// Parse the (decompressed) content of a coverage file; `origin` names it in errors.
@@ -167,19 +269,32 @@ fn parse_json_stream(bytes: &[u8], origin: &Path) -> Result<Coverage> {
     Ok(cov)
 }
 
-/// Resolve raw keys (see the module docs).
+/// Resolve raw keys (see the module docs), dropping files outside the source root.
 pub fn normalise(raw: Coverage, opts: &LoadOptions) -> Coverage {
-    raw.rekey(|key| {
+    split_outside(raw, opts).coverage
+}
+
+/// [`normalise`], keeping the resolved paths of the files it drops.
+fn split_outside(raw: Coverage, opts: &LoadOptions) -> Loaded {
+    let mut outside = BTreeSet::new();
+    let coverage = raw.rekey(|key| {
         let p = Path::new(key);
         let resolved = match (&opts.source_root, p.is_absolute()) {
             (Some(root), false) => join_lexically(root, p),
             _ => join_lexically(Path::new(""), p),
         };
         match &opts.source_root {
-            Some(root) => relative_to(&resolved, root),
+            Some(root) => {
+                let rel = relative_to(&resolved, root);
+                if rel.is_none() {
+                    outside.insert(resolved.to_string_lossy().into_owned());
+                }
+                rel
+            }
             None => Some(resolved.to_string_lossy().into_owned()),
         }
-    })
+    });
+    Loaded { coverage, outside }
 }
 
 /// What [`unify_relative_keys`] did.
@@ -325,6 +440,40 @@ mod tests {
         only.add_line("/b/xx.h", 1, 1);
         only.add_line("x.h", 1, 1);
         assert!(unify_relative_keys(&mut [&mut only]).merged.is_empty());
+    }
+
+    /// Gzip members of `mib` MiB of spaces each, `members` times: a bomb that is cheap to build.
+    fn spaces_gz(mib: usize, members: usize) -> Vec<u8> {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(&vec![b' '; mib << 20]).unwrap();
+        enc.finish().unwrap().repeat(members)
+    }
+
+    #[test]
+    fn gzip_inflating_past_its_limit_is_refused_in_one_line_and_sniffing_reads_only_the_head() {
+        let bomb = spaces_gz(1, 8);
+        assert!(bomb.len() < 64 << 10, "{} bytes", bomb.len());
+        let err = inflate(&bomb, Path::new("b.json.gz"), 4 << 20).unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.starts_with("b.json.gz: gzip data inflates past 4 MiB")
+                && msg.contains("gunzip it")
+                && !msg.contains('\n'),
+            "{msg}"
+        );
+        assert_eq!(crate::error::exit_kind(&err), ExitKind::Input);
+        assert_eq!(
+            inflate(&bomb, Path::new("b"), 8 << 20).unwrap().len(),
+            8 << 20
+        );
+        assert_eq!(inflated_limit(1000), MIN_INFLATED_LIMIT);
+        assert_eq!(inflated_limit(10 << 20), 640 << 20);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.json.gz");
+        std::fs::write(&path, &bomb).unwrap();
+        assert_eq!(head(&path, 1 << 16).unwrap().len(), 1 << 16);
+        assert!(!is_candidate(&path).unwrap());
     }
 
     #[test]

@@ -92,6 +92,7 @@ pub fn prepare(manifest_path: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<Man
 
 /// Read a manifest.
 pub fn read(manifest_path: &Path) -> Result<Manifest> {
+    super::load::check_regular_file(manifest_path, "manifest")?;
     let bytes = std::fs::read(manifest_path)
         .with_context(|| format!("cannot read manifest {}", manifest_path.display()))?;
     let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {

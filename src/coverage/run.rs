@@ -79,11 +79,20 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
     let load_opts = LoadOptions {
         source_root: source_root.clone(),
     };
-    let mut suite = load::load(&opts.suite, &load_opts).context("loading --suite coverage")?;
-    let mut fuzz = load::load(&opts.fuzz, &load_opts).context("loading --fuzz coverage")?;
-    if source_root.is_none() {
-        explain_unified(&load::unify_relative_keys(&mut [&mut suite, &mut fuzz]));
-    }
+    let suite = load::load(&opts.suite, &load_opts).context("loading --suite coverage")?;
+    let fuzz = load::load(&opts.fuzz, &load_opts).context("loading --fuzz coverage")?;
+    let (suite, fuzz) = match &source_root {
+        Some(root) => {
+            let outside: BTreeSet<&String> = suite.outside.iter().chain(&fuzz.outside).collect();
+            explain_outside(&outside, root);
+            (suite.coverage, fuzz.coverage)
+        }
+        None => {
+            let (mut suite, mut fuzz) = (suite.coverage, fuzz.coverage);
+            explain_unified(&load::unify_relative_keys(&mut [&mut suite, &mut fuzz]));
+            (suite, fuzz)
+        }
+    };
     let new = if opts.allow_disjoint {
         diff::new_lines_disjoint(&suite, &fuzz, &opts.filters)?
     } else {
@@ -105,6 +114,27 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
         partly,
         source_root,
     })
+}
+
+/// How many files the coverage names outside `root`, and a few of them: they are left out of the
+/// report (and never marked).
+fn explain_outside(outside: &BTreeSet<&String>, root: &Path) {
+    if outside.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = outside.iter().take(3).map(|s| s.as_str()).collect();
+    note(format!(
+        "coverage: {} file(s) outside --source-root {} left out ({}{}); give a --source-root that \
+         contains them to report them",
+        outside.len(),
+        root.display(),
+        shown.join(", "),
+        if outside.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        }
+    ));
 }
 
 fn explain_unified(u: &load::Unified) {
@@ -144,30 +174,36 @@ const BUILD_TIMEOUT: Duration = Duration::from_secs(3 * 3600);
 
 /// Run the report and inject markers for its new lines.
 pub fn run_inject(opts: &InjectRunOptions) -> Result<(Report, Injection)> {
-    if matches!(opts.target, InjectTarget::Copy(_)) && opts.report.source_root.is_none() {
+    let Some(root) = &opts.report.source_root else {
         return Err(coded(
             ExitKind::Usage,
-            "--inject-into needs --source-root (the tree to copy)",
+            match opts.target {
+                InjectTarget::Copy(_) => "--inject-into needs --source-root (the tree to copy)",
+                InjectTarget::InPlace { .. } => {
+                    "--in-place needs --source-root (only files under it are edited)"
+                }
+            },
         ));
-    }
+    };
+    let root = absolute(root);
     let report = run_report(&opts.report)?;
-    let injection = inject_report(&report, opts)?;
+    let injection = inject_report(&report, &root, opts)?;
     if let Some(build) = &opts.build {
-        build_marked(build, &opts.target, report.source_root.as_deref())?;
+        build_marked(build, &opts.target, &root)?;
     }
     Ok((report, injection))
 }
 
 /// Run the user's build command once in the marked tree; a failure is an error that says the
 /// original sources are untouched (a copy) or how to restore them (in place).
-fn build_marked(build: &str, target: &InjectTarget, source_root: Option<&Path>) -> Result<()> {
+fn build_marked(build: &str, target: &InjectTarget, source_root: &Path) -> Result<()> {
     let (dir, untouched) = match target {
         InjectTarget::Copy(dir) => (
             absolute(dir),
             "the original sources are untouched".to_string(),
         ),
         InjectTarget::InPlace { manifest } => (
-            source_root.map_or_else(|| absolute(Path::new(".")), Path::to_path_buf),
+            source_root.to_path_buf(),
             format!(
                 "the sources are still marked: `mfppr cover restore {}` puts them back",
                 manifest.display()
@@ -193,11 +229,11 @@ fn build_marked(build: &str, target: &InjectTarget, source_root: Option<&Path>) 
     Ok(())
 }
 
-fn inject_report(report: &Report, opts: &InjectRunOptions) -> Result<Injection> {
+fn inject_report(report: &Report, root: &Path, opts: &InjectRunOptions) -> Result<Injection> {
     let inj = inject::inject(
         &report.new,
         &InjectOptions {
-            source_root: report.source_root.clone(),
+            source_root: root.to_path_buf(),
             kind: opts.kind,
             target: opts.target.clone(),
             markers_path: opts.markers_path.clone(),
@@ -429,6 +465,7 @@ fn read_markers(file: &Path) -> Result<(Vec<Marker>, usize)> {
         new_lines: Option<usize>,
         markers: Vec<Marker>,
     }
+    load::check_regular_file(file, "markers file")?;
     let text = std::fs::read(file).map_err(|e| {
         coded(
             ExitKind::Input,
