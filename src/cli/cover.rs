@@ -277,7 +277,7 @@ struct TestsArgs {
         long,
         value_name = "SECS",
         default_value_t = 60,
-        value_parser = clap::value_parser!(u64).range(1..)
+        value_parser = clap::value_parser!(u64).range(1..=super::common::MAX_TIMEOUT_SECS)
     )]
     run_timeout: u64,
     /// Output directory (must be new or empty): find.json, <id>.cpp, summary.json.
@@ -312,7 +312,7 @@ struct ReduceArgs {
         long,
         value_name = "SECS",
         requires = "reduce",
-        value_parser = clap::value_parser!(u64).range(1..)
+        value_parser = clap::value_parser!(u64).range(1..=super::common::MAX_TIMEOUT_SECS)
     )]
     timeout: Option<u64>,
     /// Compiler flags: CXXFLAGS of the oracle and flags of the default --verify-cmd
