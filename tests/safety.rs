@@ -365,6 +365,26 @@ fn real_checks_at_four_jobs_leave_no_check_dir() {
     assert!(left.is_empty(), "left in TMPDIR: {left:?}");
 }
 
+/// A tmpfs mounted for one test (root only), unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, options: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(at).unwrap();
+        Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs", s(at)])
+            .output()
+            .is_ok_and(|o| o.status.success())
+            .then(|| Tmpfs(at.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
 #[test]
 fn a_full_disk_keeps_the_last_result_that_was_written() {
     // root only: a 20 KiB tmpfs holds the 14 KB input's first copy and its origin record, and
@@ -372,21 +392,9 @@ fn a_full_disk_keeps_the_last_result_that_was_written() {
     let c =
         Case::new(&std::fs::read(root().join("fixtures/tests/iset_merge_small_a.cpp")).unwrap());
     let mnt = c.path("small");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=20k", "tmpfs", s(&mnt)])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !mounted {
+    let Some(_unmount) = Tmpfs::mount(&mnt, "size=20k") else {
         return skip("cannot mount a tmpfs (not root?)");
-    }
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
-        }
-    }
-    let _unmount = Unmount(&mnt);
+    };
     let check = c.keep_r0();
     let result = mnt.join("r.cpp");
     let line = c.fails(
@@ -429,5 +437,184 @@ fn help_names_files_that_exist() {
             root().join(name).exists(),
             "--help names {name}, which does not exist"
         );
+    }
+}
+
+#[test]
+fn a_fifo_input_is_refused_without_blocking() {
+    let c = Case::new(TINY.as_bytes());
+    let check = c.keep_r0();
+    let fifo = c.path("fifo.cpp");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let link = c.path("link.cpp");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    for input in [&fifo, &link] {
+        let start = Instant::now();
+        c.fails(
+            &["reduce", s(input), "--check", s(&check)],
+            1,
+            "is a FIFO, not an MF++ test file",
+        );
+        c.fails(&["inspect", s(input)], 1, "is a FIFO");
+        c.fails(
+            &["export", s(input), "-o", s(&c.path("e.cpp"))],
+            1,
+            "is a FIFO",
+        );
+        assert!(start.elapsed() < Duration::from_secs(20));
+    }
+    assert!(!c.ran(), "the check ran on a FIFO");
+}
+
+#[test]
+fn a_statement_of_millions_of_tokens_is_refused_at_once() {
+    let at = TINY.find("// Meta test").unwrap();
+    let mut text = TINY[..at].to_string();
+    text.push_str("int big = 0");
+    text.push_str(&"+1".repeat(2_000_000));
+    text.push_str(";\n");
+    text.push_str(&TINY[at..]);
+    let c = Case::new(text.as_bytes());
+    let check = c.keep_r0();
+    let start = Instant::now();
+    let line = c.fails(
+        &["reduce", s(&c.input), "--check", s(&check)],
+        1,
+        "has more than 100000 tokens",
+    );
+    assert!(start.elapsed() < Duration::from_secs(10), "{line}");
+    assert!(!c.ran());
+}
+
+#[test]
+fn a_function_of_nested_blocks_at_file_scope_reads() {
+    let at = TINY.find("int\nmain").unwrap();
+    let text = format!("{}void f() {{ {{ }} }}\n{}", &TINY[..at], &TINY[at..]);
+    let c = Case::new(text.as_bytes());
+    let out = c.run(&["inspect", s(&c.input)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_planted_origin_symlink_is_replaced_not_written_through() {
+    let c = Case::new(TINY.as_bytes());
+    let check = c.keep_r0();
+    let victim = c.path("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = c.path("o.cpp");
+    std::os::unix::fs::symlink(&victim, c.path("o.cpp.mfppr-origin")).unwrap();
+    let run = c.run(&[
+        "reduce",
+        s(&c.input),
+        "--check",
+        s(&check),
+        "-o",
+        s(&out),
+        "-q",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let origin = std::fs::symlink_metadata(c.path("o.cpp.mfppr-origin")).unwrap();
+    assert!(origin.is_file(), "the origin record is still a symlink");
+}
+
+#[test]
+fn a_read_only_report_dir_is_refused_before_any_check() {
+    let c = Case::new(TINY.as_bytes());
+    let check = c.keep_r0();
+    let ro = c.path("ro");
+    let Some(_unmount) = Tmpfs::mount(&ro, "ro,size=64k") else {
+        return skip("cannot mount a tmpfs (not root?)");
+    };
+    c.fails(
+        &[
+            "reduce",
+            s(&c.input),
+            "--check",
+            s(&check),
+            "--report",
+            s(&ro),
+        ],
+        1,
+        "cannot write",
+    );
+    c.fails(
+        &[
+            "reduce",
+            s(&c.input),
+            "--check",
+            s(&check),
+            "--report",
+            s(&ro.join("new")),
+        ],
+        1,
+        "check that its parent directory is writable",
+    );
+    c.fails(
+        &[
+            "reduce",
+            s(&c.input),
+            "--check",
+            s(&check),
+            "-o",
+            s(&ro.join("o.cpp")),
+        ],
+        1,
+        "cannot write",
+    );
+    assert!(!c.ran(), "a check ran before the outputs were refused");
+}
+
+#[test]
+fn a_daemon_started_outside_the_check_dir_does_not_outlive_the_run() {
+    let c = Case::new(TINY.as_bytes());
+    let pids = c.path("daemons");
+    let daemon = c.script(
+        "daemon.sh",
+        &format!(
+            "#!/bin/sh\n(cd / && setsid sh -c 'echo $$ >> {p}; exec sleep 600' > /dev/null 2>&1 &)\n\
+             grep -q r_0 \"$1\"\n",
+            p = s(&pids)
+        ),
+    );
+    let out = c.run(&[
+        "reduce",
+        s(&c.input),
+        "--check",
+        s(&daemon),
+        "-q",
+        "--recheck",
+        "0",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let started = std::fs::read_to_string(&pids).unwrap();
+    assert!(!started.is_empty());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for pid in started.split_whitespace() {
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit(')').next().unwrap_or("").trim().chars().next();
+            if stat.is_empty() || state == Some('Z') {
+                break;
+            }
+            assert!(Instant::now() < deadline, "daemon {pid} outlived the run");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
