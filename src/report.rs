@@ -287,8 +287,10 @@ fn describe(end: RunEnd) -> String {
 
 /// How long `--library-version` may run.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
-/// How much of its output is kept.
+/// How much of its output is read.
 const VERSION_CAP: usize = 64 * 1024;
+/// How many characters of it the report shows (control characters left out).
+const VERSION_SHOWN: usize = 4096;
 
 /// The output of the `--library-version` command, run by `sh -c` through the process runner
 /// (with a timeout and a cap on its output); a failure is said in the text.
@@ -297,11 +299,16 @@ fn library_version(cmd: &str) -> String {
     command.arg("-c").arg(cmd);
     match crate::process::capture(&mut command, b"", VERSION_TIMEOUT, VERSION_CAP) {
         Ok(c) => {
-            let mut s = String::from_utf8_lossy(&c.stdout).trim().to_string();
-            if c.truncated {
+            let text = String::from_utf8_lossy(&c.stdout);
+            let printable: String = text
+                .chars()
+                .filter(|ch| !ch.is_control() || *ch == '\n')
+                .take(VERSION_SHOWN)
+                .collect();
+            let mut s = printable.trim().to_string();
+            if c.truncated || text.chars().count() > VERSION_SHOWN {
                 s.push_str(&format!(
-                    " (`{cmd}` wrote more than {} KiB: stopped, the rest left out)",
-                    VERSION_CAP / 1024
+                    " (`{cmd}` wrote more than {VERSION_SHOWN} characters: the rest left out)"
                 ));
             } else if c.finished.end == RunEnd::TimedOut {
                 s.push_str(&format!(
@@ -613,8 +620,10 @@ mod tests {
     #[test]
     fn the_library_version_command_is_bounded_in_output_and_says_how_it_ended() {
         let zero = library_version("cat /dev/zero");
-        assert!(zero.len() < VERSION_CAP + 200, "{} bytes", zero.len());
-        assert!(zero.ends_with("stopped, the rest left out)"), "{zero:?}");
+        assert!(zero.len() < 200, "{} bytes", zero.len());
+        assert!(zero.ends_with("the rest left out)"), "{zero:?}");
+        let long = library_version("yes version | head -c 100000");
+        assert!(long.len() < VERSION_SHOWN + 200, "{} bytes", long.len());
         assert_eq!(library_version("echo lib 1.2"), "lib 1.2");
         assert!(
             library_version("echo half; exit 3").starts_with("half (`echo half; exit 3` failed")
