@@ -2,8 +2,11 @@
 //! merge-bug tests and one passing test of the campaign corpus (`fixtures/campaign`, small tests;
 //! `--no-tail`, which the journal and the scale-out do not depend on), stopped by SIGTERM, killed
 //! (SIGKILL) mid-run and resumed, then the same campaign as a task file run by real GNU parallel
-//! and merged with `--collect`; and the Slurm script's task-line selection (a real Slurm:
-//! `tests/batch_slurm.rs`). The whole corpus: `tests/campaign.rs`.
+//! and merged with `--collect`; the Slurm script's task-line selection (a real Slurm:
+//! `tests/batch_slurm.rs`); the locks (a second batch on one OUTDIR is refused, tasks into one
+//! OUTDIR run at once) and `--collect`'s count of emitted tasks without a result, with a gated
+//! shell check. Hostile file names: `tests/batch_hostile.rs`; the whole corpus:
+//! `tests/campaign.rs`.
 
 mod common;
 
@@ -277,9 +280,14 @@ fn the_slurm_script_runs_the_line_of_its_array_index() {
     let dir = tempfile::tempdir().unwrap();
     let tasks = dir.path().join("tasks.txt");
     let mark = |n: usize| dir.path().join(format!("ran-{n}"));
-    let text: String = (1..=3)
+    let mut text: String = (1..=3)
         .map(|n| format!("echo {n} > '{}'\n", mark(n).display()))
         .collect();
+    // A task line quotes a newline as bash does ($'…'): the script runs its line with bash.
+    text.push_str(&format!(
+        "printf %s $'4\\n$(x)' > '{}'\n",
+        mark(4).display()
+    ));
     std::fs::write(&tasks, text).unwrap();
     let script = root().join("scripts/batch-slurm.sbatch");
     let status = Command::new("bash")
@@ -291,7 +299,15 @@ fn the_slurm_script_runs_the_line_of_its_array_index() {
     assert!(status.success());
     assert_eq!(std::fs::read_to_string(mark(2)).unwrap(), "2\n");
     assert!(!mark(1).exists() && !mark(3).exists());
-    for bad in ["0", "4", "x"] {
+    let status = Command::new("bash")
+        .arg(&script)
+        .arg(&tasks)
+        .env("SLURM_ARRAY_TASK_ID", "4")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(mark(4)).unwrap(), "4\n$(x)");
+    for bad in ["0", "5", "x"] {
         let out = Command::new("bash")
             .arg(&script)
             .arg(&tasks)
