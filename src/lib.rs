@@ -17,6 +17,7 @@ pub mod export;
 pub mod inspect;
 pub mod interrupt;
 pub mod line_endings;
+pub mod lock;
 pub mod messages;
 pub mod model;
 pub mod opportunity;

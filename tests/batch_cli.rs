@@ -2,8 +2,11 @@
 //! merge-bug tests and one passing test of the campaign corpus (`fixtures/campaign`, small tests;
 //! `--no-tail`, which the journal and the scale-out do not depend on), stopped by SIGTERM, killed
 //! (SIGKILL) mid-run and resumed, then the same campaign as a task file run by real GNU parallel
-//! and merged with `--collect`; and the Slurm script's task-line selection (a real Slurm:
-//! `tests/batch_slurm.rs`). The whole corpus: `tests/campaign.rs`.
+//! and merged with `--collect`; the Slurm script's task-line selection (a real Slurm:
+//! `tests/batch_slurm.rs`); the locks (a second batch on one OUTDIR is refused, tasks into one
+//! OUTDIR run at once) and `--collect`'s count of emitted tasks without a result, with a gated
+//! shell check. Hostile file names: `tests/batch_hostile.rs`; the whole corpus:
+//! `tests/campaign.rs`.
 
 mod common;
 
@@ -277,9 +280,14 @@ fn the_slurm_script_runs_the_line_of_its_array_index() {
     let dir = tempfile::tempdir().unwrap();
     let tasks = dir.path().join("tasks.txt");
     let mark = |n: usize| dir.path().join(format!("ran-{n}"));
-    let text: String = (1..=3)
+    let mut text: String = (1..=3)
         .map(|n| format!("echo {n} > '{}'\n", mark(n).display()))
         .collect();
+    // A task line quotes a newline as bash does ($'…'): the script runs its line with bash.
+    text.push_str(&format!(
+        "printf %s $'4\\n$(x)' > '{}'\n",
+        mark(4).display()
+    ));
     std::fs::write(&tasks, text).unwrap();
     let script = root().join("scripts/batch-slurm.sbatch");
     let status = Command::new("bash")
@@ -291,7 +299,15 @@ fn the_slurm_script_runs_the_line_of_its_array_index() {
     assert!(status.success());
     assert_eq!(std::fs::read_to_string(mark(2)).unwrap(), "2\n");
     assert!(!mark(1).exists() && !mark(3).exists());
-    for bad in ["0", "4", "x"] {
+    let status = Command::new("bash")
+        .arg(&script)
+        .arg(&tasks)
+        .env("SLURM_ARRAY_TASK_ID", "4")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(mark(4)).unwrap(), "4\n$(x)");
+    for bad in ["0", "5", "x"] {
         let out = Command::new("bash")
             .arg(&script)
             .arg(&tasks)
@@ -300,4 +316,171 @@ fn the_slurm_script_runs_the_line_of_its_array_index() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "index {bad}");
     }
+}
+
+/// A check script in `dir` that marks its start (`dir/started.<pid>`), waits for `dir/open`,
+/// then keeps what still has `r_0`; three copies of the tiny passing test in `dir/in`.
+fn gated_campaign(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let check = dir.join("gate.sh");
+    common::write(
+        &check,
+        &format!(
+            "#!/bin/sh\ntouch '{d}'/started.$$\nwhile [ ! -e '{d}/open' ]; do sleep 0.05; done\n\
+             grep -q r_0 \"$1\"\n",
+            d = dir.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let inputs = dir.join("in");
+    for t in ["a", "b", "c"] {
+        common::write(
+            &inputs.join(format!("{t}.cpp")),
+            &std::fs::read_to_string(root().join("fixtures/tests/iset_pass_tiny.cpp")).unwrap(),
+        );
+    }
+    (check, inputs)
+}
+
+fn started(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("started.")
+        })
+        .count()
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let began = Instant::now();
+    while !done() {
+        assert!(began.elapsed() < Duration::from_secs(60), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_second_batch_on_the_same_outdir_is_refused_naming_the_first_ones_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let (check, inputs) = gated_campaign(dir.path());
+    let out = dir.path().join("out");
+    let spec = root().join("fixtures/iset/spec");
+    let batch = || {
+        let mut cmd = mfppr();
+        cmd.arg("batch")
+            .arg(&inputs)
+            .arg("--check")
+            .arg(&check)
+            .arg("-I")
+            .arg(&spec)
+            .arg("-o")
+            .arg(&out)
+            .args(["-j1", "-q"]);
+        cmd
+    };
+    let first = batch()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the first batch did not start its check", || {
+        started(dir.path()) > 0
+    });
+    let second = batch().output().unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("in use by another mfppr (pid {},", first.id())),
+        "{stderr}"
+    );
+    std::fs::write(dir.path().join("open"), "").unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success());
+    assert_eq!(journal_lines(&out).len(), 3, "each test once");
+}
+
+#[test]
+fn tasks_run_at_once_and_collect_counts_those_without_a_result_as_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (check, inputs) = gated_campaign(dir.path());
+    let out = dir.path().join("out");
+    let tasks = dir.path().join("tasks.txt");
+    let emitted = mfppr()
+        .arg("batch")
+        .arg(&inputs)
+        .arg("--check")
+        .arg(&check)
+        .arg("-I")
+        .arg(root().join("fixtures/iset/spec"))
+        .arg("-o")
+        .arg(&out)
+        .arg("--emit-tasks")
+        .arg(&tasks)
+        .output()
+        .unwrap();
+    assert!(emitted.status.success());
+    let lines: Vec<String> = std::fs::read_to_string(&tasks)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), 3);
+    // Two tasks into one OUTDIR at once: both reach their check (each locks its test only).
+    let run = |line: &String| {
+        Command::new("bash")
+            .arg("-c")
+            .arg(line)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (run(&lines[0]), run(&lines[1]));
+    wait_for("two tasks did not run at once", || started(dir.path()) >= 2);
+    std::fs::write(dir.path().join("open"), "").unwrap();
+    for task in [a, b] {
+        let ended = task.wait_with_output().unwrap();
+        assert!(
+            ended.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ended.stderr)
+        );
+    }
+    let collect = || {
+        mfppr()
+            .arg("batch")
+            .arg("--collect")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let partial = collect();
+    let stdout = String::from_utf8_lossy(&partial.stdout);
+    let stderr = String::from_utf8_lossy(&partial.stderr);
+    assert_eq!(partial.status.code(), Some(1), "{stderr}");
+    assert!(
+        stdout.starts_with("3 tests: 1 missing, 2 reduced\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" missing\n"), "{stdout}");
+    assert!(
+        stderr.contains("1 emitted tasks have no result (the first: \"c\")"),
+        "{stderr}"
+    );
+    assert_eq!(
+        journal_lines(&out).len(),
+        2,
+        "a missing task is never journaled"
+    );
+    let last = Command::new("bash")
+        .arg("-c")
+        .arg(&lines[2])
+        .status()
+        .unwrap();
+    assert!(last.success());
+    let whole = collect();
+    assert!(whole.status.success());
+    assert!(String::from_utf8_lossy(&whole.stdout).starts_with("3 tests: 3 reduced\n"));
 }

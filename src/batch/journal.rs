@@ -27,6 +27,8 @@ pub enum Outcome {
     OracleError,
     /// The input could not be read, or is not an MF++ test.
     InputError,
+    /// An emitted task that left no result (`--collect` only; never journaled).
+    Missing,
 }
 
 impl Outcome {
@@ -37,6 +39,7 @@ impl Outcome {
             Outcome::NotInteresting => "not_interesting",
             Outcome::OracleError => "oracle_error",
             Outcome::InputError => "input_error",
+            Outcome::Missing => "missing",
         }
     }
 }
@@ -87,6 +90,32 @@ pub struct Record {
     pub stats: Option<PathBuf>,
     /// Why the test was not reduced.
     pub message: Option<String>,
+}
+
+impl Record {
+    /// A record of `input` (`bytes` long) with `outcome` and nothing else known yet.
+    pub fn new(input: PathBuf, stem: String, bytes: u64, outcome: Outcome) -> Record {
+        Record {
+            input,
+            stem,
+            hash: String::new(),
+            outcome,
+            bytes_before: bytes,
+            bytes_after: bytes,
+            oracle_calls: 0,
+            wall_secs: 0.0,
+            failure: None,
+            mrs: Vec::new(),
+            suspects: Vec::new(),
+            library_calls: Vec::new(),
+            suspects_from: String::new(),
+            blame_calls: 0,
+            signature: String::new(),
+            output: None,
+            stats: None,
+            message: None,
+        }
+    }
 }
 
 /// The journal, open for appending.

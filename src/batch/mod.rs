@@ -2,7 +2,9 @@
 //! directory, journal every finished test, and triage the results into groups of duplicates.
 //!
 //! Owns the campaign's files: `OUTDIR/<stem>/` per test (`<stem>.reduced.cpp`, `stats.json`,
-//! `result.json`), the journal ([`journal`]) and the summary ([`triage`]). Each test is reduced by
+//! `result.json`), the journal ([`journal`]), the summary ([`triage`]) and the locks that keep two
+//! runs from writing the same campaign (`OUTDIR/.mfppr.lock`, [`lock_out_dir`]) or test
+//! (`OUTDIR/<stem>/.mfppr.lock`, taken by [`run_one`]). Each test is reduced by
 //! [`crate::reduce::reduce`] as a library call; `--tests-at-once K` tests run at once, each with
 //! `N / K` check runs at once, which keeps every test's result independent of scheduling (mfppr's
 //! output is the same for any `-j`). After the reduction, the result is checked once more (for
@@ -26,6 +28,7 @@ use crate::atomic::write_atomic;
 use crate::catalogue::Catalogue;
 use crate::document::Document;
 use crate::error::{coded, exit_kind, ExitKind};
+use crate::lock::{lock_exclusive, Lock, LOCK_FILE};
 use crate::model::TestModel;
 use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
 use crate::reduce::{reduce, run_cache_dir, ReduceOptions};
@@ -74,9 +77,38 @@ pub struct Test {
     pub bytes: u64,
 }
 
+/// Whether `stem` can name a test's directory under OUTDIR: one path component that is neither
+/// `.`, `..` nor the name of one of the campaign's own files.
+pub fn stem_is_valid(stem: &str) -> bool {
+    let own = [
+        LOCK_FILE,
+        journal::JOURNAL,
+        triage::SUMMARY,
+        tasks::MANIFEST,
+    ];
+    !matches!(stem, "" | "." | "..") && !stem.contains('/') && !own.contains(&stem)
+}
+
+/// Create `out_dir` if missing and lock it for this process (see [`crate::lock`]): a second run
+/// on the same campaign is refused while this one holds the lock.
+pub fn lock_out_dir(out_dir: &Path) -> anyhow::Result<Lock> {
+    std::fs::create_dir_all(out_dir).with_context(|| {
+        format!(
+            "cannot create the output directory {}; check -o",
+            out_dir.display()
+        )
+    })?;
+    lock_exclusive(
+        &out_dir.join(LOCK_FILE),
+        &format!("the output directory {}", out_dir.display()),
+    )
+}
+
 /// The tests named by `inputs` (files, or directories searched recursively for C++ files other
-/// than `*.reduced.cpp`), smallest first, with unique stems: a stem shared by several inputs gets
-/// the first 8 hex digits of the blake3 hash of the input's path appended.
+/// than `*.reduced.cpp`), smallest first, with unique stems: a stem shared by several inputs, or
+/// not valid ([`stem_is_valid`]: `...cpp`, `results.jsonl.cpp`), gets the first 8 hex digits of
+/// the blake3 hash of the input's path appended. A path that is not UTF-8 is refused: the journal
+/// records paths as JSON strings.
 pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
     let mut files = Vec::new();
     for input in inputs {
@@ -105,6 +137,16 @@ pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
         if !seen.insert(input.clone()) {
             continue;
         }
+        if input.to_str().is_none() {
+            return Err(coded(
+                ExitKind::Input,
+                format!(
+                    "{}: the path is not UTF-8, which the campaign's journal cannot record; \
+                     rename the file",
+                    input.display()
+                ),
+            ));
+        }
         let bytes = std::fs::metadata(&input)
             .map_err(|e| {
                 coded(
@@ -123,7 +165,7 @@ pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
         *count.entry(t.stem.clone()).or_insert(0) += 1;
     }
     for t in &mut tests {
-        if count[&t.stem] > 1 {
+        if count[&t.stem] > 1 || !stem_is_valid(&t.stem) {
             let h = blake3::hash(t.input.as_os_str().as_encoded_bytes()).to_hex();
             t.stem = format!("{}-{}", t.stem, &h[..8]);
         }
@@ -132,34 +174,25 @@ pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
     Ok(tests)
 }
 
-/// Reduce one test into `OUTDIR/<stem>/` and describe how it ended; the record is also written
-/// to `OUTDIR/<stem>/result.json`. `Err` only when the campaign cannot go on (interrupted, the
-/// output directory is not writable); a test that fails is an `Ok` record.
+/// Reduce one test into `OUTDIR/<stem>/`, holding its lock (`OUTDIR/<stem>/.mfppr.lock`), and
+/// describe how it ended; the record is also written to `OUTDIR/<stem>/result.json`. `Err` only
+/// when the campaign cannot go on (interrupted, the output directory is not writable, another
+/// process reduces the same test); a test that fails is an `Ok` record.
 pub fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
     let began = Instant::now();
     let dir = opts.out_dir.join(&test.stem);
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create the test directory {}", dir.display()))?;
-    let mut record = Record {
-        input: test.input.clone(),
-        stem: test.stem.clone(),
-        hash: String::new(),
-        outcome: Outcome::InputError,
-        bytes_before: test.bytes,
-        bytes_after: test.bytes,
-        oracle_calls: 0,
-        wall_secs: 0.0,
-        failure: None,
-        mrs: Vec::new(),
-        suspects: Vec::new(),
-        library_calls: Vec::new(),
-        suspects_from: String::new(),
-        blame_calls: 0,
-        signature: String::new(),
-        output: None,
-        stats: None,
-        message: None,
-    };
+    let _lock = lock_exclusive(
+        &dir.join(LOCK_FILE),
+        &format!("the test directory {}", dir.display()),
+    )?;
+    let mut record = Record::new(
+        test.input.clone(),
+        test.stem.clone(),
+        test.bytes,
+        Outcome::InputError,
+    );
     match std::fs::read(&test.input) {
         Ok(text) => {
             record.hash = blake3::hash(&text).to_hex().to_string();
@@ -375,12 +408,6 @@ fn open_journal<'t>(
     tests: &'t [Test],
     opts: &BatchOptions,
 ) -> anyhow::Result<(Journal, Vec<Record>, Vec<&'t Test>)> {
-    std::fs::create_dir_all(&opts.out_dir).with_context(|| {
-        format!(
-            "cannot create the output directory {}",
-            opts.out_dir.display()
-        )
-    })?;
     let journal = Journal::open(&opts.out_dir)?;
     let previous = journal::read(&opts.out_dir)?;
     if !opts.resume && !previous.is_empty() {
@@ -451,8 +478,8 @@ fn reduce_pending(
     failed.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Reduce every test of `tests` (a local campaign); returns the summary of the whole journal.
-/// The tests share one cache directory for the check scripts (their include blocks are mostly
+/// Reduce every test of `tests` (a local campaign), holding the lock of the output directory;
+/// returns the summary of the whole journal. The tests share one cache directory for the check scripts (their include blocks are mostly
 /// the same), unless the user chose one.
 pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
     crate::interrupt::install()?;
@@ -462,6 +489,7 @@ pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
         shared.reduce.cache_dir = Some(dir.path().to_path_buf());
     }
     let opts = &shared;
+    let _lock = lock_out_dir(&opts.out_dir)?;
     let (journal, previous, pending) = open_journal(tests, opts)?;
     let progress = Progress {
         journal: Mutex::new((journal, previous)),
@@ -497,9 +525,30 @@ pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
     }
 }
 
-/// `--collect`: merge the per-test `result.json` files under `out_dir` into the journal (those
-/// not in it yet) and return the summary of the whole journal.
-pub fn collect(out_dir: &Path) -> anyhow::Result<Summary> {
+/// What `--collect` found.
+#[derive(Debug)]
+pub struct Collected {
+    /// The summary of the journal, with the missing tasks as tests of outcome `missing`.
+    pub summary: Summary,
+    /// Stems of the emitted tasks ([`tasks::Manifest`]) with no result, in task-file order.
+    pub missing: Vec<String>,
+}
+
+/// `--collect`, holding the lock of `out_dir`: merge the per-test `result.json` files under
+/// `out_dir` into the journal (those not in it yet) and summarise the whole journal; a task of
+/// the last task file emitted for `out_dir` (`OUTDIR/tasks.json`) with no record is counted as
+/// `missing` in the summary, never journaled, so that collecting after a rerun finds its result.
+pub fn collect(out_dir: &Path) -> anyhow::Result<Collected> {
+    if !out_dir.is_dir() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{} is not a directory; give the -o of the campaign whose tasks ran",
+                out_dir.display()
+            ),
+        ));
+    }
+    let _lock = lock_out_dir(out_dir)?;
     let mut journal = Journal::open(out_dir)?;
     let known: HashSet<(String, String)> = journal::read(out_dir)?
         .into_iter()
@@ -528,9 +577,26 @@ pub fn collect(out_dir: &Path) -> anyhow::Result<Summary> {
             journal.append(&record)?;
         }
     }
-    let summary = triage::summarise(&latest_per_stem(journal::read(out_dir)?));
+    let mut records = latest_per_stem(journal::read(out_dir)?);
+    let finished: HashSet<String> = records.iter().map(|r| r.stem.clone()).collect();
+    let mut missing = Vec::new();
+    for task in tasks::read_manifest(out_dir)?.map_or_else(Vec::new, |m| m.tasks) {
+        if !finished.contains(&task.stem) {
+            missing.push(task.stem.clone());
+            records.push(missing_record(task));
+        }
+    }
+    let summary = triage::summarise(&records);
     triage::write_summary(out_dir, &summary)?;
-    Ok(summary)
+    Ok(Collected { summary, missing })
+}
+
+/// The summary's record of an emitted task that left no result.
+fn missing_record(task: tasks::Task) -> Record {
+    let mut record = Record::new(task.input, task.stem, 0, Outcome::Missing);
+    record.signature = Outcome::Missing.name().to_string();
+    record.message = Some("no result.json: the task did not run, or did not finish".to_string());
+    record
 }
 
 #[cfg(test)]
@@ -556,6 +622,43 @@ mod tests {
         assert!(tests[0].stem.starts_with("t-") && tests[2].stem.starts_with("t-"));
         assert_ne!(tests[0].stem, tests[2].stem);
         assert_eq!(discover(&[a.join("t.cpp")]).unwrap()[0].stem, "t");
+    }
+
+    #[test]
+    fn a_stem_never_leaves_its_directory_nor_takes_a_campaign_file() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "...cpp",
+            "..cpp",
+            "results.jsonl.cpp",
+            ".mfppr.lock.cpp",
+            "-x.cpp",
+        ] {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        let tests = discover(&[dir.path().to_path_buf()]).unwrap();
+        let stems: Vec<&str> = tests.iter().map(|t| t.stem.as_str()).collect();
+        assert!(stems.iter().all(|s| stem_is_valid(s)), "{stems:?}");
+        assert!(stems.contains(&"-x"));
+        for reserved in [
+            "..",
+            ".",
+            "results.jsonl",
+            ".mfppr.lock",
+            "tasks.json",
+            "a/b",
+            "",
+        ] {
+            assert!(!stem_is_valid(reserved), "{reserved}");
+        }
+        let bad = dir.path().join(std::ffi::OsStr::from_bytes(b"bad\xff.cpp"));
+        std::fs::write(&bad, "x").unwrap();
+        let refused = discover(&[dir.path().to_path_buf()]).unwrap_err();
+        assert!(
+            format!("{refused:#}").contains("is not UTF-8"),
+            "{refused:#}"
+        );
     }
 
     /// The reduced merge fixture, its options with the spec, and an oracle running `script`.

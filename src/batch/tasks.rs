@@ -1,50 +1,104 @@
 //! Scale-out on an existing engine (`--emit-tasks`): one self-contained shell command per test,
 //! for GNU parallel (`scripts/batch-parallel`) or a Slurm job array
-//! (`scripts/batch-slurm.sbatch`, line N for array index N).
+//! (`scripts/batch-slurm.sbatch`, line N for array index N), and the record of what was emitted
+//! (`OUTDIR/tasks.json`, [`Manifest`]), by which `--collect` finds the tasks that left no result.
 //!
-//! Every command is `mfppr batch --one STEM INPUT …` with absolute paths and the campaign's
-//! options spelled out (the check script's environment included, through `--env`); it reduces
+//! Every command is `mfppr batch --one=STEM … INPUT` with absolute paths and the campaign's
+//! options spelled out (the check script's environment included, through `--env=`); it reduces
 //! one test into `OUTDIR/<stem>/` and writes `OUTDIR/<stem>/result.json`, which
 //! `mfppr batch --collect OUTDIR` merges into the journal and the summary.
+//!
+//! A task file is one line per test whatever the bytes of its paths, and each line is one bash
+//! command: a word is left bare when it is made of `[A-Za-z0-9/._+=:,@-]`, single-quoted when it
+//! is UTF-8 without control characters, and ANSI-C quoted (`$'…'`, control and non-ASCII bytes as
+//! `\xNN`) otherwise, so a newline in a file name never ends a line. `$'…'` needs bash (or zsh,
+//! ksh): the scripts run the lines with bash, and GNU parallel runs them with the shell that
+//! started it. Values that may begin with `-` (the stem, `--env`) are attached to their option
+//! (`--one=-x`), and the input, an absolute path, comes last.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use serde::{Deserialize, Serialize};
 
 use super::{BatchOptions, Test};
 use crate::atomic::write_atomic;
-use crate::oracle::shell_quote;
 use crate::reduce::ReduceOptions;
 
-fn quoted(path: &Path) -> anyhow::Result<String> {
+/// The record of the last `--emit-tasks` inside the campaign's output directory.
+pub const MANIFEST: &str = "tasks.json";
+
+/// `OUTDIR/tasks.json`: the tests of the last task file emitted for OUTDIR, in its line order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// The task file (absolute path).
+    pub task_file: PathBuf,
+    /// One entry per line of the task file.
+    pub tasks: Vec<Task>,
+}
+
+/// One emitted task.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    /// Its directory name under OUTDIR.
+    pub stem: String,
+    /// Its input (absolute path).
+    pub input: PathBuf,
+}
+
+/// `word` as one bash word that evaluates to exactly its bytes (see the module doc).
+pub fn quote_word(word: &[u8]) -> String {
+    let bare = |b: &u8| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(b);
+    if !word.is_empty() && word.iter().all(bare) {
+        return String::from_utf8_lossy(word).into_owned();
+    }
+    match std::str::from_utf8(word) {
+        Ok(s) if !s.chars().any(char::is_control) => format!("'{}'", s.replace('\'', "'\\''")),
+        _ => {
+            let mut out = String::from("$'");
+            for &b in word {
+                match b {
+                    b'\\' => out.push_str("\\\\"),
+                    b'\'' => out.push_str("\\'"),
+                    b'\n' => out.push_str("\\n"),
+                    b'\t' => out.push_str("\\t"),
+                    0x20..=0x7e => out.push(char::from(b)),
+                    _ => out.push_str(&format!("\\x{b:02x}")),
+                }
+            }
+            out.push('\'');
+            out
+        }
+    }
+}
+
+/// `prefix` followed by the absolute form of `path`, as one word.
+fn quoted(prefix: &str, path: &Path) -> anyhow::Result<String> {
     let abs = std::path::absolute(path)
         .with_context(|| format!("cannot resolve the path {}", path.display()))?;
-    Ok(shell_quote(&abs.to_string_lossy()))
+    let mut word = prefix.as_bytes().to_vec();
+    word.extend_from_slice(abs.as_os_str().as_bytes());
+    Ok(quote_word(&word))
 }
 
 /// The command that reduces `test` on its own, run by `exe` (the mfppr binary).
 pub fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::Result<String> {
     let ro = &opts.reduce;
     let mut words = vec![
-        quoted(exe)?,
+        quoted("", exe)?,
         "batch".to_string(),
-        "--one".to_string(),
-        shell_quote(&test.stem),
-        quoted(&test.input)?,
-        "--check".to_string(),
-        quoted(&ro.check)?,
-        "-o".to_string(),
-        quoted(&opts.out_dir)?,
-        "-j".to_string(),
-        opts.jobs_per_test().to_string(),
+        quote_word(format!("--one={}", test.stem).as_bytes()),
+        quoted("--check=", &ro.check)?,
+        quoted("--output=", &opts.out_dir)?,
+        format!("--jobs={}", opts.jobs_per_test()),
     ];
     for dir in &ro.include_dirs {
         words.push("-I".to_string());
-        words.push(quoted(dir)?);
+        words.push(quoted("", dir)?);
     }
     for spec in &ro.specs {
-        words.push("--spec".to_string());
-        words.push(quoted(spec)?);
+        words.push(quoted("--spec=", spec)?);
     }
     if ro.keep_checks {
         words.push("--keep-checks".to_string());
@@ -53,12 +107,10 @@ pub fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::Result<S
         words.push("--drop-oracle".to_string());
     }
     if let Some(t) = ro.timeout {
-        words.push("--timeout".to_string());
-        words.push(t.as_secs_f64().to_string());
+        words.push(format!("--timeout={}", t.as_secs_f64()));
     }
     if ro.interesting_exit_auto {
-        words.push("--interesting-exit".to_string());
-        words.push("auto".to_string());
+        words.push("--interesting-exit=auto".to_string());
     }
     if !ro.cache {
         words.push("--no-cache".to_string());
@@ -67,19 +119,19 @@ pub fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::Result<S
         words.push("--no-tail".to_string());
     }
     if ro.recheck != ReduceOptions::new("", "").recheck {
-        words.push("--recheck".to_string());
-        words.push(ro.recheck.to_string());
+        words.push(format!("--recheck={}", ro.recheck));
     }
     for (k, v) in &ro.extra_env {
-        words.push("--env".to_string());
-        words.push(shell_quote(&format!("{k}={v}")));
+        words.push(quote_word(format!("--env={k}={v}").as_bytes()));
     }
     words.push("--resume".to_string());
     words.push("-q".to_string());
+    words.push(quoted("", &test.input)?);
     Ok(words.join(" "))
 }
 
-/// Write one command per test (in the campaign's smallest-first order) to `file`.
+/// Write one command per test (in the campaign's smallest-first order) to `file`, and the
+/// [`Manifest`] of those tests to `OUTDIR/tasks.json` (replacing an earlier one).
 pub fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::Result<()> {
     let exe: PathBuf =
         std::env::current_exe().context("cannot find the path of the mfppr binary")?;
@@ -88,15 +140,56 @@ pub fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::Result<
         text.push_str(&command(&exe, t, opts)?);
         text.push('\n');
     }
+    let _lock = super::lock_out_dir(&opts.out_dir)?;
+    let manifest = Manifest {
+        task_file: std::path::absolute(file)
+            .with_context(|| format!("cannot resolve the path {}", file.display()))?,
+        tasks: tests
+            .iter()
+            .map(|t| Task {
+                stem: t.stem.clone(),
+                input: t.input.clone(),
+            })
+            .collect(),
+    };
+    let json = serde_json::to_vec_pretty(&manifest).context("cannot serialise the task list")?;
+    let path = opts.out_dir.join(MANIFEST);
+    write_atomic(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
     write_atomic(file, text.as_bytes())
         .with_context(|| format!("cannot write the task file {}", file.display()))
+}
+
+/// The manifest of the last `--emit-tasks` for `out_dir`, if any.
+pub fn read_manifest(out_dir: &Path) -> anyhow::Result<Option<Manifest>> {
+    let path = out_dir.join(MANIFEST);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    serde_json::from_slice(&bytes).map(Some).with_context(|| {
+        format!(
+            "{} is not a task list; emit the tasks again with --emit-tasks",
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reduce::ReduceOptions;
     use std::time::Duration;
+
+    fn options(ro: ReduceOptions, out_dir: &str) -> BatchOptions {
+        BatchOptions {
+            reduce: ro,
+            out_dir: PathBuf::from(out_dir),
+            jobs: 4,
+            tests_at_once: 2,
+            resume: false,
+            quiet: false,
+        }
+    }
 
     #[test]
     fn a_command_spells_out_every_option_with_absolute_paths() {
@@ -105,24 +198,73 @@ mod tests {
         ro.timeout = Some(Duration::from_millis(2500));
         ro.cache = false;
         ro.extra_env = vec![("CXXFLAGS".into(), "-std=c++17 -w".into())];
-        let opts = BatchOptions {
-            reduce: ro,
-            out_dir: PathBuf::from("/out"),
-            jobs: 4,
-            tests_at_once: 2,
-            resume: false,
-            quiet: false,
-        };
         let test = Test {
             input: PathBuf::from("/t/a b.cpp"),
             stem: "a b".into(),
             bytes: 1,
         };
-        let cmd = command(Path::new("/bin/mfppr"), &test, &opts).unwrap();
+        let cmd = command(Path::new("/bin/mfppr"), &test, &options(ro, "/out")).unwrap();
         assert_eq!(
             cmd,
-            "/bin/mfppr batch --one 'a b' '/t/a b.cpp' --check /s/check.py -o /out -j 2 \
-             -I /spec --timeout 2.5 --no-cache --env 'CXXFLAGS=-std=c++17 -w' --resume -q"
+            "/bin/mfppr batch '--one=a b' --check=/s/check.py --output=/out --jobs=2 -I /spec \
+             --timeout=2.5 --no-cache '--env=CXXFLAGS=-std=c++17 -w' --resume -q '/t/a b.cpp'"
+        );
+    }
+
+    /// What bash makes of `quoted` as the arguments of `printf %s`.
+    fn bash_eval(quoted: &str) -> Vec<u8> {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf %s {quoted}"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{quoted}");
+        out.stdout
+    }
+
+    #[test]
+    fn every_word_quotes_to_one_line_that_bash_reads_back_byte_for_byte() {
+        let words: &[&[u8]] = &[
+            b"plain/path-1.cpp",
+            b"",
+            b"a b",
+            b"nl\n$(touch PWNED)",
+            b"`touch PWNED`",
+            b"it's \"quoted\"",
+            b"back\\slash\\x41",
+            b"-x",
+            "caf\u{e9}".as_bytes(),
+            "cr\r tab\t del\x7f c1\u{85}".as_bytes(),
+            b"bad utf-8 \xff\xfe\x80 then 7",
+            b"'\n'",
+        ];
+        for word in words {
+            let quoted = quote_word(word);
+            assert!(!quoted.contains(['\n', '\r']), "{quoted}");
+            assert_eq!(bash_eval(&quoted), *word, "{quoted}");
+        }
+        assert_eq!(quote_word(b"nl\nx"), "$'nl\\nx'");
+        assert_eq!(quote_word("caf\u{e9}".as_bytes()), "'caf\u{e9}'");
+        assert_eq!(quote_word(b"a\xffb"), "$'a\\xffb'");
+    }
+
+    #[test]
+    fn a_hostile_stem_and_paths_stay_on_one_line_and_options_never_take_a_leading_dash() {
+        let mut ro = ReduceOptions::new("ignored.cpp", "/s/ch\neck.py");
+        ro.include_dirs = vec![PathBuf::from("/sp\nec")];
+        ro.extra_env = vec![("-X".into(), "a\nb".into())];
+        let test = Test {
+            input: PathBuf::from("/t/nl\n$(touch PWNED).cpp"),
+            stem: "-nl\n$(touch PWNED)".into(),
+            bytes: 1,
+        };
+        let cmd = command(Path::new("/bin/mfppr"), &test, &options(ro, "/o\nut")).unwrap();
+        assert_eq!(cmd.lines().count(), 1, "{cmd}");
+        assert_eq!(
+            cmd,
+            "/bin/mfppr batch $'--one=-nl\\n$(touch PWNED)' $'--check=/s/ch\\neck.py' \
+             $'--output=/o\\nut' --jobs=2 -I $'/sp\\nec' $'--env=-X=a\\nb' --resume -q \
+             $'/t/nl\\n$(touch PWNED).cpp'"
         );
     }
 }

@@ -21,8 +21,13 @@ Examples:
   mfppr batch --collect campaign
 
 A test whose original is not interesting, or whose check cannot run, is recorded and skipped.
-Exit codes: 0 done (whatever the tests' outcomes), 1 bad input or output directory, 2 usage error,
-130 interrupted (every finished test is in the journal; continue with --resume).";
+Task files are bash: one line per test, file names with newlines or quotes included.
+--collect counts the tasks of the last task file emitted for OUTDIR (OUTDIR/tasks.json) that left
+no result as `missing`, and then exits 1. Two runs on one OUTDIR at once are refused (the lock
+OUTDIR/.mfppr.lock; each task locks OUTDIR/<stem>/.mfppr.lock).
+Exit codes: 0 done (whatever the tests' outcomes), 1 bad input or output directory, an OUTDIR in
+use, or tasks missing at --collect, 2 usage error, 130 interrupted (every finished test is in the
+journal; continue with --resume).";
 
 /// Arguments of `mfppr batch`.
 #[derive(Debug, clap::Args)]
@@ -144,8 +149,18 @@ impl BatchArgs {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         crate::messages::set_quiet(self.quiet);
         if let Some(dir) = &self.collect {
-            let summary = batch::collect(dir)?;
-            print!("{}", triage::render(&summary));
+            let collected = batch::collect(dir)?;
+            print!("{}", triage::render(&collected.summary));
+            if let Some(first) = collected.missing.first() {
+                return Err(coded(
+                    ExitKind::Input,
+                    format!(
+                        "{} emitted tasks have no result (the first: {first:?}); run the task \
+                         file again (finished tasks skip themselves), then collect again",
+                        collected.missing.len()
+                    ),
+                ));
+            }
             return Ok(ExitCode::SUCCESS);
         }
         let (Some(check), Some(out_dir)) = (self.check.clone(), self.output.clone()) else {
@@ -153,6 +168,16 @@ impl BatchArgs {
         };
         let out_dir = std::path::absolute(&out_dir)
             .map_err(|e| coded(ExitKind::Input, format!("{}: {e}", out_dir.display())))?;
+        if out_dir.to_str().is_none() {
+            return Err(coded(
+                ExitKind::Input,
+                format!(
+                    "{}: -o is not UTF-8, which the campaign's journal cannot record; choose \
+                     another -o",
+                    out_dir.display()
+                ),
+            ));
+        }
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
         let opts = self.options(&flags, check, out_dir);
         if let Some(stem) = &self.one {
@@ -189,12 +214,21 @@ impl BatchArgs {
         Ok(ExitCode::SUCCESS)
     }
 
-    /// `--one STEM INPUT`: reduce one test of a task file and write its `result.json`; with
+    /// `--one=STEM INPUT`: reduce one test of a task file and write its `result.json`; with
     /// `--resume`, a test already finished with the same input is not redone.
     fn run_one(&self, stem: &str, opts: &BatchOptions) -> anyhow::Result<ExitCode> {
         let [input] = self.inputs.as_slice() else {
             return Err(coded(ExitKind::Usage, "--one takes exactly one INPUT"));
         };
+        if !batch::stem_is_valid(stem) {
+            return Err(coded(
+                ExitKind::Usage,
+                format!(
+                    "--one={stem:?} cannot name a test directory; emit the tasks again with \
+                     --emit-tasks"
+                ),
+            ));
+        }
         crate::interrupt::install()?;
         let input = std::path::absolute(input)?;
         let text = std::fs::read(&input).map_err(|e| {
