@@ -108,9 +108,11 @@ pub fn lock_out_dir(out_dir: &Path) -> anyhow::Result<Lock> {
 /// than `*.reduced.cpp`), smallest first, with unique stems: a stem shared by several inputs, or
 /// not valid ([`stem_is_valid`]: `...cpp`, `results.jsonl.cpp`), gets the first 8 hex digits of
 /// the blake3 hash of the input's path appended. A path that is not UTF-8 is refused: the journal
-/// records paths as JSON strings.
+/// records paths as JSON strings; so is a named input that is not a regular file, and a directory
+/// entry with a C++ name that is not a regular file is skipped with a warning that names it.
 pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
     let mut files = Vec::new();
+    let mut skipped = Vec::new();
     for input in inputs {
         if input.is_dir() {
             for entry in walkdir::WalkDir::new(input).sort_by_file_name() {
@@ -121,13 +123,26 @@ pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
                 let ext_ok = path
                     .extension()
                     .is_some_and(|e| EXTENSIONS.iter().any(|x| e == *x));
-                if entry.file_type().is_file() && ext_ok && !name.ends_with(".reduced.cpp") {
+                if !ext_ok || name.ends_with(".reduced.cpp") {
+                    continue;
+                }
+                if entry.file_type().is_file() {
                     files.push(path.to_path_buf());
+                } else if !entry.file_type().is_dir() {
+                    skipped.push(path.display().to_string());
                 }
             }
         } else {
             files.push(input.clone());
         }
+    }
+    if !skipped.is_empty() {
+        crate::messages::warn(format!(
+            "skipped {} C++ file name(s) that are not regular files (a FIFO, a device or a \
+             symlink): {}; copy the tests in as regular files to reduce them",
+            skipped.len(),
+            skipped.join(", ")
+        ));
     }
     let mut tests = Vec::new();
     let mut seen = HashSet::new();
@@ -147,14 +162,23 @@ pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
                 ),
             ));
         }
-        let bytes = std::fs::metadata(&input)
-            .map_err(|e| {
-                coded(
-                    ExitKind::Input,
-                    format!("cannot read input {}: {e}; check the path", input.display()),
-                )
-            })?
-            .len();
+        let meta = std::fs::metadata(&input).map_err(|e| {
+            coded(
+                ExitKind::Input,
+                format!("cannot read input {}: {e}; check the path", input.display()),
+            )
+        })?;
+        if !meta.is_file() {
+            return Err(coded(
+                ExitKind::Input,
+                format!(
+                    "input {} is {}, not an MF++ test file; give regular files or directories",
+                    input.display(),
+                    crate::outputs::kind_of(&meta.file_type())
+                ),
+            ));
+        }
+        let bytes = meta.len();
         let stem = input
             .file_stem()
             .map_or_else(|| "test".to_string(), |s| s.to_string_lossy().into_owned());
@@ -193,7 +217,7 @@ pub fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
         test.bytes,
         Outcome::InputError,
     );
-    match std::fs::read(&test.input) {
+    match crate::model::read_test(&test.input) {
         Ok(text) => {
             record.hash = blake3::hash(&text).to_hex().to_string();
             record.bytes_before = text.len() as u64;
@@ -201,7 +225,7 @@ pub fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
             reduce_into(&mut record, &dir, opts)?;
         }
         Err(e) => {
-            record.message = Some(format!("cannot read {}: {e}", test.input.display()));
+            record.message = Some(format!("{e:#}"));
         }
     }
     if record.outcome != Outcome::Reduced {

@@ -231,12 +231,8 @@ impl BatchArgs {
         }
         crate::interrupt::install()?;
         let input = std::path::absolute(input)?;
-        let text = std::fs::read(&input).map_err(|e| {
-            coded(
-                ExitKind::Input,
-                format!("cannot read input {}: {e}", input.display()),
-            )
-        })?;
+        let text = crate::model::read_test(&input)
+            .map_err(|e| coded(ExitKind::Input, format!("{e:#}")))?;
         let result = opts.out_dir.join(stem).join(batch::RESULT);
         if opts.resume {
             let hash = blake3::hash(&text).to_hex().to_string();
