@@ -1,4 +1,4 @@
-//! The standalone export (design §10): one C++ file that compiles against the library alone.
+//! The standalone export (design §10.2): one C++ file that compiles against the library alone.
 //!
 //! [`Standalone::build`] follows the test's includes as the running (`EXECUTE`) build sees them,
 //! splits the headers into spec headers (anything mentioning `fuzz`, `metalib` or `mfr_*`), whose
