@@ -7,7 +7,7 @@
 //! Each [`OpportunityKind`] lists its opportunities in enumeration order; a candidate is the
 //! edits of a window of them, checked against the invariants a valid MF++ test must keep (`r_0`
 //! stays, one non-reference variant and a check stay unless `--drop-oracle`, one step stays),
-//! then swept ([`sweep`]). A candidate equal to the current text is never offered.
+//! then swept (module `sweep`). A candidate equal to the current text is never offered.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
