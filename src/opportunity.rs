@@ -34,7 +34,8 @@ pub enum OpportunityKind {
 }
 
 impl OpportunityKind {
-    /// Every kind, in search order: the four kinds of design §4, then the tail kinds (§4.6).
+    /// Every kind, in search order: the four main kinds (design §4.1–§4.4), then the five tail
+    /// kinds (§4.6).
     pub const ALL: [OpportunityKind; 9] = [
         OpportunityKind::Variant,
         OpportunityKind::Sequence,

@@ -1,4 +1,4 @@
-//! `mfppr export` command line: the standalone export of an MF++ test (design §10).
+//! `mfppr export` command line: the standalone export of an MF++ test (design §10.2).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,4 +1,4 @@
-//! The standalone export (design §10): one C++ file that compiles against the library alone.
+//! The standalone export (design §10.2): one C++ file that compiles against the library alone.
 //!
 //! [`Standalone::build`] follows the test's includes as the running (`EXECUTE`) build sees them,
 //! splits the headers into spec headers (anything mentioning `fuzz`, `metalib` or `mfr_*`), whose
@@ -7,7 +7,7 @@
 //! the spec's aliases of library types by those types, drops the fuzz-region markers and names
 //! inputs and results readably. [`minimise`] then drops, with the oracle, the pulled-in
 //! declarations the export might compile without (a wrongly removed declaration fails to
-//! compile, so this cannot slip), and [`format`] indents with `clang-format` when installed.
+//! compile, so this cannot slip), and [`format()`] indents with `clang-format` when installed.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -1,13 +1,13 @@
 //! The passes: pure functions from a [`TestModel`] to opportunities and candidate texts
 //! (design §4). They never run processes or touch files; the engine decides what to try.
 //!
-//! One file per opportunity kind gathers its opportunities (`variant`, `sequence`,
-//! `recursion`, `fuzz`, and the tail kinds under `tail/`); this module owns what they share: reading a text once for every
-//! kind, and turning a window of opportunities into a candidate. Each [`OpportunityKind`] lists its
-//! opportunities in enumeration order; a candidate is the edits of a window of them, checked
-//! against the invariants a valid MF++ test must keep (`r_0` stays, one non-reference variant and
-//! a check stay unless `--drop-oracle`, one step stays), then swept ([`sweep`]). A candidate
-//! equal to the current text is never offered.
+//! There are nine opportunity kinds: four main kinds, one file each (`variant`, `sequence`,
+//! `recursion`, `fuzz`), and five tail kinds under `tail/`. This module owns what they share:
+//! reading a text once for every kind, and turning a window of opportunities into a candidate.
+//! Each [`OpportunityKind`] lists its opportunities in enumeration order; a candidate is the
+//! edits of a window of them, checked against the invariants a valid MF++ test must keep (`r_0`
+//! stays, one non-reference variant and a check stay unless `--drop-oracle`, one step stays),
+//! then swept (module `sweep`). A candidate equal to the current text is never offered.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -39,7 +39,8 @@ pub struct PassOptions {
     pub tail: bool,
 }
 
-/// The MF++-aware reduction: the four opportunity kinds plus the sweep.
+/// The MF++-aware reduction: the nine opportunity kinds (the four main kinds and the five tail
+/// kinds of [`OpportunityKind::ALL`]) plus the sweep.
 #[derive(Debug)]
 pub struct MfppOpportunities {
     catalogue: Catalogue,

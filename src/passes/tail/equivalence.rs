@@ -1,4 +1,4 @@
-//! Tail equivalences (design §10): a call of a spec MR whose family is an identity (the family's
+//! Tail equivalences (design §10.1): a call of a spec MR whose family is an identity (the family's
 //! base returns its argument, read from the catalogue) becomes that argument, and a call of a
 //! transplanted instance whose body only forwards to one call (a wrapper) becomes that call, with
 //! the wrapper's parameters replaced by the caller's arguments. Checks and fuzz-region markers

@@ -1,4 +1,4 @@
-//! Tail inputs (design §10): the statements of `main` before the first variant compute the
+//! Tail inputs (design §10.1): the statements of `main` before the first variant compute the
 //! inputs every variant shares, so any input on which the variants disagree is a real mismatch.
 //! They may go (assignments, setup loops, declarations nothing reads), each with the declarations
 //! only it reads, and a value read once by a later input statement may move there (a

@@ -1,11 +1,14 @@
-//! The tail passes (design §4.6, §10): run once the four kinds are at their fixpoint, they edit
-//! only what keeps every variant computing, from the same inputs, values the spec declares
-//! equivalent — so the oracle can judge them like any candidate without letting the reduction
-//! slip. One file per tail kind: `equivalence` (identity-family MR calls, wrapper instances),
-//! `inputs` (what `main` computes before the first variant: deletions for `tail_inputs`, moved
-//! values for `tail_equivalence`), `text` (preprocessor lines,
-//! comments, fuzz-region markers) and `tidy` (indentation, `class` spelling, unused `main`
-//! parameters). Never an edit of other statements of MR bodies, of checks or of steps.
+//! The tail passes (design §4.6, §10.1): run once the four main kinds are at their fixpoint,
+//! they edit only what keeps every variant computing, from the same inputs, values the spec
+//! declares equivalent — so the oracle can judge them like any candidate without letting the
+//! reduction slip. Never an edit of other statements of MR bodies, of checks or of steps.
+//!
+//! There are five tail kinds: `tail_inputs`, `tail` (the combined candidate), `tail_text`,
+//! `tail_tidy` and `tail_equivalence`. Their edits come from one file per pass: `equivalence`
+//! (identity-family MR calls, wrapper instances), `inputs` (what `main` computes before the
+//! first variant: deletions for `tail_inputs`, moved values for `tail_equivalence`), `text`
+//! (preprocessor lines, comments, fuzz-region markers) and `tidy` (indentation, `class`
+//! spelling, unused `main` parameters).
 //!
 //! This module owns what they share: the dispatch, the combined candidate of
 //! [`OpportunityKind::Tail`] ([`combined`]) and small text helpers.

@@ -1,4 +1,4 @@
-//! Tail text (design §10): fuzz-region markers (both of a region at once), comments other than
+//! Tail text (design §10.1): fuzz-region markers (both of a region at once), comments other than
 //! the `// Meta test <i>` headers that name the variants, `#include <…>` and `#define` lines
 //! before the first definition, an `#else` with nothing under it, and a conditional group left
 //! empty. Quoted includes stay, in both `#ifdef EXECUTE` branches: they are the spec headers

@@ -1,4 +1,4 @@
-//! Tail tidy (design §10): MF++'s odd indentation (signature, braces and the variants' lines
+//! Tail tidy (design §10.1): MF++'s odd indentation (signature, braces and the variants' lines
 //! at column 0, body statements at four, a block moving with its statement), the `class`
 //! keyword MF++ writes before the variants' type, and `main`'s parameters when its body reads
 //! neither. Whitespace and spelling only; the oracle still judges each.
