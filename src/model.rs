@@ -432,8 +432,12 @@ fn oversized_statement(text: &[u8]) -> Option<String> {
         if matches!(b, b';' | b'{' | b'}') {
             tokens = 0;
             start = i + 1;
-        } else if !b.is_ascii_whitespace() && !(word && previous_word) {
-            tokens += 1;
+        } else {
+            // A run of word bytes is one token; every other non-blank byte is one.
+            let continues_word = word && previous_word;
+            if !b.is_ascii_whitespace() && !continues_word {
+                tokens += 1;
+            }
         }
         previous_word = word;
         if tokens > MAX_STATEMENT_TOKENS {

@@ -282,15 +282,21 @@ fn reap(child: &mut Child) -> std::io::Result<RunEnd> {
 /// processes working inside `scratch` and those carrying the lineage `tag`.
 fn kill_leftovers(pgid: Pid, scratch: Option<&Path>, tag: &str) {
     let deadline = Instant::now() + REAP_LIMIT;
+    // Two clean scans in a row: a process in the middle of `execve` shows no environment for a
+    // moment, and one scan could miss its tag.
+    let mut clean = 0;
     loop {
         let alive = leftovers(pgid, scratch, tag);
-        if alive.is_empty() || Instant::now() >= deadline {
+        clean = if alive.is_empty() { clean + 1 } else { 0 };
+        if clean == 2 || Instant::now() >= deadline {
             return;
         }
-        for pid in alive {
-            let _ = kill(pid, Signal::SIGKILL);
+        if !alive.is_empty() {
+            for pid in alive {
+                let _ = kill(pid, Signal::SIGKILL);
+            }
+            std::thread::sleep(POLL);
         }
-        std::thread::sleep(POLL);
     }
 }
 

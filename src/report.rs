@@ -1,4 +1,4 @@
-//! The bug report (design §10): `DIR/standalone.cpp`, `DIR/reduced.cpp`, `DIR/README.md` and
+//! The bug report (design §10.3): `DIR/standalone.cpp`, `DIR/reduced.cpp`, `DIR/README.md` and
 //! `DIR/report.json` for a reduced MF++ test.
 //!
 //! The report holds the failure (the end and stderr tail of a final oracle run), the
@@ -410,7 +410,7 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
     sites
 }
 
-/// Blame (design §10): fold each site of `text` (a test the oracle finds interesting) alone,
+/// Blame (design §10.3): fold each site of `text` (a test the oracle finds interesting) alone,
 /// then all together, with the oracle: one run per site, plus one when there are two sites or
 /// more (with none, the text itself is interesting; with one, folding all is that fold).
 pub fn blame(

@@ -3,7 +3,7 @@
 //!
 //! A signature is the failing check, exception or signal (read from the stderr tail of the
 //! check's run on the reduced test) and the sorted suspect MR families of the reduced test
-//! (design §11): blame's suspects (design §10, [`crate::report::blame`]: the families of the MR
+//! (design §11): blame's suspects (design §10.3, [`crate::report::blame`]: the families of the MR
 //! calls whose folding to the family's base makes the failure go away), or `base operations` when
 //! the failure survives folding every MR. Where blame cannot decide (the result no longer
 //! interesting, an instance without a base MR, no single fold that matters), the families of the
