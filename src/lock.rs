@@ -4,7 +4,8 @@
 //! Who locks what: a local `mfppr batch` and `--collect` lock the whole campaign
 //! (`OUTDIR/.mfppr.lock`); a task's `--one` run, and every test of a local batch, lock the test's
 //! directory (`OUTDIR/<stem>/.mfppr.lock`), so that the tasks of one task file, run at once into
-//! the same OUTDIR, do not wait for each other.
+//! the same OUTDIR, do not wait for each other; `mfppr reduce` locks its output
+//! (`<output>.mfppr.lock`, removed at the end).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
@@ -25,6 +26,8 @@ pub struct Lock {
     /// `None` on a file system without `flock` (see [`lock_exclusive`]).
     file: Option<Flock<File>>,
     path: PathBuf,
+    /// Remove the lock file on release ([`lock_output`]).
+    remove: bool,
 }
 
 impl Lock {
@@ -41,8 +44,27 @@ impl Drop for Lock {
         // no one else can find, while a third locks a new one.
         if let Some(file) = &mut self.file {
             let _ = file.set_len(0);
+            if self.remove {
+                let _ = std::fs::remove_file(&self.path);
+            }
         }
     }
+}
+
+/// Lock the output file `output` of a reduction, through `<output>.mfppr.lock` beside it, which
+/// is removed when the lock is released (so no lock file stays beside every result). Removing it
+/// opens a narrow race at the very end of a run (a second run that opened the file just before
+/// the removal, and a third that creates a new one); it is accepted for a single output, while
+/// campaign directories keep their lock files ([`lock_exclusive`]).
+pub fn lock_output(output: &Path) -> anyhow::Result<Lock> {
+    let mut name = output.as_os_str().to_owned();
+    name.push(".mfppr.lock");
+    let mut lock = lock_exclusive(
+        Path::new(&name),
+        &format!("the output {}", output.display()),
+    )?;
+    lock.remove = true;
+    Ok(lock)
 }
 
 /// Lock `path` (a lock file, created if missing; its directory must exist) for this process, or
@@ -99,6 +121,7 @@ pub fn lock_exclusive(path: &Path, what: &str) -> anyhow::Result<Lock> {
             return Ok(Lock {
                 file: None,
                 path: path.to_path_buf(),
+                remove: false,
             });
         }
         Err((_, errno)) => {
@@ -118,6 +141,7 @@ pub fn lock_exclusive(path: &Path, what: &str) -> anyhow::Result<Lock> {
     Ok(Lock {
         file: Some(file),
         path: path.to_path_buf(),
+        remove: false,
     })
 }
 

@@ -130,6 +130,8 @@ fn wait(
     limits: &Limits<'_>,
 ) -> std::io::Result<Finished> {
     let pid = Pid::from_raw(child.id() as i32);
+    // Read while the leader is still at least a zombie; its descendants started later.
+    let since = stat_of(pid.as_raw()).map_or(u64::MAX, |st| st.start);
     let end = loop {
         // WNOWAIT: the leader stays a zombie, so its group id stays ours until `wait` below.
         let exited = !matches!(
@@ -155,13 +157,17 @@ fn wait(
         break stop.unwrap_or(status);
     };
     let elapsed = start.elapsed();
-    kill_leftovers(pid, limits.scratch, tag);
+    kill_leftovers(&Lineage {
+        pgid: pid,
+        scratch: limits.scratch,
+        tag,
+        since,
+    });
     Ok(Finished { end, elapsed })
 }
 
-/// The value of `name` in the environment `pid` started with.
-fn environ_value(pid: i32, name: &str) -> Option<String> {
-    let environ = fs::read(format!("/proc/{pid}/environ")).ok()?;
+/// The value of `name` in `environ` (a `/proc/<pid>/environ`: `NAME=VALUE` entries, NUL-ended).
+fn value_in(environ: &[u8], name: &str) -> Option<String> {
     let prefix = format!("{name}=");
     environ
         .split(|&b| b == 0)
@@ -278,66 +284,103 @@ fn reap(child: &mut Child) -> std::io::Result<RunEnd> {
     })
 }
 
-/// Kill, until none is left alive (within [`REAP_LIMIT`]), the members of group `pgid`, the
-/// processes working inside `scratch` and those carrying the lineage `tag`.
-fn kill_leftovers(pgid: Pid, scratch: Option<&Path>, tag: &str) {
-    let deadline = Instant::now() + REAP_LIMIT;
-    // Two clean scans in a row: a process in the middle of `execve` shows no environment for a
-    // moment, and one scan could miss its tag.
-    let mut clean = 0;
+/// What marks a process as part of one run.
+struct Lineage<'a> {
+    /// The run's process group.
+    pgid: Pid,
+    /// The run's scratch directory, if any.
+    scratch: Option<&'a Path>,
+    /// The run's [`LINEAGE_VAR`] value.
+    tag: &'a str,
+    /// When the run's leader started (clock ticks since boot).
+    since: u64,
+}
+
+/// How long a sweep waits for processes that show no environment (in `execve`) to show one.
+const EXEC_WAIT: Duration = Duration::from_millis(500);
+
+/// Kill, until none is left alive (within [`REAP_LIMIT`]), the processes of `run`: the members of
+/// its group, those working inside its scratch directory and those carrying its lineage tag.
+fn kill_leftovers(run: &Lineage<'_>) {
+    let start = Instant::now();
     loop {
-        let alive = leftovers(pgid, scratch, tag);
-        clean = if alive.is_empty() { clean + 1 } else { 0 };
-        if clean == 2 || Instant::now() >= deadline {
+        let (alive, unsure) = leftovers(run);
+        let waited = start.elapsed();
+        if alive.is_empty() && (unsure == 0 || waited >= EXEC_WAIT) || waited >= REAP_LIMIT {
             return;
         }
-        if !alive.is_empty() {
-            for pid in alive {
-                let _ = kill(pid, Signal::SIGKILL);
-            }
-            std::thread::sleep(POLL);
+        for pid in alive {
+            let _ = kill(pid, Signal::SIGKILL);
         }
+        std::thread::sleep(POLL);
     }
 }
 
-/// Live (not zombie) processes in group `pgid`, with their working directory inside `scratch`, or
-/// carrying the run's lineage `tag`.
-fn leftovers(pgid: Pid, scratch: Option<&Path>, tag: &str) -> Vec<Pid> {
+/// Live (not zombie) processes of `run`, and how many processes started since the run began
+/// show no environment at all: a process in the middle of `execve` shows none for a moment, so
+/// whether it carries the tag is not known yet.
+fn leftovers(run: &Lineage<'_>) -> (Vec<Pid>, usize) {
     let me = std::process::id() as i32;
     let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
-    entries
+    let mut alive = Vec::new();
+    let mut unsure = 0;
+    for pid in entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
         .filter(|&pid| pid != me)
-        .filter(|&pid| {
-            let Some((state, pgrp)) = stat_of(pid) else {
-                return false;
-            };
-            if state == 'Z' || state == 'X' {
-                return false;
-            }
-            pgrp == pgid.as_raw()
-                || scratch.is_some_and(|dir| {
-                    fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
-                })
-                || environ_value(pid, LINEAGE_VAR).as_deref() == Some(tag)
-        })
-        .map(Pid::from_raw)
-        .collect()
+    {
+        let Some(stat) = stat_of(pid) else {
+            continue;
+        };
+        if !stat.alive() || stat.kernel {
+            continue;
+        }
+        let environ = fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let ours = stat.pgrp == run.pgid.as_raw()
+            || run.scratch.is_some_and(|dir| {
+                fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+            })
+            || value_in(&environ, LINEAGE_VAR).as_deref() == Some(run.tag);
+        if ours {
+            alive.push(Pid::from_raw(pid));
+        } else if environ.is_empty() && stat.start >= run.since {
+            unsure += 1;
+        }
+    }
+    (alive, unsure)
 }
 
-/// The state letter and process group of `pid`, from `/proc/<pid>/stat`.
-fn stat_of(pid: i32) -> Option<(char, i32)> {
+/// What a run needs of `/proc/<pid>/stat`.
+struct ProcStat {
+    state: char,
+    pgrp: i32,
+    /// A kernel thread (`PF_KTHREAD`): never part of a run, and without an environment.
+    kernel: bool,
+    /// Start time, in clock ticks since boot.
+    start: u64,
+}
+
+impl ProcStat {
+    fn alive(&self) -> bool {
+        self.state != 'Z' && self.state != 'X'
+    }
+}
+
+/// `/proc/<pid>/stat`, read.
+fn stat_of(pid: i32) -> Option<ProcStat> {
+    const PF_KTHREAD: u64 = 0x0020_0000;
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may contain spaces and parentheses: fields start after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    // Fields 3 (state), 5 (pgrp), 9 (flags) and 22 (starttime) of proc(5), from field 3 on.
+    Some(ProcStat {
+        state: fields.first()?.chars().next()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        kernel: fields.get(6)?.parse::<u64>().ok()? & PF_KTHREAD != 0,
+        start: fields.get(19)?.parse().ok()?,
+    })
 }
 
 /// A temporary directory for one run, removed (with retries) when dropped, on every path out.
@@ -432,7 +475,7 @@ mod tests {
             .collect();
         assert_eq!(listed.len(), 2, "{listed:?}");
         for pid in listed {
-            let alive = stat_of(pid).is_some_and(|(state, _)| state != 'Z' && state != 'X');
+            let alive = stat_of(pid).is_some_and(|st| st.alive());
             assert!(!alive, "process {pid} outlived the run");
         }
 
@@ -476,7 +519,7 @@ mod tests {
         // The daemon may have started after the run's sweep: a second run's sweep does not find
         // it (another tag), so only the first run can have killed it; give it the reap time.
         let deadline = Instant::now() + REAP_LIMIT;
-        while stat_of(pid).is_some_and(|(state, _)| state != 'Z' && state != 'X') {
+        while stat_of(pid).is_some_and(|st| st.alive()) {
             assert!(Instant::now() < deadline, "daemon {pid} outlived the run");
             std::thread::sleep(POLL);
         }

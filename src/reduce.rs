@@ -224,6 +224,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     let completeness = Completeness::of_test(&text, &catalogue)?;
     completeness.say(opts.strict_spec)?;
     let paths = plan_outputs(opts)?;
+    let _lock = crate::lock::lock_output(&paths.result)?;
     let mut oracle = ScriptOracle::new(&opts.check, &opts.input, opts.extra_env.clone())?;
     oracle.set_save_temps(opts.save_temps.clone());
     // The scripts' cache of precompiled include blocks, removed when this function returns,

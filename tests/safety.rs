@@ -618,3 +618,61 @@ fn a_daemon_started_outside_the_check_dir_does_not_outlive_the_run() {
         }
     }
 }
+
+#[test]
+fn a_second_reduce_to_the_same_output_is_refused_while_the_first_runs() {
+    let c = Case::new(TINY.as_bytes());
+    let other = c.path("other.cpp");
+    std::fs::write(&other, TINY.replace("r_0", "r_0 ")).unwrap();
+    let open = c.path("open");
+    let gate = c.script(
+        "gate.sh",
+        &format!(
+            "#!/bin/sh\ntouch '{}'\nwhile [ ! -e '{}' ]; do sleep 0.02; done\ngrep -q r_0 \"$1\"\n",
+            s(&c.path("ran")),
+            s(&open)
+        ),
+    );
+    let out = c.path("o.cpp");
+    let mut first = Command::new(env!("CARGO_BIN_EXE_mfppr"))
+        .args([
+            "reduce",
+            s(&c.input),
+            "--check",
+            s(&gate),
+            "-o",
+            s(&out),
+            "-q",
+        ])
+        .env("TMPDIR", &c.tmp)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !c.ran() {
+        assert!(
+            Instant::now() < deadline,
+            "the first reduction never ran its check"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let line = c.fails(
+        &[
+            "reduce",
+            s(&other),
+            "--check",
+            s(&gate),
+            "-o",
+            s(&out),
+            "-q",
+        ],
+        1,
+        "is in use by another mfppr",
+    );
+    assert!(line.contains(&format!("pid {}", first.id())), "{line}");
+    std::fs::write(&open, "").unwrap();
+    assert!(first.wait().unwrap().success());
+    assert!(
+        !c.path("o.cpp.mfppr.lock").exists(),
+        "the lock file stayed beside the output"
+    );
+}
