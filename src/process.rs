@@ -30,7 +30,7 @@ const REAP_LIMIT: Duration = Duration::from_secs(5);
 /// The environment variable that tags every process a run starts, and their descendants: a
 /// daemon that left both the run's process group and its scratch directory (`cd /; setsid …`)
 /// still carries it, and is killed with the rest.
-pub const LINEAGE_VAR: &str = "MFPPR_RUN";
+pub const LINEAGE_VAR: &str = "MFPPR_LINEAGE";
 /// Attempts to remove a scratch directory (a dying process may still create a file in it).
 const REMOVE_TRIES: u32 = 5;
 

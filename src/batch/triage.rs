@@ -237,15 +237,37 @@ pub fn render(summary: &Summary) -> String {
     for (id, g) in rows.chain(others) {
         out.push_str(&format!(
             "{id:<6} {:>5}  {:<24} {:>7}  {}\n",
-            g.size, g.representative.stem, g.representative.bytes, g.signature
+            g.size,
+            printable(&g.representative.stem),
+            g.representative.bytes,
+            g.signature
         ));
     }
     out
 }
 
+/// `text` with its control characters escaped (`\n`, `\u{1b}`), so a hostile test name keeps
+/// its table row on one line.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stem_with_a_newline_keeps_its_row_on_one_line() {
+        assert_eq!(printable("nl\n$(x)\u{1b}é"), "nl\\n$(x)\\u{1b}é");
+    }
 
     fn rec(stem: &str, outcome: Outcome, signature: &str, bytes_after: u64) -> Record {
         Record {

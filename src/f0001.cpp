@@ -1,0 +1,3 @@
+int f1(int x) {
+  return x + 1;
+}
