@@ -387,12 +387,12 @@ impl Drop for Tmpfs {
 
 #[test]
 fn a_full_disk_keeps_the_last_result_that_was_written() {
-    // root only: a 20 KiB tmpfs holds the 14 KB input's first copy and its origin record, and
-    // nothing more, so the first accepted candidate cannot be written.
+    // root only: a 24 KiB tmpfs holds the 14 KB input's first copy, its origin record and the
+    // output's lock file, and nothing more, so the first accepted candidate cannot be written.
     let c =
         Case::new(&std::fs::read(root().join("fixtures/tests/iset_merge_small_a.cpp")).unwrap());
     let mnt = c.path("small");
-    let Some(_unmount) = Tmpfs::mount(&mnt, "size=20k") else {
+    let Some(_unmount) = Tmpfs::mount(&mnt, "size=24k") else {
         return skip("cannot mount a tmpfs (not root?)");
     };
     let check = c.keep_r0();
@@ -634,6 +634,9 @@ fn a_second_reduce_to_the_same_output_is_refused_while_the_first_runs() {
         ),
     );
     let out = c.path("o.cpp");
+    // Its own TMPDIR: the second run's checks find the case's TMPDIR empty.
+    let first_tmp = c.path("tmp1");
+    std::fs::create_dir(&first_tmp).unwrap();
     let mut first = Command::new(env!("CARGO_BIN_EXE_mfppr"))
         .args([
             "reduce",
@@ -644,7 +647,7 @@ fn a_second_reduce_to_the_same_output_is_refused_while_the_first_runs() {
             s(&out),
             "-q",
         ])
-        .env("TMPDIR", &c.tmp)
+        .env("TMPDIR", &first_tmp)
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
