@@ -26,6 +26,7 @@ pub mod opportunity;
 pub mod oracle;
 pub mod outputs;
 pub mod passes;
+mod pool;
 pub mod process;
 pub mod reduce;
 pub mod report;

@@ -31,6 +31,7 @@ use crate::error::{coded, exit_kind, ExitKind};
 use crate::lock::{lock_exclusive, Lock, LOCK_FILE};
 use crate::model::TestModel;
 use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
+use crate::pool::{spawn_workers, JobQueue};
 use crate::reduce::{reduce, run_cache_dir, ReduceOptions};
 use journal::{Journal, Outcome, Record};
 use triage::Summary;
@@ -468,35 +469,32 @@ fn open_journal<'t>(
     Ok((journal, previous, pending))
 }
 
-/// Reduce `pending` with `--tests-at-once` threads, each test's record going to `progress`; the
-/// first error (an interruption only when nothing else failed) stops the others.
+/// Reduce `pending` with `--tests-at-once` workers ([`crate::pool`]), each test's record going to
+/// `progress`; the first error (an interruption only when nothing else failed) stops the others
+/// from taking a test, and so does an interrupt.
 fn reduce_pending(
     pending: &[&Test],
     opts: &BatchOptions,
     progress: &Progress,
 ) -> Option<anyhow::Error> {
-    let next = AtomicUsize::new(0);
+    let queue = JobQueue::of(pending.iter().copied());
     let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let stop = AtomicBool::new(false);
+    let fail = |e: anyhow::Error| {
+        queue.stop();
+        let mut slot = failed.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() || exit_kind(&e) != ExitKind::Interrupted {
+            *slot = Some(e);
+        }
+    };
+    let workers = opts.tests_at_once.max(1).min(pending.len());
     std::thread::scope(|scope| {
-        for _ in 0..opts.tests_at_once.max(1).min(pending.len()) {
-            scope.spawn(|| loop {
-                if stop.load(Ordering::SeqCst) || crate::interrupt::requested() {
-                    return;
-                }
-                let Some(test) = pending.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                    return;
-                };
-                let result = run_one(test, opts).and_then(|r| progress.finish(r));
-                if let Err(e) = result {
-                    stop.store(true, Ordering::SeqCst);
-                    let mut slot = failed.lock().unwrap_or_else(|p| p.into_inner());
-                    if slot.is_none() || exit_kind(&e) != ExitKind::Interrupted {
-                        *slot = Some(e);
-                    }
-                    return;
-                }
-            });
+        let started = spawn_workers(scope, workers, "mfppr-test", &queue, |test: &Test| {
+            if let Err(e) = run_one(test, opts).and_then(|r| progress.finish(r)) {
+                fail(e);
+            }
+        });
+        if let Err(e) = started {
+            fail(e);
         }
     });
     failed.into_inner().unwrap_or_else(|p| p.into_inner())

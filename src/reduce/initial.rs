@@ -14,6 +14,7 @@ use crate::error::{coded, ExitKind};
 use crate::line_endings::LineEndings;
 use crate::opportunity::{Opportunities, OpportunityKind};
 use crate::oracle::{lock, Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
+use crate::pool::{spawn_workers, JobQueue};
 
 /// Timeout for the initial check when `--timeout` is not given.
 const INITIAL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -61,7 +62,7 @@ pub(super) fn check_original<'s, 'e: 's>(
     opts: &ReduceOptions,
     oracle: &'e ScriptOracle,
     original: &Original<'_>,
-    queue: &Arc<SpareQueue>,
+    queue: &'e SpareQueue,
     scope: &'s std::thread::Scope<'s, 'e>,
 ) -> anyhow::Result<Initial<'e>> {
     oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
@@ -176,16 +177,16 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
 /// still going when the original's run ends can go on in the search ([`Engine::adopt`]). Once the
 /// original's run ended: if it is not interesting, every other run is killed; otherwise the
 /// trivial runs are waited for (killed once they take longer than the timeout the original's run
-/// implies). A long check says so every [`WAIT_NOTE_EVERY`]. Returns the original's run; the runs
-/// on the spare slots are in `queue`.
+/// implies). Returns the original's run; the runs on the spare slots are in `queue`.
+///
+/// [`Engine::adopt`]: crate::engine::Engine::adopt
 fn initial_checks<'s, 'e: 's>(
     opts: &ReduceOptions,
     oracle: &'e ScriptOracle,
     original: &Original<'_>,
-    queue: &Arc<SpareQueue>,
+    queue: &'e SpareQueue,
     scope: &'s std::thread::Scope<'s, 'e>,
 ) -> anyhow::Result<Run> {
-    let no_cancel = AtomicBool::new(false);
     let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
     if !opts.quiet {
         crate::messages::progress(format!(
@@ -195,7 +196,6 @@ fn initial_checks<'s, 'e: 's>(
         ));
     }
     let spare = opts.jobs.saturating_sub(1);
-    let file = original.endings.to_file(original.text);
     for &(test, _) in TRIVIAL_TESTS
         .iter()
         .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
@@ -203,23 +203,46 @@ fn initial_checks<'s, 'e: 's>(
         queue.push(SpareRun::new(test.to_vec(), None));
     }
     let started = Instant::now();
-    let initial = std::thread::scope(|inner| {
+    let initial = run_original(opts, oracle, original, queue, scope, spare)?;
+    let limit = match &initial {
+        Ok(run) if contract(opts, run).is_some() => derived_timeout(opts, run),
+        _ => {
+            queue.cancel_all();
+            return initial;
+        }
+    };
+    queue.wait_for_trivial(started, limit);
+    initial
+}
+
+/// The original's run, with `spare` slots working through `queue` meanwhile (their threads in
+/// `scope`) and the candidates ahead queued as they are found. A long check says so every
+/// [`WAIT_NOTE_EVERY`].
+fn run_original<'s, 'e: 's>(
+    opts: &ReduceOptions,
+    oracle: &'e ScriptOracle,
+    original: &Original<'_>,
+    queue: &'e SpareQueue,
+    scope: &'s std::thread::Scope<'s, 'e>,
+    spare: usize,
+) -> anyhow::Result<anyhow::Result<Run>> {
+    let no_cancel = AtomicBool::new(false);
+    let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
+    let file = original.endings.to_file(original.text);
+    let started = Instant::now();
+    std::thread::scope(|inner| {
         let initial = std::thread::Builder::new()
             .name("mfppr-original".into())
             .spawn_scoped(inner, || {
                 let run = oracle.run(&file, &no_cancel);
                 // No spare slot starts anything once this is known.
-                queue.original_done.store(true, Ordering::SeqCst);
+                queue.original_done();
                 run
             })
             .context("cannot start a thread for the initial checks")?;
-        for _ in 0..spare {
-            let queue = Arc::clone(queue);
-            std::thread::Builder::new()
-                .name("mfppr-spare".into())
-                .spawn_scoped(scope, move || queue.work(oracle))
-                .context("cannot start a thread for the initial checks")?;
-        }
+        spawn_workers(scope, spare, "mfppr-spare", &queue.queue, move |item| {
+            SpareRun::execute(&item, oracle)
+        })?;
         if spare > 0 && opts.cache && !opts.resume {
             // Only a speed-up: if the input cannot be gathered, the search will say why.
             let _ = candidates_ahead(
@@ -227,14 +250,14 @@ fn initial_checks<'s, 'e: 's>(
                 original.text,
                 spare,
                 &mut |kind, text| {
-                    if !queue.original_done.load(Ordering::SeqCst) {
+                    if !queue.queue.is_stopped() {
                         let file = original.endings.to_file(&text);
                         queue.push(SpareRun::new(file, Some((kind, text))));
                     }
                 },
             );
         }
-        queue.close();
+        queue.queue.close();
         let mut next_note = WAIT_NOTE_EVERY;
         while !initial.is_finished() {
             std::thread::sleep(POLL);
@@ -248,84 +271,63 @@ fn initial_checks<'s, 'e: 's>(
             }
         }
         join(initial)
-    })?;
-    let limit = match &initial {
-        Ok(run) if contract(opts, run).is_some() => derived_timeout(opts, run),
-        _ => {
-            queue.cancel_all();
-            return initial;
-        }
-    };
-    loop {
-        let mut waiting = false;
-        for item in queue.items().iter().filter(|item| item.ahead.is_none()) {
-            if lock(&item.started).is_some() && lock(&item.run).is_none() {
-                waiting = true;
-                if started.elapsed() >= limit {
-                    item.cancel.store(true, Ordering::SeqCst);
-                }
-            }
-        }
-        if !waiting {
-            return initial;
-        }
-        std::thread::sleep(POLL);
-    }
+    })
 }
 
-/// The runs for the spare slots of the initial checks, in the order they are taken; more may
-/// come until it is closed.
-#[derive(Default)]
+/// The runs of the spare slots of the initial checks: queued for the slots ([`JobQueue`], taken
+/// in the order they were pushed until the original's run ends), and every one queued so far,
+/// for the search to take over.
 pub(super) struct SpareQueue {
-    /// The runs, how many were taken, and whether more may come.
-    state: Mutex<(Vec<Arc<SpareRun>>, usize, bool)>,
-    /// The original's run ended: no slot takes a run any more.
-    original_done: AtomicBool,
+    queue: JobQueue<Arc<SpareRun>>,
+    runs: Mutex<Vec<Arc<SpareRun>>>,
 }
 
 impl SpareQueue {
-    fn push(&self, run: SpareRun) {
-        lock(&self.state).0.push(Arc::new(run));
-    }
-
-    fn close(&self) {
-        lock(&self.state).2 = true;
-    }
-
-    /// A spare slot: take the next run and do it, until the original's run ended or the queue
-    /// is closed and empty.
-    fn work(&self, oracle: &ScriptOracle) {
-        while !self.original_done.load(Ordering::SeqCst) {
-            let next = {
-                let mut state = lock(&self.state);
-                let (runs, taken, closed) = &mut *state;
-                match runs.get(*taken) {
-                    Some(run) => {
-                        *taken += 1;
-                        Some(Arc::clone(run))
-                    }
-                    None if *closed => return,
-                    None => None,
-                }
-            };
-            let Some(item) = next else {
-                std::thread::sleep(POLL);
-                continue;
-            };
-            *lock(&item.started) = Some(Instant::now());
-            let run = oracle.run(&item.file, &item.cancel);
-            *lock(&item.run) = Some(run);
-            item.done.notify_all();
+    pub(super) fn new() -> SpareQueue {
+        SpareQueue {
+            queue: JobQueue::new(),
+            runs: Mutex::new(Vec::new()),
         }
+    }
+
+    fn push(&self, run: SpareRun) {
+        let run = Arc::new(run);
+        lock(&self.runs).push(Arc::clone(&run));
+        self.queue.push(run);
+    }
+
+    /// The original's run ended: no slot takes a run any more.
+    fn original_done(&self) {
+        self.queue.stop();
     }
 
     /// Every run queued so far.
     fn items(&self) -> Vec<Arc<SpareRun>> {
-        lock(&self.state).0.clone()
+        lock(&self.runs).clone()
+    }
+
+    /// Wait for the trivial tests' runs that started, killing those still going once `limit`
+    /// has passed since `started`.
+    fn wait_for_trivial(&self, started: Instant, limit: Duration) {
+        loop {
+            let mut waiting = false;
+            for item in self.items().iter().filter(|item| item.ahead.is_none()) {
+                if lock(&item.started).is_some() && lock(&item.run).is_none() {
+                    waiting = true;
+                    if started.elapsed() >= limit {
+                        item.cancel.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
+            if !waiting {
+                return;
+            }
+            std::thread::sleep(POLL);
+        }
     }
 
     pub(super) fn cancel_all(&self) {
-        self.original_done.store(true, Ordering::SeqCst);
+        self.original_done();
         for item in self.items() {
             item.cancel.store(true, Ordering::SeqCst);
         }
@@ -356,6 +358,14 @@ impl SpareRun {
             run: Mutex::new(None),
             done: Condvar::new(),
         }
+    }
+
+    /// A spare slot runs it.
+    fn execute(&self, oracle: &ScriptOracle) {
+        *lock(&self.started) = Some(Instant::now());
+        let run = oracle.run(&self.file, &self.cancel);
+        *lock(&self.run) = Some(run);
+        self.done.notify_all();
     }
 
     /// Wait for this run (started, not finished) on behalf of the search: its verdict under

@@ -10,7 +10,6 @@ mod plan;
 mod recheck;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -237,7 +236,7 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     };
     // The spare slots' runs of the initial checks may go on in the search: their threads live
     // until it ends; whatever it did not take over is killed on the way out.
-    let queue = Arc::new(SpareQueue::default());
+    let queue = SpareQueue::new();
     let reduced = std::thread::scope(|scope| {
         let reduced = check_and_search(opts, &oracle, &original, &paths, &queue, scope);
         queue.cancel_all();
@@ -283,7 +282,7 @@ fn check_and_search<'s, 'e: 's>(
     oracle: &'e ScriptOracle,
     original: &Original<'_>,
     paths: &ReducePaths,
-    queue: &Arc<SpareQueue>,
+    queue: &'e SpareQueue,
     scope: &'s std::thread::Scope<'s, 'e>,
 ) -> anyhow::Result<(anyhow::Result<()>, Stats, usize, Duration)> {
     let (text, endings) = (original.text, original.endings);
