@@ -34,7 +34,7 @@ use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
 use crate::pool::{spawn_workers, JobQueue};
 use crate::reduce::{reduce, run_cache_dir, ReduceOptions};
 use journal::{Journal, Outcome, Record};
-use triage::Summary;
+use triage::CampaignSummary;
 
 /// The per-test result file of a test's directory (written by every run of a test).
 pub const RESULT: &str = "result.json";
@@ -331,7 +331,7 @@ struct Suspects {
 }
 
 /// The remaining MR families of the reduced text and its suspects: blame's
-/// ([`crate::report::blame`], one check run per foldable call, one more when there are several)
+/// ([`crate::blame::blame`], one check run per foldable call, one more when there are several)
 /// when the result is still interesting and every instance has a base to fold to; otherwise
 /// (and when no single fold removes the failure, yet folding all does) the families of the steps
 /// where a checked variant differs from the reference.
@@ -357,7 +357,7 @@ fn suspects(
     } else if let Some(i) = unfoldable {
         format!("the catalogue has no base MR to fold {} to", i.name)
     } else {
-        let blame = crate::report::blame(reduced, &model, &catalogue, oracle)?;
+        let blame = crate::blame::blame(reduced, &model, &catalogue, oracle)?;
         found.blame_calls = blame.oracle_calls as u64;
         let suspect = blame.folds.iter().filter(|f| f.suspect);
         let families: BTreeSet<String> = suspect.clone().map(|f| f.family.clone()).collect();
@@ -503,7 +503,7 @@ fn reduce_pending(
 /// Reduce every test of `tests` (a local campaign), holding the lock of the output directory;
 /// returns the summary of the whole journal. The tests share one cache directory for the check scripts (their include blocks are mostly
 /// the same), unless the user chose one.
-pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
+pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<CampaignSummary> {
     crate::interrupt::install()?;
     let shared_cache = run_cache_dir(&opts.reduce)?;
     let mut shared = opts.clone();
@@ -551,7 +551,7 @@ pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
 #[derive(Debug)]
 pub struct Collected {
     /// The summary of the journal, with the missing tasks as tests of outcome `missing`.
-    pub summary: Summary,
+    pub summary: CampaignSummary,
     /// Stems of the emitted tasks ([`tasks::Manifest`]) with no result, in task-file order.
     pub missing: Vec<String>,
 }
