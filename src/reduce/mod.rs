@@ -19,6 +19,7 @@ use crate::catalogue::{Catalogue, Completeness};
 use crate::engine::{Engine, EngineOptions, InFlight, Stats};
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
+use crate::model::TestModel;
 use crate::opportunity::Opportunities;
 use crate::oracle::{ScriptOracle, Verdict};
 use crate::passes::{MfppOpportunities, PassOptions};
@@ -204,8 +205,12 @@ pub fn default_output(input: &Path) -> PathBuf {
 pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     crate::interrupt::install()?;
     let began = Instant::now();
-    let (text, endings, catalogue) = read_input(opts)?;
-    let completeness = Completeness::of_test(&text, &catalogue)?;
+    let Input {
+        text,
+        endings,
+        catalogue,
+        completeness,
+    } = read_input(opts)?;
     completeness.say(opts.strict_spec)?;
     let paths = plan_outputs(opts)?;
     let mut oracle = ScriptOracle::new(&opts.check, &opts.input, opts.extra_env.clone())?;
@@ -395,9 +400,18 @@ fn search(
     (result, stats, on_disk)
 }
 
-/// Read, check and parse the input: its text (with LF line endings), its line-ending
-/// convention, and the MR catalogue.
-fn read_input(opts: &ReduceOptions) -> anyhow::Result<(Vec<u8>, LineEndings, Catalogue)> {
+/// The input as read, checked and parsed once.
+struct Input {
+    /// The text, with LF line endings.
+    text: Vec<u8>,
+    endings: LineEndings,
+    catalogue: Catalogue,
+    completeness: Completeness,
+}
+
+/// Read, check and parse the input: its text, its line-ending convention, the MR catalogue and
+/// its completeness for the input.
+fn read_input(opts: &ReduceOptions) -> anyhow::Result<Input> {
     let input = &opts.input;
     let raw =
         crate::model::read_test(input).map_err(|e| coded(ExitKind::Input, format!("{e:#}")))?;
@@ -410,12 +424,18 @@ fn read_input(opts: &ReduceOptions) -> anyhow::Result<(Vec<u8>, LineEndings, Cat
     crate::model::check_text(&raw).map_err(not_mfpp)?;
     let endings = LineEndings::of(&raw);
     let text = endings.to_internal(&raw);
-    // One parse serves the check and the catalogue.
+    // One parse serves the check, the catalogue and its completeness.
     let doc = crate::document::Document::parse(text.clone())?;
-    crate::model::TestModel::build(&doc, &Catalogue::default()).map_err(not_mfpp)?;
+    TestModel::build(&doc, &Catalogue::default()).map_err(not_mfpp)?;
     let catalogue = Catalogue::load_for(input, &doc, &opts.include_dirs, &opts.specs)
         .with_context(|| format!("cannot load the MR catalogue for {}", input.display()))?;
-    Ok((text, endings, catalogue))
+    let completeness = TestModel::build(&doc, &catalogue)?.completeness(&catalogue);
+    Ok(Input {
+        text,
+        endings,
+        catalogue,
+        completeness,
+    })
 }
 
 /// `diff -R +A lines`: the lines an accepted candidate removed and added (`-v`).
