@@ -30,7 +30,7 @@ use crate::document::Document;
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::lock::{lock_exclusive, Lock, LOCK_FILE};
 use crate::model::TestModel;
-use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
+use crate::oracle::{ScriptOracle, Verdict};
 use crate::pool::{spawn_workers, JobQueue};
 use crate::reduce::{reduce, run_cache_dir, ReduceOptions};
 use journal::{Journal, Outcome, Record};
@@ -271,9 +271,12 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     };
     let reduced = std::fs::read(&output)
         .with_context(|| format!("cannot read the result {}", output.display()))?;
-    // `reduce` does not hand back the check's output, so the result is checked once more for it.
+    // The result is checked once more for the failure's name, under the reduction's own
+    // exit-status rule. `outcome.final_run` (the re-check's last run) is not used instead: the
+    // journal counts this run in each test's oracle calls, and dropping it would change them.
     let mut oracle = ScriptOracle::new(&ro.check, &ro.input, ro.extra_env.clone())?;
     oracle.set_timeout(Some(outcome.timeout));
+    oracle.set_expected(outcome.expected);
     oracle.set_cache_dir(ro.cache_dir.clone());
     let run = oracle.run(&reduced, &AtomicBool::new(false))?;
     let interrupted = || {
@@ -284,9 +287,6 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     };
     if crate::interrupt::requested() {
         return Err(interrupted());
-    }
-    if let (true, RunEnd::Exited { status, .. }) = (ro.interesting_exit_auto, run.end) {
-        oracle.set_expected(Expected::Status(status));
     }
     let failure = triage::failure_of(&run.stderr_tail, run.end);
     let interesting = oracle.verdict_of(run.end) == Verdict::Interesting;

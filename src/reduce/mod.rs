@@ -21,7 +21,7 @@ use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
 use crate::model::TestModel;
 use crate::opportunity::Opportunities;
-use crate::oracle::{ScriptOracle, Verdict};
+use crate::oracle::{Expected, Run, RunEnd, ScriptOracle, Verdict};
 use crate::passes::{MfppOpportunities, PassOptions};
 
 use initial::{check_original, warn_if_trivial_is_interesting, Original, SpareQueue};
@@ -117,6 +117,10 @@ pub struct ReduceOutcome {
     pub bytes_after: u64,
     /// The per-run timeout that was used.
     pub timeout: Duration,
+    /// Which exit statuses counted as interesting ([`interesting_exits`] of the original's run).
+    pub expected: Expected,
+    /// The last re-check run of the result (its end and stderr tail); `None` with `--recheck 0`.
+    pub final_run: Option<Run>,
     /// The search counters; `oracle_calls` and `wall_secs` include the checks made before the
     /// search (the original, the trivial test, the output when resuming).
     pub stats: Stats,
@@ -192,6 +196,17 @@ pub(super) struct StatsFile<'a> {
     stats: &'a Stats,
 }
 
+/// The exit-status rule of a reduction: which exit statuses count as interesting, given how the
+/// original's run ended; `None` if the original is not interesting. Exit 0 by default; with
+/// `--interesting-exit auto` (`same_status`), the original's status when it is not 0.
+pub fn interesting_exits(original: RunEnd, same_status: bool) -> Option<Expected> {
+    match (original, same_status) {
+        (RunEnd::Exited { status: 0, .. }, false) => Some(Expected::Zero),
+        (RunEnd::Exited { status, .. }, true) if status != 0 => Some(Expected::Status(status)),
+        _ => None,
+    }
+}
+
 /// The default output path: `<stem>.reduced.cpp` beside `input`.
 pub fn default_output(input: &Path) -> PathBuf {
     let stem = input
@@ -255,9 +270,11 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     stats.bytes_after = on_disk as u64;
     let written = paths.write_stats(opts, timeout, &stats, &completeness, interrupted);
     match result {
-        Ok(()) => {
+        Ok(final_run) => {
             written?;
             Ok(ReduceOutcome {
+                expected: oracle.expected(),
+                final_run,
                 output: paths.result.clone(),
                 bytes_before: text.len() as u64,
                 bytes_after: on_disk as u64,
@@ -289,7 +306,7 @@ fn check_and_search<'s, 'e: 's>(
     paths: &ReducePaths,
     queue: &'e SpareQueue,
     scope: &'s std::thread::Scope<'s, 'e>,
-) -> anyhow::Result<(anyhow::Result<()>, Stats, usize, Duration)> {
+) -> anyhow::Result<(anyhow::Result<Option<Run>>, Stats, usize, Duration)> {
     let (text, endings) = (original.text, original.endings);
     let initial = check_original(opts, oracle, original, queue, scope)?;
     let oracle = EndingsOracle {
@@ -331,7 +348,7 @@ struct SearchFrom<'a, 'e> {
 }
 
 /// The search from `start` with the passes and the engine, writing every accepted text, then
-/// the re-check. Returns how it ended, the stats (with `bytes_before` set) and the size of the
+/// the re-check. Returns how it ended (with the last re-check run of the result), the stats (with `bytes_before` set) and the size of the
 /// result on disk.
 fn search(
     opts: &ReduceOptions,
@@ -339,7 +356,7 @@ fn search(
     oracle: &EndingsOracle<'_, ScriptOracle>,
     paths: &ReducePaths,
     from: SearchFrom<'_, '_>,
-) -> (anyhow::Result<()>, Stats, usize) {
+) -> (anyhow::Result<Option<Run>>, Stats, usize) {
     let SearchFrom {
         text,
         start,
@@ -390,12 +407,12 @@ fn search(
     let mut stats = engine.stats().clone();
     stats.bytes_before = text.len() as u64;
     let result = result.and_then(|_| {
-        let kept = recheck(opts, oracle, &accepted, &mut stats)?;
+        let (kept, final_run) = recheck(opts, oracle, &accepted, &mut stats)?;
         if kept.len() != on_disk {
             paths.write_result(&endings.to_file(kept))?;
             on_disk = kept.len();
         }
-        Ok(())
+        Ok(final_run)
     });
     (result, stats, on_disk)
 }
