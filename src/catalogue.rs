@@ -538,19 +538,6 @@ impl Completeness {
         }
     }
 
-    /// The completeness of `catalogue` for the test `text` (parsed again to count the instances
-    /// whose MR family it leaves unknown).
-    pub fn of_test(text: &[u8], catalogue: &Catalogue) -> Result<Completeness> {
-        let doc = Document::parse(text.to_vec())?;
-        let model = crate::model::TestModel::build(&doc, catalogue)?;
-        let unknown = model
-            .instances
-            .iter()
-            .filter(|i| i.family.is_none())
-            .count();
-        Ok(Completeness::new(catalogue, model.instances.len(), unknown))
-    }
-
     /// Say an incomplete catalogue before reducing: a warning when its gaps disable something,
     /// else a note; with `strict` (`--strict-spec`) an error (exit 1) instead.
     pub fn say(&self, strict: bool) -> Result<()> {

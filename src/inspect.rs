@@ -14,7 +14,7 @@ use crate::passes;
 
 /// Structure counts, comparable with an MF++ corpus manifest.
 #[derive(Debug, Serialize)]
-pub struct Summary {
+pub struct StructureCounts {
     /// Number of variants.
     pub variants: usize,
     /// Distinct step counts over the variants.
@@ -60,7 +60,7 @@ pub struct CatalogueReport {
 
 /// The `inspect --json` document.
 #[derive(Debug, Serialize)]
-pub struct Report<'a> {
+pub struct Inspection<'a> {
     /// The file as given.
     pub file: String,
     /// Its size in bytes.
@@ -76,7 +76,7 @@ pub struct Report<'a> {
     /// Opportunities per kind.
     pub opportunities: BTreeMap<&'static str, usize>,
     /// Structure counts.
-    pub summary: Summary,
+    pub summary: StructureCounts,
     /// What the spec catalogue holds.
     pub catalogue: CatalogueReport,
     /// Remarks.
@@ -89,8 +89,8 @@ pub fn report<'a>(
     text: &[u8],
     model: &'a TestModel,
     catalogue: &Catalogue,
-) -> Report<'a> {
-    Report {
+) -> Inspection<'a> {
+    Inspection {
         file: file.to_string(),
         bytes: model.bytes,
         variants: &model.variants,
@@ -108,7 +108,7 @@ pub fn report<'a>(
 }
 
 /// Counts of the model's parts.
-fn summary(model: &TestModel) -> Summary {
+fn summary(model: &TestModel) -> StructureCounts {
     let mut checks_per_variant = BTreeMap::new();
     let mut instances_per_variant = BTreeMap::new();
     let mut steps: Vec<usize> = Vec::new();
@@ -124,7 +124,7 @@ fn summary(model: &TestModel) -> Summary {
             .entry(i.variant.to_string())
             .or_insert(0) += 1;
     }
-    Summary {
+    StructureCounts {
         variants: model.variants.len(),
         steps_per_variant: steps,
         checks_per_variant,
@@ -182,7 +182,7 @@ fn catalogue_report(catalogue: &Catalogue) -> CatalogueReport {
 }
 
 /// The human-readable summary.
-pub fn render(report: &Report) -> String {
+pub fn render(report: &Inspection) -> String {
     let mut out = String::new();
     render_summary(&mut out, report);
     render_variants(&mut out, report);
@@ -195,7 +195,7 @@ pub fn render(report: &Report) -> String {
 }
 
 /// The first line: sizes and counts.
-fn render_summary(out: &mut String, report: &Report) {
+fn render_summary(out: &mut String, report: &Inspection) {
     let s = &report.summary;
     let _ = writeln!(
         *out,
@@ -216,7 +216,7 @@ fn render_summary(out: &mut String, report: &Report) {
 }
 
 /// Each variant with its steps (and their instance trees) and checks.
-fn render_variants(out: &mut String, report: &Report) {
+fn render_variants(out: &mut String, report: &Inspection) {
     let by_name: BTreeMap<&str, &Instance> = report
         .instances
         .iter()
@@ -244,7 +244,7 @@ fn render_variants(out: &mut String, report: &Report) {
 }
 
 /// Unreached instances, fuzz regions and input blocks.
-fn render_parts(out: &mut String, report: &Report) {
+fn render_parts(out: &mut String, report: &Inspection) {
     let orphans: Vec<&str> = report
         .instances
         .iter()
@@ -275,7 +275,7 @@ fn render_parts(out: &mut String, report: &Report) {
 }
 
 /// Opportunities per kind and the catalogue.
-fn render_catalogue(out: &mut String, report: &Report) {
+fn render_catalogue(out: &mut String, report: &Inspection) {
     let _ = writeln!(out, "\nopportunities:");
     for (k, n) in &report.opportunities {
         let _ = writeln!(out, "  {k:<10} {n}");

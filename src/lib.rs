@@ -8,6 +8,8 @@
 
 pub mod atomic;
 pub mod batch;
+pub mod blame;
+pub mod bug_report;
 pub mod catalogue;
 pub mod cli;
 pub mod coverage;
@@ -26,6 +28,6 @@ pub mod opportunity;
 pub mod oracle;
 pub mod outputs;
 pub mod passes;
+mod pool;
 pub mod process;
 pub mod reduce;
-pub mod report;

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use crate::catalogue::{Catalogue, MrKind};
+use crate::catalogue::{Catalogue, Completeness, MrKind};
 use crate::document::{Call, Document, Function, Span, Stmt, StmtKind};
 
 /// A metamorphic variant `r_<index>`.
@@ -502,6 +502,13 @@ fn line_of(text: &[u8], offset: usize) -> usize {
 }
 
 impl TestModel {
+    /// The completeness of `catalogue` (the one this model was built with) for this test: its
+    /// instances, and those whose MR family the catalogue leaves unknown.
+    pub fn completeness(&self, catalogue: &Catalogue) -> Completeness {
+        let unknown = self.instances.iter().filter(|i| i.family.is_none()).count();
+        Completeness::new(catalogue, self.instances.len(), unknown)
+    }
+
     /// Where the first definition (an instance, or `main`) starts: the end of the preamble.
     pub fn first_definition(&self) -> usize {
         self.instances

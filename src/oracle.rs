@@ -224,6 +224,11 @@ impl ScriptOracle {
         *lock(&self.expected) = expected;
     }
 
+    /// Which exit statuses count as interesting.
+    pub fn expected(&self) -> Expected {
+        *lock(&self.expected)
+    }
+
     /// Use `flag` instead of the process-wide Ctrl-C flag (for tests).
     pub fn set_interrupt_flag(&mut self, flag: &'static AtomicBool) {
         self.interrupt = flag;

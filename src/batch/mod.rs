@@ -30,10 +30,11 @@ use crate::document::Document;
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::lock::{lock_exclusive, Lock, LOCK_FILE};
 use crate::model::TestModel;
-use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
+use crate::oracle::{ScriptOracle, Verdict};
+use crate::pool::{spawn_workers, JobQueue};
 use crate::reduce::{reduce, run_cache_dir, ReduceOptions};
 use journal::{Journal, Outcome, Record};
-use triage::Summary;
+use triage::CampaignSummary;
 
 /// The per-test result file of a test's directory (written by every run of a test).
 pub const RESULT: &str = "result.json";
@@ -270,9 +271,12 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     };
     let reduced = std::fs::read(&output)
         .with_context(|| format!("cannot read the result {}", output.display()))?;
-    // `reduce` does not hand back the check's output, so the result is checked once more for it.
+    // The result is checked once more for the failure's name, under the reduction's own
+    // exit-status rule. `outcome.final_run` (the re-check's last run) is not used instead: the
+    // journal counts this run in each test's oracle calls, and dropping it would change them.
     let mut oracle = ScriptOracle::new(&ro.check, &ro.input, ro.extra_env.clone())?;
     oracle.set_timeout(Some(outcome.timeout));
+    oracle.set_expected(outcome.expected);
     oracle.set_cache_dir(ro.cache_dir.clone());
     let run = oracle.run(&reduced, &AtomicBool::new(false))?;
     let interrupted = || {
@@ -283,9 +287,6 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     };
     if crate::interrupt::requested() {
         return Err(interrupted());
-    }
-    if let (true, RunEnd::Exited { status, .. }) = (ro.interesting_exit_auto, run.end) {
-        oracle.set_expected(Expected::Status(status));
     }
     let failure = triage::failure_of(&run.stderr_tail, run.end);
     let interesting = oracle.verdict_of(run.end) == Verdict::Interesting;
@@ -330,7 +331,7 @@ struct Suspects {
 }
 
 /// The remaining MR families of the reduced text and its suspects: blame's
-/// ([`crate::report::blame`], one check run per foldable call, one more when there are several)
+/// ([`crate::blame::blame`], one check run per foldable call, one more when there are several)
 /// when the result is still interesting and every instance has a base to fold to; otherwise
 /// (and when no single fold removes the failure, yet folding all does) the families of the steps
 /// where a checked variant differs from the reference.
@@ -356,7 +357,7 @@ fn suspects(
     } else if let Some(i) = unfoldable {
         format!("the catalogue has no base MR to fold {} to", i.name)
     } else {
-        let blame = crate::report::blame(reduced, &model, &catalogue, oracle)?;
+        let blame = crate::blame::blame(reduced, &model, &catalogue, oracle)?;
         found.blame_calls = blame.oracle_calls as u64;
         let suspect = blame.folds.iter().filter(|f| f.suspect);
         let families: BTreeSet<String> = suspect.clone().map(|f| f.family.clone()).collect();
@@ -468,35 +469,32 @@ fn open_journal<'t>(
     Ok((journal, previous, pending))
 }
 
-/// Reduce `pending` with `--tests-at-once` threads, each test's record going to `progress`; the
-/// first error (an interruption only when nothing else failed) stops the others.
+/// Reduce `pending` with `--tests-at-once` workers ([`crate::pool`]), each test's record going to
+/// `progress`; the first error (an interruption only when nothing else failed) stops the others
+/// from taking a test, and so does an interrupt.
 fn reduce_pending(
     pending: &[&Test],
     opts: &BatchOptions,
     progress: &Progress,
 ) -> Option<anyhow::Error> {
-    let next = AtomicUsize::new(0);
+    let queue = JobQueue::of(pending.iter().copied());
     let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let stop = AtomicBool::new(false);
+    let fail = |e: anyhow::Error| {
+        queue.stop();
+        let mut slot = failed.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() || exit_kind(&e) != ExitKind::Interrupted {
+            *slot = Some(e);
+        }
+    };
+    let workers = opts.tests_at_once.max(1).min(pending.len());
     std::thread::scope(|scope| {
-        for _ in 0..opts.tests_at_once.max(1).min(pending.len()) {
-            scope.spawn(|| loop {
-                if stop.load(Ordering::SeqCst) || crate::interrupt::requested() {
-                    return;
-                }
-                let Some(test) = pending.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                    return;
-                };
-                let result = run_one(test, opts).and_then(|r| progress.finish(r));
-                if let Err(e) = result {
-                    stop.store(true, Ordering::SeqCst);
-                    let mut slot = failed.lock().unwrap_or_else(|p| p.into_inner());
-                    if slot.is_none() || exit_kind(&e) != ExitKind::Interrupted {
-                        *slot = Some(e);
-                    }
-                    return;
-                }
-            });
+        let started = spawn_workers(scope, workers, "mfppr-test", &queue, |test: &Test| {
+            if let Err(e) = run_one(test, opts).and_then(|r| progress.finish(r)) {
+                fail(e);
+            }
+        });
+        if let Err(e) = started {
+            fail(e);
         }
     });
     failed.into_inner().unwrap_or_else(|p| p.into_inner())
@@ -505,7 +503,7 @@ fn reduce_pending(
 /// Reduce every test of `tests` (a local campaign), holding the lock of the output directory;
 /// returns the summary of the whole journal. The tests share one cache directory for the check scripts (their include blocks are mostly
 /// the same), unless the user chose one.
-pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
+pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<CampaignSummary> {
     crate::interrupt::install()?;
     let shared_cache = run_cache_dir(&opts.reduce)?;
     let mut shared = opts.clone();
@@ -553,7 +551,7 @@ pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Summary> {
 #[derive(Debug)]
 pub struct Collected {
     /// The summary of the journal, with the missing tasks as tests of outcome `missing`.
-    pub summary: Summary,
+    pub summary: CampaignSummary,
     /// Stems of the emitted tasks ([`tasks::Manifest`]) with no result, in task-file order.
     pub missing: Vec<String>,
 }

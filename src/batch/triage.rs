@@ -3,7 +3,7 @@
 //!
 //! A signature is the failing check, exception or signal (read from the stderr tail of the
 //! check's run on the reduced test) and the sorted suspect MR families of the reduced test
-//! (design §11): blame's suspects (design §10.3, [`crate::report::blame`]: the families of the MR
+//! (design §11): blame's suspects (design §10.3, [`crate::blame::blame`]: the families of the MR
 //! calls whose folding to the family's base makes the failure go away), or `base operations` when
 //! the failure survives folding every MR. Where blame cannot decide (the result no longer
 //! interesting, an instance without a base MR, no single fold that matters), the families of the
@@ -143,7 +143,7 @@ pub struct Group {
 
 /// `OUTDIR/summary.json`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Summary {
+pub struct CampaignSummary {
     /// Finished tests.
     pub tests: usize,
     /// Tests per outcome.
@@ -155,14 +155,14 @@ pub struct Summary {
 }
 
 /// Group `records` (one per test) by signature.
-pub fn summarise(records: &[Record]) -> Summary {
+pub fn summarise(records: &[Record]) -> CampaignSummary {
     let mut outcomes = BTreeMap::new();
     for r in records {
         *outcomes.entry(r.outcome.name().to_string()).or_insert(0) += 1;
     }
     let (reduced, other): (Vec<&Record>, Vec<&Record>) =
         records.iter().partition(|r| r.outcome == Outcome::Reduced);
-    Summary {
+    CampaignSummary {
         tests: records.len(),
         outcomes,
         groups: groups(&reduced),
@@ -210,14 +210,14 @@ fn groups(records: &[&Record]) -> Vec<Group> {
 }
 
 /// Write `summary` as `dir/summary.json`.
-pub fn write_summary(dir: &Path, summary: &Summary) -> anyhow::Result<()> {
+pub fn write_summary(dir: &Path, summary: &CampaignSummary) -> anyhow::Result<()> {
     let path = dir.join(SUMMARY);
     let json = serde_json::to_vec_pretty(summary).context("cannot serialise the summary")?;
     write_atomic(&path, &json).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The table printed at the end of a batch.
-pub fn render(summary: &Summary) -> String {
+pub fn render(summary: &CampaignSummary) -> String {
     let mut out = format!(
         "{} tests: {}\n",
         summary.tests,

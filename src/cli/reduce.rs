@@ -161,7 +161,7 @@ impl ReduceArgs {
             prepare_save_temps(dir)?;
         }
         let report_dir = match &self.report {
-            Some(dir) => Some(crate::report::prepare(dir, self.force, &opts.input)?),
+            Some(dir) => Some(crate::bug_report::prepare(dir, self.force, &opts.input)?),
             None => None,
         };
         let outcome = reduce(&opts)?;
@@ -175,7 +175,7 @@ impl ReduceArgs {
             println!("{}", outcome.summary());
         }
         if let Some(dir) = report_dir {
-            let report_opts = crate::report::ReportOptions {
+            let report_opts = crate::bug_report::BugReportOptions {
                 file: outcome.output.clone(),
                 check: self.check.clone(),
                 include_dirs: opts.include_dirs.clone(),
@@ -184,7 +184,7 @@ impl ReduceArgs {
                 stats: Some(outcome.summary()),
                 env: opts.extra_env.clone(),
             };
-            let report = crate::report::write(&report_opts, &dir)?;
+            let report = crate::bug_report::write(&report_opts, &dir)?;
             println!("{}", super::report::summary(&report, &dir));
         }
         Ok(ExitCode::SUCCESS)

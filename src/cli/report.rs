@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::bug_report::{prepare, write, BugReportOptions};
 use crate::cli::common::{CompilerFlags, CXXFLAGS_ENV};
-use crate::report::{prepare, write, ReportOptions};
 
 /// Arguments of `mfppr report`.
 #[derive(Debug, clap::Args)]
@@ -48,7 +48,7 @@ impl ReportArgs {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         let dir = prepare(&self.output, self.force, &self.file)?;
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
-        let opts = ReportOptions {
+        let opts = BugReportOptions {
             include_dirs: flags.search_dirs(&self.include),
             env: flags
                 .env_value()
@@ -68,7 +68,10 @@ impl ReportArgs {
 }
 
 /// One line saying where the report is and what blame found.
-pub fn summary(report: &crate::report::Report, dir: &crate::report::ReportDir) -> String {
+pub fn summary(
+    report: &crate::bug_report::BugReport,
+    dir: &crate::bug_report::BugReportDir,
+) -> String {
     let b = &report.blame;
     let verdict = if b.suspects.is_empty() {
         "no MR needed".to_string()

@@ -1,0 +1,250 @@
+//! Blame (design §10.3): each non-base MR call or instance call of a reduced test is folded to
+//! its family's base MR, one at a time, with the oracle; the MRs whose folding makes the failure
+//! disappear are the suspects. A failure that survives folding everything implicates the
+//! library's base operations. Used by the bug report ([`crate::bug_report`]) and by campaign
+//! triage ([`crate::batch`]).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::catalogue::Catalogue;
+use crate::document::{Document, Span};
+use crate::edit::{self, Edit};
+use crate::model::{parse_qualified_mr, TestModel};
+use crate::oracle::{ScriptOracle, Verdict};
+
+/// One fold tried by blame.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fold {
+    /// The callee as written (an instance or a qualified MR).
+    pub callee: String,
+    /// The MR it is (`family::name`).
+    pub mr: String,
+    /// Its family, qualified (`relations::shift`).
+    pub family: String,
+    /// The base it was folded to.
+    pub base: String,
+    /// The variant the call belongs to.
+    pub variant: usize,
+    /// Folding it made the failure disappear.
+    pub suspect: bool,
+    /// Library operations the callee reaches (directly or through base MRs and instances).
+    pub library_ops: Vec<String>,
+}
+
+/// Blame's findings.
+#[derive(Clone, Debug, Serialize)]
+pub struct Blame {
+    /// Every fold tried, in source order.
+    pub folds: Vec<Fold>,
+    /// The MRs (`family::name`) whose folding removes the failure.
+    pub suspects: Vec<String>,
+    /// The variant all suspects belong to, when there is one.
+    pub one_variant: Option<usize>,
+    /// The failure survives folding everything: the library's base operations suffice.
+    pub base_operations_implicated: bool,
+    /// Oracle runs blame made.
+    pub oracle_calls: usize,
+    /// Seconds blame took.
+    pub secs: f64,
+}
+
+/// `family::name`, or `name` without a family.
+pub(crate) fn mr_name(family: Option<&str>, name: &str) -> String {
+    match family {
+        Some(f) => format!("{f}::{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// A call blame can fold.
+struct Site {
+    callee: String,
+    mr: String,
+    family: String,
+    base: String,
+    variant: usize,
+    span: Span,
+}
+
+/// Every call of an instance and every direct call of a non-base MR, in source order.
+fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
+    let mut sites = Vec::new();
+    let mut consider = |callee: &str, span: &Span, variant: usize| {
+        if let Some(inst) = model.instance(callee) {
+            let (Some(kind), Some(family)) = (inst.kind, &inst.family) else {
+                return;
+            };
+            if let Some(base) = catalogue.base_of(kind, family) {
+                sites.push(Site {
+                    callee: callee.to_string(),
+                    mr: mr_name(Some(family), &inst.mr),
+                    family: format!("{}::{family}", kind.namespace()),
+                    base: base.qualified(),
+                    variant,
+                    span: span.clone(),
+                });
+            }
+        } else if let Some((kind, family, name)) = parse_qualified_mr(callee) {
+            if let Some(base) = catalogue.base_of(kind, family) {
+                if base.name != name {
+                    sites.push(Site {
+                        callee: callee.to_string(),
+                        mr: format!("{family}::{name}"),
+                        family: format!("{}::{family}", kind.namespace()),
+                        base: base.qualified(),
+                        variant,
+                        span: span.clone(),
+                    });
+                }
+            }
+        }
+    };
+    for v in &model.variants {
+        for s in &v.steps {
+            consider(&s.callee, &s.callee_span, v.index);
+        }
+    }
+    for inst in &model.instances {
+        for stmt in &inst.body {
+            for c in &stmt.calls {
+                consider(&c.callee, &c.callee_span, inst.variant);
+            }
+        }
+    }
+    sites.sort_by_key(|s| s.span.start);
+    sites.dedup_by_key(|s| s.span.start);
+    sites
+}
+
+/// Blame (design §10.3): fold each site of `text` (a test the oracle finds interesting) alone,
+/// then all together, with the oracle: one run per site, plus one when there are two sites or
+/// more (with none, the text itself is interesting; with one, folding all is that fold).
+pub fn blame(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    oracle: &ScriptOracle,
+) -> Result<Blame> {
+    let started = Instant::now();
+    let cancel = AtomicBool::new(false);
+    let mut calls = 0;
+    let mut interesting = |edits: &[Edit]| -> Result<bool> {
+        calls += 1;
+        let run = oracle.run(&edit::apply(text, edits), &cancel)?;
+        Ok(oracle.verdict_of(run.end) == Verdict::Interesting)
+    };
+    let sites = sites(model, catalogue);
+    let ops = LibraryOps::new(text, model, catalogue);
+    let mut folds = Vec::new();
+    for s in &sites {
+        let suspect = !interesting(&[Edit::replace(s.span.clone(), s.base.clone())])?;
+        folds.push(Fold {
+            callee: s.callee.clone(),
+            mr: s.mr.clone(),
+            family: s.family.clone(),
+            base: s.base.clone(),
+            variant: s.variant,
+            suspect,
+            library_ops: ops.of(&s.callee).into_iter().collect(),
+        });
+    }
+    let base_operations_implicated = match folds.as_slice() {
+        [] => true,
+        [one] => !one.suspect,
+        _ => {
+            let all: Vec<Edit> = sites
+                .iter()
+                .map(|s| Edit::replace(s.span.clone(), s.base.clone()))
+                .collect();
+            interesting(&all)?
+        }
+    };
+    let mut suspects: Vec<String> = Vec::new();
+    for f in folds.iter().filter(|f| f.suspect) {
+        if !suspects.contains(&f.mr) {
+            suspects.push(f.mr.clone());
+        }
+    }
+    let variants: BTreeSet<usize> = folds
+        .iter()
+        .filter(|f| f.suspect)
+        .map(|f| f.variant)
+        .collect();
+    let one_variant = (variants.len() == 1).then(|| *variants.first().unwrap_or(&0));
+    Ok(Blame {
+        folds,
+        suspects,
+        one_variant,
+        base_operations_implicated,
+        oracle_calls: calls,
+        secs: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The library operations a function reaches, through instances and the spec's `metalib` MRs.
+struct LibraryOps {
+    /// Callees of each function by qualified name (spec) or plain name (the test's).
+    calls: HashMap<String, Vec<String>>,
+}
+
+impl LibraryOps {
+    fn new(text: &[u8], model: &TestModel, catalogue: &Catalogue) -> LibraryOps {
+        let mut calls: HashMap<String, Vec<String>> = HashMap::new();
+        for header in &catalogue.headers {
+            let Ok(bytes) = std::fs::read(header) else {
+                continue;
+            };
+            let Ok(doc) = Document::parse(bytes) else {
+                continue;
+            };
+            for f in &doc.outline().functions {
+                if f.namespaces.first().map(String::as_str) != Some("metalib") {
+                    continue;
+                }
+                let name = format!("{}::{}", f.namespaces.join("::"), f.name);
+                calls
+                    .entry(name)
+                    .or_default()
+                    .extend(f.calls.iter().map(|c| c.callee.clone()));
+            }
+        }
+        if let Ok(doc) = Document::parse(text.to_vec()) {
+            for f in &doc.outline().functions {
+                if model.instance(&f.name).is_some() {
+                    calls.insert(
+                        f.name.clone(),
+                        f.calls.iter().map(|c| c.callee.clone()).collect(),
+                    );
+                }
+            }
+        }
+        LibraryOps { calls }
+    }
+
+    fn of(&self, callee: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut seen = BTreeSet::new();
+        let mut queue = vec![callee.to_string()];
+        while let Some(f) = queue.pop() {
+            if !seen.insert(f.clone()) {
+                continue;
+            }
+            for c in self.calls.get(&f).into_iter().flatten() {
+                if self.calls.contains_key(c) {
+                    queue.push(c.clone());
+                } else if c.contains("::")
+                    && !c.starts_with("fuzz::")
+                    && !c.starts_with("metalib::")
+                {
+                    out.insert(c.clone());
+                }
+            }
+        }
+        out
+    }
+}

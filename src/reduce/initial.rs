@@ -1,0 +1,432 @@
+//! The initial checks (design §6): the original must be interesting before anything is
+//! written; the trivial tests and the search's likely first candidates run on the spare slots
+//! meanwhile; the per-run timeout follows from the original's run.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::ReduceOptions;
+use crate::engine::{candidates_ahead, InFlight, InFlightEnd};
+use crate::error::{coded, ExitKind};
+use crate::line_endings::LineEndings;
+use crate::opportunity::{Opportunities, OpportunityKind};
+use crate::oracle::{lock, Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
+use crate::pool::{spawn_workers, JobQueue};
+
+/// Timeout for the initial check when `--timeout` is not given.
+const INITIAL_TIMEOUT: Duration = Duration::from_secs(300);
+/// Lower bound of the derived timeout.
+const MIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Upper bound of the derived timeout.
+const MAX_TIMEOUT: Duration = Duration::from_secs(300);
+/// The derived timeout is this many times the initial run.
+const TIMEOUT_FACTOR: u32 = 5;
+/// Interval between two looks at the initial checks.
+const POLL: Duration = Duration::from_millis(5);
+/// A long initial check says it is still running this often.
+const WAIT_NOTE_EVERY: Duration = Duration::from_secs(30);
+/// Tests that keep nothing of the original, and how the warning names them: a check that
+/// accepts one checks nothing. The first that is interesting is named.
+const TRIVIAL_TESTS: [(&[u8], &str); 2] = [
+    (b"int main() {}\n", "`int main() {}`"),
+    (b"", "the empty file"),
+];
+
+/// The input the initial checks judge, and what the search will need first if it is interesting.
+pub(super) struct Original<'a> {
+    /// The input, with LF line endings.
+    pub(super) text: &'a [u8],
+    pub(super) endings: LineEndings,
+    pub(super) opportunities: &'a dyn Opportunities,
+}
+
+/// What the initial checks found out besides the original being interesting.
+pub(super) struct Initial<'e> {
+    /// The per-run timeout.
+    pub(super) timeout: Duration,
+    /// The verdicts of the trivial tests that ran (the first ones of [`TRIVIAL_TESTS`]).
+    pub(super) trivial: Vec<Verdict>,
+    /// Candidates the search is likely to need first (LF line endings), judged alongside the
+    /// original, with their verdicts.
+    pub(super) ahead: Vec<(Vec<u8>, Verdict)>,
+    /// Their runs still going, for the search to take over.
+    pub(super) in_flight: Vec<InFlight<'e>>,
+}
+
+/// Run the check on the original (and trivial tests and the search's likely first candidates
+/// alongside it): fail unless it is interesting; set the oracle's contract and per-run timeout.
+pub(super) fn check_original<'s, 'e: 's>(
+    opts: &ReduceOptions,
+    oracle: &'e ScriptOracle,
+    original: &Original<'_>,
+    queue: &'e SpareQueue,
+    scope: &'s std::thread::Scope<'s, 'e>,
+) -> anyhow::Result<Initial<'e>> {
+    oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
+    let initial = initial_checks(opts, oracle, original, queue, scope)?;
+    if crate::interrupt::requested() {
+        return Err(coded(
+            ExitKind::Interrupted,
+            "interrupted during the initial check; nothing was written",
+        ));
+    }
+    let Some(expected) = contract(opts, &initial) else {
+        return Err(not_interesting(opts, oracle, &initial));
+    };
+    oracle.set_expected(expected);
+    let timeout = derived_timeout(opts, &initial);
+    oracle.set_timeout(Some(timeout));
+    if !opts.quiet {
+        crate::messages::progress(format!(
+            "mfppr: the original is interesting ({}, {:.1} s); timeout {:.1} s",
+            initial.end,
+            initial.elapsed.as_secs_f64(),
+            timeout.as_secs_f64()
+        ));
+    }
+    let mut checked = Initial {
+        timeout,
+        trivial: Vec::new(),
+        ahead: Vec::new(),
+        in_flight: Vec::new(),
+    };
+    for item in queue.items() {
+        if lock(&item.started).is_none() {
+            continue;
+        }
+        let ended = lock(&item.run).take();
+        match (&item.ahead, ended) {
+            (None, ended) => {
+                let verdict = ended.map(|run| run.map(|run| oracle.verdict_of(run.end)));
+                checked.trivial.extend(verdict.transpose()?);
+            }
+            (Some((_, text)), Some(run)) => {
+                checked
+                    .ahead
+                    .push((text.clone(), oracle.verdict_of(run?.end)));
+            }
+            (Some((kind, text)), None) => {
+                let cancel = Arc::new(AtomicBool::new(false));
+                let flag = Arc::clone(&cancel);
+                checked.in_flight.push(InFlight {
+                    text: text.clone(),
+                    kind: *kind,
+                    cancel,
+                    wait: Box::new(move || item.wait(oracle, timeout, &flag)),
+                });
+            }
+        }
+    }
+    Ok(checked)
+}
+
+/// With a check that accepts `int main() {}` or the empty file, results may be meaningless: warn.
+/// `known` are the verdicts of the first [`TRIVIAL_TESTS`], run alongside the original; the
+/// others run here until one is interesting. Returns the number of oracle runs made here.
+pub(super) fn warn_if_trivial_is_interesting(
+    oracle: &dyn Oracle,
+    known: Vec<Verdict>,
+) -> anyhow::Result<u64> {
+    let no_cancel = AtomicBool::new(false);
+    let mut calls = 0;
+    let mut known = known.into_iter();
+    for (text, what) in TRIVIAL_TESTS {
+        let verdict = match known.next() {
+            Some(verdict) => verdict,
+            None => {
+                calls += 1;
+                oracle.judge(text, &no_cancel)?
+            }
+        };
+        if verdict == Verdict::Interesting {
+            if !crate::interrupt::requested() {
+                crate::messages::warn(format!(
+                    "the check accepts {what}; results may be meaningless; make the script \
+                     check for the failure you are reducing"
+                ));
+            }
+            break;
+        }
+    }
+    Ok(calls)
+}
+
+/// Which exit statuses count as interesting, given the original's run; `None` if it is not
+/// interesting.
+fn contract(opts: &ReduceOptions, initial: &Run) -> Option<Expected> {
+    super::interesting_exits(initial.end, opts.interesting_exit_auto)
+}
+
+/// The per-run timeout: `--timeout`, or derived from the initial run of the original.
+fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
+    opts.timeout
+        .unwrap_or_else(|| (initial.elapsed * TIMEOUT_FACTOR).clamp(MIN_TIMEOUT, MAX_TIMEOUT))
+}
+
+/// Check the original and, with more than one job, on the other slots meanwhile: the trivial
+/// tests at once, then candidates the search is likely to need first, each as soon as it is found
+/// (a slot takes the next one when it is free, until the original's run ends, so that they add
+/// nothing to the critical path). The slots' threads run in `scope`, so that runs of candidates
+/// still going when the original's run ends can go on in the search ([`Engine::adopt`]). Once the
+/// original's run ended: if it is not interesting, every other run is killed; otherwise the
+/// trivial runs are waited for (killed once they take longer than the timeout the original's run
+/// implies). Returns the original's run; the runs on the spare slots are in `queue`.
+///
+/// [`Engine::adopt`]: crate::engine::Engine::adopt
+fn initial_checks<'s, 'e: 's>(
+    opts: &ReduceOptions,
+    oracle: &'e ScriptOracle,
+    original: &Original<'_>,
+    queue: &'e SpareQueue,
+    scope: &'s std::thread::Scope<'s, 'e>,
+) -> anyhow::Result<Run> {
+    let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
+    if !opts.quiet {
+        crate::messages::progress(format!(
+            "mfppr: checking that the original is interesting with {} (at most {:.0} s)",
+            opts.check.display(),
+            limit.as_secs_f64()
+        ));
+    }
+    let spare = opts.jobs.saturating_sub(1);
+    for &(test, _) in TRIVIAL_TESTS
+        .iter()
+        .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
+    {
+        queue.push(SpareRun::new(test.to_vec(), None));
+    }
+    let started = Instant::now();
+    let initial = run_original(opts, oracle, original, queue, scope, spare)?;
+    let limit = match &initial {
+        Ok(run) if contract(opts, run).is_some() => derived_timeout(opts, run),
+        _ => {
+            queue.cancel_all();
+            return initial;
+        }
+    };
+    queue.wait_for_trivial(started, limit);
+    initial
+}
+
+/// The original's run, with `spare` slots working through `queue` meanwhile (their threads in
+/// `scope`) and the candidates ahead queued as they are found. A long check says so every
+/// [`WAIT_NOTE_EVERY`].
+fn run_original<'s, 'e: 's>(
+    opts: &ReduceOptions,
+    oracle: &'e ScriptOracle,
+    original: &Original<'_>,
+    queue: &'e SpareQueue,
+    scope: &'s std::thread::Scope<'s, 'e>,
+    spare: usize,
+) -> anyhow::Result<anyhow::Result<Run>> {
+    let no_cancel = AtomicBool::new(false);
+    let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
+    let file = original.endings.to_file(original.text);
+    let started = Instant::now();
+    std::thread::scope(|inner| {
+        let initial = std::thread::Builder::new()
+            .name("mfppr-original".into())
+            .spawn_scoped(inner, || {
+                let run = oracle.run(&file, &no_cancel);
+                // No spare slot starts anything once this is known.
+                queue.original_done();
+                run
+            })
+            .context("cannot start a thread for the initial checks")?;
+        spawn_workers(scope, spare, "mfppr-spare", &queue.queue, move |item| {
+            SpareRun::execute(&item, oracle)
+        })?;
+        if spare > 0 && opts.cache && !opts.resume {
+            // Only a speed-up: if the input cannot be gathered, the search will say why.
+            let _ = candidates_ahead(
+                original.opportunities,
+                original.text,
+                spare,
+                &mut |kind, text| {
+                    if !queue.queue.is_stopped() {
+                        let file = original.endings.to_file(&text);
+                        queue.push(SpareRun::new(file, Some((kind, text))));
+                    }
+                },
+            );
+        }
+        queue.queue.close();
+        let mut next_note = WAIT_NOTE_EVERY;
+        while !initial.is_finished() {
+            std::thread::sleep(POLL);
+            if !opts.quiet && started.elapsed() >= next_note {
+                crate::messages::progress(format!(
+                    "mfppr: still checking the original ({:.0} s of at most {:.0} s)",
+                    started.elapsed().as_secs_f64(),
+                    limit.as_secs_f64()
+                ));
+                next_note += WAIT_NOTE_EVERY;
+            }
+        }
+        join(initial)
+    })
+}
+
+/// The runs of the spare slots of the initial checks: queued for the slots ([`JobQueue`], taken
+/// in the order they were pushed until the original's run ends), and every one queued so far,
+/// for the search to take over.
+pub(super) struct SpareQueue {
+    queue: JobQueue<Arc<SpareRun>>,
+    runs: Mutex<Vec<Arc<SpareRun>>>,
+}
+
+impl SpareQueue {
+    pub(super) fn new() -> SpareQueue {
+        SpareQueue {
+            queue: JobQueue::new(),
+            runs: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn push(&self, run: SpareRun) {
+        let run = Arc::new(run);
+        lock(&self.runs).push(Arc::clone(&run));
+        self.queue.push(run);
+    }
+
+    /// The original's run ended: no slot takes a run any more.
+    fn original_done(&self) {
+        self.queue.stop();
+    }
+
+    /// Every run queued so far.
+    fn items(&self) -> Vec<Arc<SpareRun>> {
+        lock(&self.runs).clone()
+    }
+
+    /// Wait for the trivial tests' runs that started, killing those still going once `limit`
+    /// has passed since `started`.
+    fn wait_for_trivial(&self, started: Instant, limit: Duration) {
+        loop {
+            let mut waiting = false;
+            for item in self.items().iter().filter(|item| item.ahead.is_none()) {
+                if lock(&item.started).is_some() && lock(&item.run).is_none() {
+                    waiting = true;
+                    if started.elapsed() >= limit {
+                        item.cancel.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
+            if !waiting {
+                return;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    pub(super) fn cancel_all(&self) {
+        self.original_done();
+        for item in self.items() {
+            item.cancel.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A run of the initial checks on a spare slot: a trivial test, or a candidate ahead of the
+/// search.
+struct SpareRun {
+    /// The text as the check sees it.
+    file: Vec<u8>,
+    /// The candidate's kind and text with LF line endings (`None` for a trivial test).
+    ahead: Option<(OpportunityKind, Vec<u8>)>,
+    cancel: AtomicBool,
+    started: Mutex<Option<Instant>>,
+    run: Mutex<Option<anyhow::Result<Run>>>,
+    /// Notified when `run` is set.
+    done: Condvar,
+}
+
+impl SpareRun {
+    fn new(file: Vec<u8>, ahead: Option<(OpportunityKind, Vec<u8>)>) -> SpareRun {
+        SpareRun {
+            file,
+            ahead,
+            cancel: AtomicBool::new(false),
+            started: Mutex::new(None),
+            run: Mutex::new(None),
+            done: Condvar::new(),
+        }
+    }
+
+    /// A spare slot runs it.
+    fn execute(&self, oracle: &ScriptOracle) {
+        *lock(&self.started) = Some(Instant::now());
+        let run = oracle.run(&self.file, &self.cancel);
+        *lock(&self.run) = Some(run);
+        self.done.notify_all();
+    }
+
+    /// Wait for this run (started, not finished) on behalf of the search: its verdict under
+    /// `oracle`'s contract, or [`Verdict::Timeout`] once it has run `timeout` (it is killed then,
+    /// as the search's own runs are); killed without a verdict once `cancel` is set.
+    fn wait(&self, oracle: &ScriptOracle, timeout: Duration, cancel: &AtomicBool) -> InFlightEnd {
+        let started = lock(&self.started).unwrap_or_else(Instant::now);
+        let mut timed_out = false;
+        let mut run = lock(&self.run);
+        let end = loop {
+            if let Some(end) = run.take() {
+                break end;
+            }
+            if cancel.load(Ordering::SeqCst) || started.elapsed() >= timeout {
+                timed_out |= !cancel.load(Ordering::SeqCst);
+                self.cancel.store(true, Ordering::SeqCst);
+            }
+            run = self
+                .done
+                .wait_timeout(run, POLL)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        };
+        match end {
+            Ok(_) if timed_out => (Ok(Verdict::Timeout), started.elapsed()),
+            Ok(r) => (Ok(oracle.verdict_of(r.end)), r.elapsed),
+            Err(e) => (Err(e), started.elapsed()),
+        }
+    }
+}
+
+/// The result of a finished initial-check thread.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> anyhow::Result<T> {
+    handle
+        .join()
+        .map_err(|_| anyhow::anyhow!("an initial check panicked"))
+}
+
+/// The error for an original that is not interesting: what happened, how to reproduce, stderr.
+fn not_interesting(opts: &ReduceOptions, oracle: &ScriptOracle, run: &Run) -> anyhow::Error {
+    let what = match (run.end, opts.interesting_exit_auto) {
+        (RunEnd::TimedOut, _) => format!(
+            "the check timed out after {:.1} s; raise --timeout or make the script faster",
+            run.elapsed.as_secs_f64()
+        ),
+        (RunEnd::Exited { status: 0, .. }, true) => "the check exits 0 and --interesting-exit \
+             auto needs a failing original; use the default (exit 0 = interesting) or make the \
+             script fail on the original"
+            .to_string(),
+        (end, _) => format!(
+            "the check ended with {end} (interesting = exit 0); fix the script, or pass \
+             --interesting-exit auto to keep the original's exit status"
+        ),
+    };
+    let stderr = if run.stderr_tail.is_empty() {
+        "the check printed nothing on stderr".to_string()
+    } else {
+        format!("the check's stderr ended with: {}", run.stderr_tail)
+    };
+    coded(
+        ExitKind::NotInteresting,
+        format!(
+            "the original {} is not interesting: {what}; reproduce with `{}`; {stderr}",
+            opts.input.display(),
+            oracle.reproduction_command()
+        ),
+    )
+}
