@@ -3,9 +3,14 @@
 //! Process runs poll [`flag`] and kill their process groups; the engine checks it between batches
 //! and stops with [`ExitKind::Interrupted`](crate::error::ExitKind::Interrupted). Nothing else
 //! happens in signal context.
+//!
+//! For end-to-end tests of that path, `MFPPR_TEST_STOP_AT_POLL=N` makes the `N`-th call of
+//! [`requested`] stop the process (`SIGSTOP`) before it reads the flag: a test sends its signal
+//! while the process is stopped, then `SIGCONT`, so the signal always lands at the same point of
+//! the run (a signal raced against a fast run may arrive after it ended). Unset, nothing changes.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Once;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Once, OnceLock};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
@@ -32,5 +37,22 @@ pub fn flag() -> &'static AtomicBool {
 
 /// True once SIGINT or SIGTERM has been received.
 pub fn requested() -> bool {
+    stop_at_test_poll();
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// The test hook of the module docs: stop at the `MFPPR_TEST_STOP_AT_POLL`-th poll.
+fn stop_at_test_poll() {
+    static STOP_AT: OnceLock<Option<usize>> = OnceLock::new();
+    static POLLS: AtomicUsize = AtomicUsize::new(0);
+    let stop_at = STOP_AT.get_or_init(|| {
+        std::env::var("MFPPR_TEST_STOP_AT_POLL")
+            .ok()
+            .and_then(|n| n.parse().ok())
+    });
+    if let Some(n) = *stop_at {
+        if POLLS.fetch_add(1, Ordering::SeqCst) + 1 == n {
+            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
+        }
+    }
 }

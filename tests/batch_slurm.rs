@@ -102,7 +102,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
         return;
     }
     if !is_root() {
-        common::skip("root (scripts/slurm-localhost runs the Slurm daemons as root)");
+        common::skip("not root (scripts/slurm-localhost runs the Slurm daemons as root)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -119,7 +119,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
         .unwrap();
     if !started.status.success() && !on_path("sbatch") {
         common::skip(&format!(
-            "sbatch (slurm-wlm could not be installed: {})",
+            "sbatch is absent (slurm-wlm could not be installed: {})",
             text(&started).trim()
         ));
         return;

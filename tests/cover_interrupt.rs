@@ -1,12 +1,18 @@
 //! Ctrl-C during `mfppr cover inject --in-place` (issue 8): SIGINT arrives while files are being
 //! marked; mfppr puts back what it changed, removes its manifest and backups, leaves no
 //! `.mfppr-tmp-*` file in the source tree and exits 130 with one line. No compiler needed.
+//!
+//! The signal lands at the same point every run: `MFPPR_TEST_STOP_AT_POLL` (see
+//! `src/interrupt.rs`) stops mfppr at its `STOP_AT`-th look at the interrupt flag, the one
+//! before file `STOP_AT` is marked; the test sends SIGINT to the stopped process, then SIGCONT.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const FILES: usize = 1000;
+const FILES: usize = 50;
+/// mfppr looks at the flag once before marking each file: it stops with `STOP_AT - 1` marked.
+const STOP_AT: usize = 20;
 
 fn source(i: usize) -> String {
     format!("int f{i}(int x) {{\n  return x + {i};\n}}\n")
@@ -79,32 +85,56 @@ fn sigint_during_in_place_injection_restores_everything_and_exits_130() {
             "m.json",
         ])
         .current_dir(tmp.path())
+        .env("MFPPR_TEST_STOP_AT_POLL", STOP_AT.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The manifest is written after the backups and before the first edit: interrupt then.
-    let manifest = tmp.path().join("m.json");
+    // Wait until mfppr has stopped itself (state `T`), mid-way through the edits.
+    let stat = format!("/proc/{}/stat", child.id());
     let start = Instant::now();
-    while !manifest.exists() {
+    loop {
+        let text = std::fs::read_to_string(&stat).unwrap();
+        let state = text
+            .rsplit_once(") ")
+            .map_or(' ', |(_, rest)| rest.chars().next().unwrap_or(' '));
+        match state {
+            'T' => break,
+            'Z' => panic!("mfppr ended before it stopped at poll {STOP_AT}"),
+            _ => {}
+        }
         assert!(
             start.elapsed() < Duration::from_secs(120),
-            "no manifest after 120 s"
+            "mfppr did not stop within 120 s"
         );
         std::thread::sleep(Duration::from_millis(2));
     }
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    assert!(
+        tmp.path().join("m.json").is_file(),
+        "the manifest is written"
+    );
+    let marked = (0..FILES)
+        .filter(|i| {
+            std::fs::read_to_string(src.join(format!("f{i:04}.cpp"))).unwrap() != source(*i)
+        })
+        .count();
+    assert_eq!(marked, STOP_AT - 1, "files marked when the signal lands");
+    for signal in ["-INT", "-CONT"] {
+        let sent = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill {signal}");
+    }
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     let last = stderr.lines().last().unwrap_or_default();
     assert!(
-        last.starts_with("error: interrupted after marking ")
-            && last.ends_with("they were restored and the sources are unchanged"),
+        last.starts_with(&format!(
+            "error: interrupted after marking {} of {FILES} files",
+            STOP_AT - 1
+        )) && last.ends_with("they were restored and the sources are unchanged"),
         "{stderr}"
     );
     for i in 0..FILES {

@@ -8,7 +8,7 @@
 //! run are checked against lcov's own (the same DA, FNDA and per-line BRDA counts) and fed to
 //! `genhtml`, alone and as `genhtml --baseline-file suite.info fuzz.info` (the differential view:
 //! lcov ≥ 2.0 labels the new lines GBC/GIC; lcov 1.x, as on Debian 12, shows the change). Skips
-//! (and passes) without lcov/genhtml, unless `MFPPR_REQUIRE_TOOLS` is set.
+//! (and passes) without lcov/genhtml, unless `MFPPR_REQUIRE_TOOLS=1`.
 
 mod common;
 

@@ -1,30 +1,14 @@
 //! End-to-end tests of the precompiled include block of the bundled check scripts (issue 13):
 //! the real `interestingness/check-failure.py` with the real g++ on a fixture test, with and
 //! without `MFPPR_CACHE_DIR`, must give the same verdicts; a broken or shared cache must not
-//! change them.
+//! change them. Skips without g++/python3 (fails under `MFPPR_REQUIRE_TOOLS=1`).
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Whether g++ and python3 are there; without them the tests skip, unless
-/// `MFPPR_REQUIRE_TOOLS` is set (then they fail).
-fn have_tools() -> bool {
-    let ok = ["g++", "python3"]
-        .iter()
-        .all(|t| Command::new(t).arg("--version").output().is_ok());
-    if !ok {
-        assert!(
-            std::env::var_os("MFPPR_REQUIRE_TOOLS").is_none(),
-            "MFPPR_REQUIRE_TOOLS is set but g++ or python3 is missing"
-        );
-        eprintln!("skip: g++ or python3 not found");
-    }
-    ok
-}
+use common::{require_tools, root};
 
 fn fixture() -> Vec<u8> {
     std::fs::read(root().join("fixtures/tests/iset_merge_small_a.cpp")).unwrap()
@@ -104,7 +88,7 @@ fn built(cache: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn precompiled_block_keeps_every_verdict() {
-    if !have_tools() {
+    if !require_tools(&["g++", "python3"]) {
         return;
     }
     let cache = tempfile::tempdir().unwrap();
@@ -143,7 +127,7 @@ fn precompiled_block_keeps_every_verdict() {
 
 #[test]
 fn corrupted_gch_falls_back_to_the_plain_compile() {
-    if !have_tools() {
+    if !require_tools(&["g++", "python3"]) {
         return;
     }
     let cache = tempfile::tempdir().unwrap();
@@ -163,7 +147,7 @@ fn corrupted_gch_falls_back_to_the_plain_compile() {
 
 #[test]
 fn concurrent_runs_share_one_cache() {
-    if !have_tools() {
+    if !require_tools(&["g++", "python3"]) {
         return;
     }
     let cache = tempfile::tempdir().unwrap();
@@ -187,7 +171,7 @@ fn concurrent_runs_share_one_cache() {
 
 #[test]
 fn compiler_without_pch_support_falls_back_with_one_warning() {
-    if !have_tools() {
+    if !require_tools(&["g++", "python3"]) {
         return;
     }
     use std::os::unix::fs::PermissionsExt;

@@ -4,10 +4,14 @@
 //! case the input is byte-identical afterwards, nothing panicked, and nothing is left in the
 //! run's `TMPDIR`.
 
+mod common;
+
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
+
+use common::{require_tools, root, skip};
 
 const TINY: &str = include_str!("../fixtures/tests/iset_pass_tiny.cpp");
 
@@ -97,19 +101,6 @@ impl Case {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Skip a case that needs something this machine lacks; with `MFPPR_REQUIRE_TOOLS=1` (CI), fail.
-fn skip(why: &str) {
-    assert!(
-        std::env::var("MFPPR_REQUIRE_TOOLS").as_deref() != Ok("1"),
-        "MFPPR_REQUIRE_TOOLS=1 but {why}"
-    );
-    eprintln!("skip: {why}");
 }
 
 #[test]
@@ -342,8 +333,8 @@ fn check_dirs_are_removed_even_when_a_script_escapes_its_process_group() {
 
 #[test]
 fn real_checks_at_four_jobs_leave_no_check_dir() {
-    if Command::new("g++").arg("--version").output().is_err() {
-        return skip("g++ is not installed");
+    if !require_tools(&["g++"]) {
+        return;
     }
     let test = std::fs::read(root().join("fixtures/tests/iset_merge_small_a.cpp")).unwrap();
     let c = Case::new(&test);

@@ -382,11 +382,22 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
+        // Every refusal is one line that names the file, with the input exit code.
+        let refused = |bytes: &[u8], origin: &str| {
+            let e = parse_bytes(bytes, Path::new(origin)).unwrap_err();
+            let msg = format!("{e:#}");
+            assert!(
+                msg.starts_with(&format!("{origin}: ")) && !msg.contains('\n'),
+                "{bytes:?}: {msg}"
+            );
+            assert_eq!(crate::error::exit_kind(&e), ExitKind::Input, "{msg}");
+        };
         let inputs: [&[u8]; 6] = [b"", b"   ", b"\xff\xfe", b"{}", b"[1,2]", b"x:\n"];
         for bytes in inputs {
-            assert!(parse_bytes(bytes, Path::new("g")).is_err());
+            refused(bytes, "g");
         }
-        // Pseudo-random bytes with a JSON or gcov-ish start.
+        // Pseudo-random bytes with a JSON or gcov-ish start: neither is whole (no closing brace,
+        // no `Source:` line), so each is refused the same way.
         let mut seed = 12345u64;
         for i in 0..500 {
             let mut v: Vec<u8> = if i % 2 == 0 {
@@ -400,7 +411,7 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 v.push((seed >> 33) as u8);
             }
-            let _ = parse_bytes(&v, Path::new("r"));
+            refused(&v, "r");
         }
     }
 

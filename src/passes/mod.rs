@@ -20,13 +20,14 @@ use crate::opportunity::{Gathered, Opportunities, OpportunityKind};
 
 mod fuzz;
 mod recursion;
+mod scan;
 mod sequence;
 pub(crate) mod sweep;
 mod tail;
 mod variant;
 
+pub(crate) use scan::as_operand;
 use sweep::{sweep, whole_lines, SweepContext};
-pub(crate) use tail::as_operand;
 
 /// Options that change what the passes may remove.
 #[derive(Clone, Copy, Debug, Default)]

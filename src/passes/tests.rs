@@ -264,7 +264,19 @@ fn fake_oracles_drive_whole_reductions_to_small_valid_tests() {
 #[test]
 fn the_same_fake_reduction_for_every_job_count() {
     let pred = |t: &str| t.contains("iset::subtract(a, b)") && t.contains("check_card");
+    let original = fixture().0;
     let one = reduce_with(pred, 1);
+    // A search that reduced nothing would give the same bytes at every job count.
+    assert!(
+        one.len() < original.len(),
+        "-j1 reduced nothing: {} of {} bytes left",
+        one.len(),
+        original.len()
+    );
+    assert!(
+        pred(&String::from_utf8_lossy(&one)),
+        "-j1 result is interesting"
+    );
     for jobs in [2, 4] {
         assert_eq!(reduce_with(pred, jobs), one, "jobs = {jobs}");
     }

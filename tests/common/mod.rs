@@ -64,14 +64,19 @@ pub(crate) fn have(tool: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// `what` is absent: print the skip line, or panic under `MFPPR_REQUIRE_TOOLS=1`.
-pub(crate) fn skip(what: &str) {
-    if std::env::var("MFPPR_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
-        panic!(
-            "{what} is absent and MFPPR_REQUIRE_TOOLS=1 (bash scripts/setup installs the tools)"
-        );
+/// Whether a test must fail rather than skip when something it needs is absent: only
+/// `MFPPR_REQUIRE_TOOLS=1` says so (any other value, or none, lets it skip).
+pub(crate) fn tools_required() -> bool {
+    std::env::var_os("MFPPR_REQUIRE_TOOLS").is_some_and(|v| v == "1")
+}
+
+/// The test cannot run (`why`, e.g. "g++ is absent"): print the skip line, or panic under
+/// `MFPPR_REQUIRE_TOOLS=1`. The one place that reads that variable.
+pub(crate) fn skip(why: &str) {
+    if tools_required() {
+        panic!("{why} and MFPPR_REQUIRE_TOOLS=1 (bash scripts/setup installs the tools)");
     }
-    eprintln!("skip: {what} is absent (MFPPR_REQUIRE_TOOLS=1 makes this a failure)");
+    eprintln!("skip: {why} (MFPPR_REQUIRE_TOOLS=1 makes this a failure)");
 }
 
 /// Whether every tool in `tools` runs; otherwise the test skips (or fails, see the module doc).
@@ -80,7 +85,8 @@ pub(crate) fn require_tools(tools: &[&str]) -> bool {
     if missing.is_empty() {
         return true;
     }
-    skip(&missing.join(", "));
+    let verb = if missing.len() == 1 { "is" } else { "are" };
+    skip(&format!("{} {verb} absent", missing.join(", ")));
     false
 }
 
@@ -91,7 +97,7 @@ pub(crate) fn shared(name: &str) -> Option<PathBuf> {
     if path.exists() {
         Some(path)
     } else {
-        skip(&format!("../shared/{name}"));
+        skip(&format!("../shared/{name} is absent"));
         None
     }
 }

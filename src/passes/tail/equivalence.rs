@@ -8,9 +8,10 @@ use crate::catalogue::Catalogue;
 use crate::document::{Call, Stmt, StmtKind};
 use crate::edit::Edit;
 use crate::model::{parse_qualified_mr, Instance, TestModel};
+use crate::passes::scan::{as_operand, is_primary, param_names};
 use crate::passes::{lines, slice, Effect, Opportunity};
 
-use super::{as_operand, is_primary, param_names, within};
+use super::within;
 use crate::passes::is_ident;
 
 /// Wrapper inlinings first (they cut whole instances), then identity calls.

@@ -11,9 +11,10 @@ use std::collections::HashSet;
 use crate::document::{Span, Stmt, StmtKind};
 use crate::edit::Edit;
 use crate::model::TestModel;
+use crate::passes::scan::as_operand;
 use crate::passes::{lines, slice, Effect, Opportunity};
 
-use super::{as_operand, first_variant_start};
+use super::first_variant_start;
 
 /// The statements of `main` before the first variant, less fuzz-region markers, comments and
 /// empty statements.

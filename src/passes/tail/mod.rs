@@ -11,7 +11,8 @@
 //! spelling, unused `main` parameters).
 //!
 //! This module owns what they share: the dispatch, the combined candidate of
-//! [`OpportunityKind::Tail`] ([`combined`]) and small text helpers.
+//! [`OpportunityKind::Tail`] ([`combined`]) and two model helpers; their byte scanners are in
+//! [`super::scan`].
 
 use crate::catalogue::Catalogue;
 use crate::document::Span;
@@ -110,95 +111,6 @@ pub(super) fn combined(text: &[u8], opportunities: &dyn Opportunities) -> Option
     })
 }
 
-/// Whether `s` can replace an expression without parentheses: a (qualified) name, a number, or
-/// a call of a qualified name whose argument list closes at the end.
-fn is_primary(s: &str) -> bool {
-    let s = s.trim();
-    let name_end = s
-        .bytes()
-        .position(|c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b':' || c == b'.'))
-        .unwrap_or(s.len());
-    if name_end == s.len() {
-        return !s.is_empty();
-    }
-    name_end > 0
-        && s.as_bytes()[name_end] == b'('
-        && matching_paren(s.as_bytes(), name_end) == Some(s.len() - 1)
-}
-
-/// `s` ready to stand where an expression was: parenthesised unless primary.
-pub(crate) fn as_operand(s: &str) -> String {
-    let s = s.trim();
-    if is_primary(s) {
-        s.to_string()
-    } else {
-        format!("({s})")
-    }
-}
-
-/// The index of the `)` that closes the `(` at `open`, skipping string and character literals.
-fn matching_paren(b: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < b.len() {
-        match b[i] {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += usize::from(b[i] == b'\\') + 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// The names of the parameters in the `(…)` list that starts at or after `from` in `text`:
-/// the last identifier of each top-level comma-separated part (empty for an unnamed one).
-fn param_names(text: &[u8], from: usize) -> Option<Vec<String>> {
-    let open = from + text[from..].iter().position(|&c| c == b'(')?;
-    let close = matching_paren(text, open)?;
-    let inner = std::str::from_utf8(&text[open + 1..close]).ok()?;
-    if inner.trim().is_empty() || inner.trim() == "void" {
-        return Some(Vec::new());
-    }
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut part = String::new();
-    for c in inner.chars().chain(std::iter::once(',')) {
-        match c {
-            '(' | '<' | '[' => depth += 1,
-            ')' | '>' | ']' => depth -= 1,
-            ',' if depth == 0 => {
-                let name: String = part
-                    .trim()
-                    .chars()
-                    .rev()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                out.push(name);
-                part.clear();
-                continue;
-            }
-            _ => {}
-        }
-        part.push(c);
-    }
-    Some(out)
-}
-
 /// Where the statements of `main` that come before the first variant end.
 fn first_variant_start(model: &TestModel) -> usize {
     model
@@ -212,31 +124,4 @@ fn first_variant_start(model: &TestModel) -> usize {
 /// Whether `span` lies inside `outer`.
 fn within(span: &Span, outer: &Span) -> bool {
     span.start >= outer.start && span.end <= outer.end
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operands_are_parenthesised_unless_primary() {
-        assert_eq!(as_operand("a"), "a");
-        assert_eq!(as_operand(" iset::f(a, g(b)) "), "iset::f(a, g(b))");
-        assert_eq!(as_operand("a + b"), "(a + b)");
-        assert_eq!(as_operand("f(a) + g(b)"), "(f(a) + g(b))");
-        assert_eq!(as_operand("-15"), "(-15)");
-    }
-
-    #[test]
-    fn parameter_names_are_the_last_identifier_of_each_part() {
-        let t = b"T f(fuzz::fuzz_context ctx, std::map<int, long> m, const T& b) {}";
-        assert_eq!(
-            param_names(t, 0).unwrap(),
-            vec!["ctx".to_string(), "m".to_string(), "b".to_string()]
-        );
-        assert_eq!(
-            param_names(b"int main() {}", 0).unwrap(),
-            Vec::<String>::new()
-        );
-    }
 }

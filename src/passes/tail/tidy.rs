@@ -7,7 +7,7 @@ use crate::edit::Edit;
 use crate::model::TestModel;
 use crate::passes::{slice, Effect, Opportunity};
 
-use super::matching_paren;
+use crate::passes::scan::matching_paren;
 
 /// Indentation, then `class`, then `main`'s parameters.
 pub(super) fn tidy_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
