@@ -154,7 +154,7 @@ pub struct BugReport {
 
 /// Write the report for `opts.file` into `out`.
 pub fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugReport> {
-    let text = crate::model::read_test(&opts.file)?;
+    let text = crate::input::read_test(&opts.file)?;
     let doc = Document::parse(text.clone())?;
     let catalogue = Catalogue::load_for(&opts.file, &doc, &opts.include_dirs, &opts.specs)?;
     let model = TestModel::build(&doc, &catalogue)?;

@@ -18,6 +18,7 @@ pub mod edit;
 pub mod engine;
 pub mod error;
 pub mod export;
+pub mod input;
 pub mod inspect;
 pub mod interrupt;
 pub mod line_endings;

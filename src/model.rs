@@ -314,191 +314,11 @@ pub fn split_instance_name(name: &str) -> Option<(&str, usize, usize)> {
     Some((mr, v.parse().ok()?, n.parse().ok()?))
 }
 
-/// Read the test at `path`, with a one-line error that says what to do when it cannot be read.
-///
-/// Only a regular file is read (a symlink counts as what it points to): the file is opened
-/// without blocking and checked before the first read, so a FIFO, a device or a directory is
-/// refused at once instead of blocking in `open` or reading without end; more than
-/// [`MAX_TEST_BYTES`] is refused without reading the rest.
-pub fn read_test(path: &std::path::Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let cannot = |e: std::io::Error| {
-        anyhow::anyhow!(
-            "cannot read {}: {} (check the path and its permissions)",
-            path.display(),
-            e
-        )
-    };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK)
-        .open(path)
-        .map_err(cannot)?;
-    let kind = file.metadata().map_err(cannot)?.file_type();
-    if !kind.is_file() {
-        bail!(
-            "{} is {}, not an MF++ test file; give a regular file (or - for standard input)",
-            path.display(),
-            crate::outputs::kind_of(&kind)
-        );
-    }
-    let mut text = Vec::new();
-    file.take(MAX_TEST_BYTES as u64 + 1)
-        .read_to_end(&mut text)
-        .map_err(cannot)?;
-    Ok(text)
-}
-
-/// The largest input mfppr reads (MF++ writes tests of a few megabytes).
-pub const MAX_TEST_BYTES: usize = 64 << 20;
-
-/// The checks that need no parse, made before parsing so that hostile input (binary data, a huge
-/// file, a statement of millions of tokens) is refused at once: not empty, not too large, UTF-8
-/// text without NUL bytes, no statement over [`MAX_STATEMENT_TOKENS`] tokens.
-pub fn check_text(text: &[u8]) -> Result<()> {
-    if text.len() > MAX_TEST_BYTES {
-        bail!(
-            "the file has {} bytes, more than the {} MiB mfppr reads: not an MF++ test",
-            text.len(),
-            MAX_TEST_BYTES >> 20
-        );
-    }
-    if text.contains(&0) || std::str::from_utf8(text).is_err() {
-        bail!("the file is not UTF-8 text (binary data?): not an MF++ test");
-    }
-    if text.iter().all(|b| b.is_ascii_whitespace()) {
-        bail!("the file is empty: not an MF++ test");
-    }
-    if let Some(why) = oversized_statement(text) {
-        bail!("{why}: not an MF++ test");
-    }
-    Ok(())
-}
-
 /// Check that `text` looks like an MF++ test; the error names what is missing.
 pub fn check_is_mfpp_test(text: &[u8]) -> Result<()> {
-    check_text(text)?;
+    crate::input::check_text(text)?;
     let doc = Document::parse(text.to_vec())?;
     TestModel::build(&doc, &Catalogue::default()).map(|_| ())
-}
-
-/// Where the braces of `text` stop balancing (ignoring comments, strings and character
-/// literals): the first `}` without an opening one, or else the first `{` never closed. A parser
-/// reports a missing `}` at the end of the file; this names where the imbalance starts.
-fn unbalanced_brace(text: &[u8]) -> Option<String> {
-    let mut open: Vec<usize> = Vec::new();
-    let mut stray = None;
-    code_bytes(text, |i, b| match b {
-        b'{' => {
-            open.push(i);
-            true
-        }
-        // The guard pops the matching `{`, if any.
-        b'}' if open.pop().is_none() => {
-            stray = Some(i);
-            false
-        }
-        _ => true,
-    });
-    if let Some(at) = stray {
-        return Some(format!(
-            "unbalanced braces: the `}}` at line {} closes nothing",
-            line_of(text, at)
-        ));
-    }
-    open.first().map(|&at| {
-        format!(
-            "unbalanced braces: the `{{` at line {} is never closed",
-            line_of(text, at)
-        )
-    })
-}
-
-/// The most tokens one statement may have. MF++ writes statements of at most a few hundred; the
-/// parser needs about 200 bytes of memory a token, and a statement of millions of them (`int big =
-/// 0+1+1…`) would take gigabytes and hours, so such a file is refused before it is parsed.
-pub const MAX_STATEMENT_TOKENS: usize = 100_000;
-
-/// The first statement (text between two of `;`, `{`, `}`) with more than
-/// [`MAX_STATEMENT_TOKENS`] tokens, as an error that names its line.
-fn oversized_statement(text: &[u8]) -> Option<String> {
-    let mut tokens = 0;
-    let mut start = 0;
-    let mut previous_word = false;
-    let mut over = None;
-    code_bytes(text, |i, b| {
-        let word = b.is_ascii_alphanumeric() || b == b'_' || b == b'.';
-        if matches!(b, b';' | b'{' | b'}') {
-            tokens = 0;
-            start = i + 1;
-        } else {
-            // A run of word bytes is one token; every other non-blank byte is one.
-            let continues_word = word && previous_word;
-            if !b.is_ascii_whitespace() && !continues_word {
-                tokens += 1;
-            }
-        }
-        previous_word = word;
-        if tokens > MAX_STATEMENT_TOKENS {
-            over = Some(start);
-        }
-        over.is_none()
-    });
-    over.map(|at| {
-        format!(
-            "the statement at line {} has more than {MAX_STATEMENT_TOKENS} tokens, more than \
-             mfppr reads in one statement (MF++ writes a few hundred)",
-            line_of(text, at)
-        )
-    })
-}
-
-/// Visit the bytes of `text` that are code, in order: comments are skipped and a string or
-/// character literal is visited as its opening quote alone. `visit` returns whether to go on.
-fn code_bytes(text: &[u8], mut visit: impl FnMut(usize, u8) -> bool) {
-    let mut i = 0;
-    while i < text.len() {
-        match (text[i], text.get(i + 1)) {
-            (b'/', Some(b'/')) => {
-                i = text[i..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(text.len(), |n| i + n);
-                continue;
-            }
-            (b'/', Some(b'*')) => {
-                i = text[i + 2..]
-                    .windows(2)
-                    .position(|w| w == b"*/")
-                    .map_or(text.len(), |n| i + 2 + n + 2);
-                continue;
-            }
-            (quote @ (b'"' | b'\''), _) => {
-                if !visit(i, quote) {
-                    return;
-                }
-                i += 1;
-                while i < text.len() && text[i] != quote && text[i] != b'\n' {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            (b, _) => {
-                if !visit(i, b) {
-                    return;
-                }
-            }
-        }
-        i += 1;
-    }
-}
-
-fn line_of(text: &[u8], offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 impl TestModel {
@@ -532,20 +352,21 @@ impl TestModel {
         known_instances: Option<&HashSet<String>>,
     ) -> Result<TestModel> {
         let text = doc.text();
-        check_text(text)?;
+        crate::input::check_text(text)?;
         let outline = doc.outline();
         let main_idx = outline
             .functions
             .iter()
             .position(|f| f.name == "main" && f.namespaces.is_empty());
-        if let (Some(_), Some(braces)) = (outline.first_error, unbalanced_brace(text)) {
+        if let (Some(_), Some(braces)) = (outline.first_error, crate::input::unbalanced_brace(text))
+        {
             bail!("{braces}: mfppr reads only valid MF++ tests");
         }
         let Some(main_idx) = main_idx else {
             if let Some(at) = outline.first_error {
                 bail!(
                     "no `main` function found (syntax error at line {}): not an MF++ test",
-                    line_of(text, at)
+                    crate::input::line_of(text, at)
                 );
             }
             bail!("no `main` function found: not an MF++ test");
@@ -553,7 +374,7 @@ impl TestModel {
         if let Some(at) = outline.first_error {
             bail!(
                 "syntax error at line {} (not C++?): mfppr reads only valid MF++ tests",
-                line_of(text, at)
+                crate::input::line_of(text, at)
             );
         }
         let main = &outline.functions[main_idx];
@@ -875,7 +696,7 @@ fn read_variants(
     if variants.is_empty() {
         bail!(
             "`main` (line {}) has no metamorphic variants (`// Meta test <i>` blocks declaring `r_<i>`): not an MF++ test",
-            line_of(text, main.span.start)
+            crate::input::line_of(text, main.span.start)
         );
     }
     if !variants.iter().any(|v| v.index == 0) {

@@ -218,7 +218,7 @@ pub fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
         test.bytes,
         Outcome::InputError,
     );
-    match crate::model::read_test(&test.input) {
+    match crate::input::read_test(&test.input) {
         Ok(text) => {
             record.hash = blake3::hash(&text).to_hex().to_string();
             record.bytes_before = text.len() as u64;

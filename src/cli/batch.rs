@@ -231,7 +231,7 @@ impl BatchArgs {
         }
         crate::interrupt::install()?;
         let input = std::path::absolute(input)?;
-        let text = crate::model::read_test(&input)
+        let text = crate::input::read_test(&input)
             .map_err(|e| coded(ExitKind::Input, format!("{e:#}")))?;
         let result = opts.out_dir.join(stem).join(batch::RESULT);
         if opts.resume {

@@ -57,7 +57,7 @@ impl ExportArgs {
             .map(|v| (CXXFLAGS_ENV.to_string(), v))
             .into_iter()
             .collect();
-        let text = crate::model::read_test(&self.file)?;
+        let text = crate::input::read_test(&self.file)?;
         let sa = Standalone::build(&self.file, &text, &include, &self.spec)?;
         let (export, note) = match &self.check {
             Some(check) => {

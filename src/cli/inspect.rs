@@ -8,8 +8,9 @@ use anyhow::Context;
 use crate::catalogue::{Catalogue, Completeness};
 use crate::cli::common::{is_stdin, stdin_to_file, CompilerFlags};
 use crate::document::Document;
+use crate::input::read_test;
 use crate::inspect;
-use crate::model::{read_test, TestModel};
+use crate::model::TestModel;
 
 /// Arguments of `mfppr inspect`.
 #[derive(Debug, clap::Args)]
@@ -50,7 +51,7 @@ impl InspectArgs {
         };
         let text = read_test(&file)?;
         let name = self.file.display().to_string();
-        crate::model::check_text(&text).with_context(|| name.clone())?;
+        crate::input::check_text(&text).with_context(|| name.clone())?;
         let doc = Document::parse(text)?;
         let include = flags.search_dirs(&self.include);
         let catalogue =

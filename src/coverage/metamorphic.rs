@@ -150,8 +150,8 @@ struct Parsed {
 }
 
 fn parse(test: &Path) -> Result<Parsed> {
-    let raw = crate::model::read_test(test)?;
-    crate::model::check_text(&raw)?;
+    let raw = crate::input::read_test(test)?;
+    crate::input::check_text(&raw)?;
     let endings = LineEndings::of(&raw);
     let text = endings.to_internal(&raw);
     let doc = Document::parse(text.clone())?;
