@@ -116,23 +116,7 @@ pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
     let mut skipped = Vec::new();
     for input in inputs {
         if input.is_dir() {
-            for entry in walkdir::WalkDir::new(input).sort_by_file_name() {
-                let entry = entry
-                    .with_context(|| format!("cannot list the directory {}", input.display()))?;
-                let path = entry.path();
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                let ext_ok = path
-                    .extension()
-                    .is_some_and(|e| EXTENSIONS.iter().any(|x| e == *x));
-                if !ext_ok || name.ends_with(".reduced.cpp") {
-                    continue;
-                }
-                if entry.file_type().is_file() {
-                    files.push(path.to_path_buf());
-                } else if !entry.file_type().is_dir() {
-                    skipped.push(path.display().to_string());
-                }
-            }
+            walk(input, &mut files, &mut skipped)?;
         } else {
             files.push(input.clone());
         }
@@ -150,40 +134,9 @@ pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
     for file in files {
         let input = std::path::absolute(&file)
             .with_context(|| format!("cannot resolve the path {}", file.display()))?;
-        if !seen.insert(input.clone()) {
-            continue;
+        if seen.insert(input.clone()) {
+            tests.push(test_of(input)?);
         }
-        if input.to_str().is_none() {
-            return Err(coded(
-                ExitKind::Input,
-                format!(
-                    "{}: the path is not UTF-8, which the campaign's journal cannot record; \
-                     rename the file",
-                    input.display()
-                ),
-            ));
-        }
-        let meta = std::fs::metadata(&input).map_err(|e| {
-            coded(
-                ExitKind::Input,
-                format!("cannot read input {}: {e}; check the path", input.display()),
-            )
-        })?;
-        if !meta.is_file() {
-            return Err(coded(
-                ExitKind::Input,
-                format!(
-                    "input {} is {}, not an MF++ test file; give regular files or directories",
-                    input.display(),
-                    crate::outputs::kind_of(&meta.file_type())
-                ),
-            ));
-        }
-        let bytes = meta.len();
-        let stem = input
-            .file_stem()
-            .map_or_else(|| "test".to_string(), |s| s.to_string_lossy().into_owned());
-        tests.push(Test { input, stem, bytes });
     }
     let mut count: BTreeMap<String, usize> = BTreeMap::new();
     for t in &tests {
@@ -197,6 +150,68 @@ pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
     }
     tests.sort_by(|a, b| (a.bytes, &a.input).cmp(&(b.bytes, &b.input)));
     Ok(tests)
+}
+
+/// The C++ files below `dir` (other than `*.reduced.cpp`) into `files`; entries with a C++ name
+/// that are not regular files into `skipped`.
+fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<String>) -> anyhow::Result<()> {
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry =
+            entry.with_context(|| format!("cannot list the directory {}", dir.display()))?;
+        let path = entry.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let ext_ok = path
+            .extension()
+            .is_some_and(|e| EXTENSIONS.iter().any(|x| e == *x));
+        if !ext_ok || name.ends_with(".reduced.cpp") {
+            continue;
+        }
+        if entry.file_type().is_file() {
+            files.push(path.to_path_buf());
+        } else if !entry.file_type().is_dir() {
+            skipped.push(path.display().to_string());
+        }
+    }
+    Ok(())
+}
+
+/// The test at the absolute path `input`, with its file stem: refused when the path is not UTF-8
+/// or not a regular file.
+fn test_of(input: PathBuf) -> anyhow::Result<Test> {
+    if input.to_str().is_none() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{}: the path is not UTF-8, which the campaign's journal cannot record; \
+                 rename the file",
+                input.display()
+            ),
+        ));
+    }
+    let meta = std::fs::metadata(&input).map_err(|e| {
+        coded(
+            ExitKind::Input,
+            format!("cannot read input {}: {e}; check the path", input.display()),
+        )
+    })?;
+    if !meta.is_file() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "input {} is {}, not an MF++ test file; give regular files or directories",
+                input.display(),
+                crate::outputs::kind_of(&meta.file_type())
+            ),
+        ));
+    }
+    let stem = input
+        .file_stem()
+        .map_or_else(|| "test".to_string(), |s| s.to_string_lossy().into_owned());
+    Ok(Test {
+        input,
+        stem,
+        bytes: meta.len(),
+    })
 }
 
 /// Reduce one test into `OUTDIR/<stem>/`, holding its lock (`OUTDIR/<stem>/.mfppr.lock`), and

@@ -319,19 +319,7 @@ impl Document {
                             out.prototypes.push(p);
                         }
                     }
-                    "preproc_include" => {
-                        if let Some(path) = child.child_by_field_name("path") {
-                            let raw = self.slice(path.byte_range());
-                            let system = path.kind() == "system_lib_string";
-                            let p = raw.trim_matches(|c| c == '"' || c == '<' || c == '>');
-                            out.includes.push(Include {
-                                path: p.to_string(),
-                                system,
-                                branch,
-                                offset: child.start_byte(),
-                            });
-                        }
-                    }
+                    "preproc_include" => out.includes.extend(self.include(child, branch)),
                     "namespace_definition" => {
                         let mut inner = ns.clone();
                         if let Some(name) = child.child_by_field_name("name") {
@@ -366,6 +354,20 @@ impl Document {
         out.functions.sort_by_key(|f| f.span.start);
         out.includes.sort_by_key(|i| i.offset);
         out
+    }
+
+    /// An `#include` directive, in `branch`.
+    fn include(&self, node: Node, branch: Branch) -> Option<Include> {
+        let path = node.child_by_field_name("path")?;
+        let raw = self.slice(path.byte_range());
+        Some(Include {
+            path: raw
+                .trim_matches(|c| c == '"' || c == '<' || c == '>')
+                .to_string(),
+            system: path.kind() == "system_lib_string",
+            branch,
+            offset: node.start_byte(),
+        })
     }
 
     /// For a conditional node: the branch of its own (then) children and of its `alternative`.

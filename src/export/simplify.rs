@@ -411,35 +411,9 @@ pub(super) fn scalarise(decls: &[(Declaration, String)], mut test: String) -> Re
             let Some(args) = args.filter(|a| a.len() == class.params.len()) else {
                 continue;
             };
-            // Every use of the variable must read a member.
-            let uses: Vec<(Range<usize>, usize)> = f
-                .body
-                .iter()
-                .flat_map(|s| &s.idents)
-                .filter(|(n, _)| *n == decl.name)
-                .map(|(_, span)| {
-                    let after = test[span.end..].strip_prefix('.')?;
-                    let member = class.members.iter().position(|(_, m)| {
-                        after.strip_prefix(m.as_str()).is_some_and(|rest| {
-                            !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-                        })
-                    })?;
-                    Some((
-                        span.start..span.end + 1 + class.members[member].1.len(),
-                        member,
-                    ))
-                })
-                .collect::<Option<Vec<_>>>()
-                .unwrap_or_default();
-            let used = f
-                .body
-                .iter()
-                .flat_map(|s| &s.idents)
-                .filter(|(n, _)| *n == decl.name)
-                .count();
-            if uses.len() != used {
+            let Some(uses) = member_uses(f, &decl.name, class, &test) else {
                 continue;
-            }
+            };
             let names: Vec<String> = class
                 .members
                 .iter()
@@ -476,6 +450,33 @@ pub(super) fn scalarise(decls: &[(Declaration, String)], mut test: String) -> Re
         test.replace_range(span, &with);
     }
     Ok(test)
+}
+
+/// Every use of the variable `name` in `f` as the span of `name.member` and the member's index;
+/// `None` when a use reads no member of `class`.
+fn member_uses(
+    f: &crate::document::Function,
+    name: &str,
+    class: &PlainClass,
+    test: &str,
+) -> Option<Vec<(Range<usize>, usize)>> {
+    f.body
+        .iter()
+        .flat_map(|s| &s.idents)
+        .filter(|(n, _)| n == name)
+        .map(|(_, span)| {
+            let after = test[span.end..].strip_prefix('.')?;
+            let member = class.members.iter().position(|(_, m)| {
+                after.strip_prefix(m.as_str()).is_some_and(|rest| {
+                    !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+            })?;
+            Some((
+                span.start..span.end + 1 + class.members[member].1.len(),
+                member,
+            ))
+        })
+        .collect()
 }
 
 /// `includes` less the [`STD_HEADERS`] whose names neither the chunks nor the test use.
