@@ -1,5 +1,5 @@
 //! `mfppr cover report|inject|restore|find`: turns flags into the option structs of
-//! [`crate::coverage::run`] and prints what they return. The flag form of the previous release
+//! [`crate::coverage::commands`] and prints what they return. The flag form of the previous release
 //! (`mfppr cover --suite … [--inject | --find | --restore M]`) still works, with a warning.
 
 use std::ffi::OsString;
@@ -13,10 +13,10 @@ use clap::{ArgGroup, Parser, Subcommand};
 use regex::Regex;
 
 use crate::cli::common::CompilerFlags;
-use crate::coverage::pipeline::TestSource;
+use crate::coverage::find::pipeline::TestSource;
 use crate::coverage::{
-    self, shell, Filters, FindOptions, InjectRunOptions, InjectTarget, MarkerKind, ReduceSettings,
-    Report, ReportOptions, VerifySettings,
+    self, find::shell, Filters, FindOptions, InjectRunOptions, InjectTarget, MarkerKind,
+    ReduceSettings, Report, ReportOptions, VerifySettings,
 };
 use crate::error::{coded, ExitKind};
 use crate::messages;
@@ -536,8 +536,11 @@ impl CoverCommand {
                 coverage::run_restore(&cmd.manifest)?;
             }
             CoverCommand::Isolate(cmd) => {
-                let files =
-                    coverage::metamorphic::isolate_files(&cmd.test, &cmd.variants, &cmd.out_dir)?;
+                let files = coverage::find::metamorphic::isolate_files(
+                    &cmd.test,
+                    &cmd.variants,
+                    &cmd.out_dir,
+                )?;
                 let mut stdout = std::io::stdout().lock();
                 for f in files {
                     writeln!(stdout, "{}", f.display()).context("cannot write the paths")?;

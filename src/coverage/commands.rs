@@ -1,6 +1,6 @@
 //! `mfppr cover` as library calls, one per subcommand, mirroring [`crate::reduce::reduce`]:
 //! [`run_report`] (load, unify paths, diff, lcov), [`run_inject`] (report, then markers),
-//! [`run_restore`] and [`run_find`] (report, markers in a copy, then [`super::pipeline::run`]).
+//! [`run_restore`] and [`run_find`] (report, markers in a copy, then [`super::find::pipeline::run`]).
 //! They take option structs, print notes through [`crate::messages`] and return what the command
 //! prints on stdout; the command line only turns flags into options.
 
@@ -10,16 +10,16 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::diff::{self, Filters, NewLines};
-use super::embedded::DefaultCheck;
+use super::diff::new_lines::{self, Filters, NewLines};
+use super::diff::report;
+use super::find::embedded::DefaultCheck;
+use super::find::pipeline::{self, PipelineOptions, ReduceStep, TestSource};
+use super::find::summary::Summary;
+use super::find::verify::{self, VerifyOptions};
+use super::inject::manifest::{self, RestoreReport};
 use super::inject::{self, InjectOptions, InjectTarget, Injection, Marker, MarkerKind};
-use super::load::{self, LoadOptions};
-use super::manifest::{self, RestoreReport};
 use super::paths::absolute;
-use super::pipeline::{self, PipelineOptions, ReduceStep, TestSource};
-use super::report;
-use super::summary::Summary;
-use super::verify::{self, VerifyOptions};
+use super::read::load::{self, LoadOptions};
 use crate::error::{coded, ExitKind};
 use crate::messages::{note, warn};
 
@@ -47,7 +47,7 @@ pub struct Report {
     /// Lines the fuzz run reached and the suite did not.
     pub new: NewLines,
     /// Lines both reached where the fuzz run covered more conditions or branches.
-    pub partly: diff::PartlyNew,
+    pub partly: new_lines::PartlyNew,
     /// Absolute `--source-root`.
     pub source_root: Option<PathBuf>,
 }
@@ -94,9 +94,9 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
         }
     };
     let new = if opts.allow_disjoint {
-        diff::new_lines_disjoint(&suite, &fuzz, &opts.filters)?
+        new_lines::new_lines_disjoint(&suite, &fuzz, &opts.filters)?
     } else {
-        diff::new_lines(&suite, &fuzz, &opts.filters)?
+        new_lines::new_lines(&suite, &fuzz, &opts.filters)?
     };
     if let Some(out) = &opts.lcov {
         report::write_lcov(
@@ -108,7 +108,7 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
             &opts.filters,
         )?;
     }
-    let partly = diff::partly_new_lines(&suite, &fuzz, &opts.filters);
+    let partly = new_lines::partly_new_lines(&suite, &fuzz, &opts.filters);
     Ok(Report {
         new,
         partly,
@@ -211,7 +211,7 @@ fn build_marked(build: &str, target: &InjectTarget, source_root: &Path) -> Resul
         ),
     };
     note(format!("build: `{build}` in {}", dir.display()));
-    let ran = super::shell::run(build, &dir, &[], BUILD_TIMEOUT)?;
+    let ran = super::find::shell::run(build, &dir, &[], BUILD_TIMEOUT)?;
     if !ran.passed() {
         return Err(coded(
             ExitKind::Input,

@@ -7,7 +7,7 @@
 //! inserted on the statement's own line, so no line moves.
 //!
 //! A continuation line of a multi-line statement gets a marker only where it fires exactly when
-//! that line's code runs ([`super::continuation`]): the statement's marker when nothing between
+//! that line's code runs ([`crate::document::continuation`]): the statement's marker when nothing between
 //! them is conditional, a comma expression around its `&&`/`||` operand or `?:` branch, or none
 //! (reported in `skipped`). Several new lines that map to the same place share one marker.
 //!
@@ -25,16 +25,17 @@
 //! its modification time, so the user's build in the copy remakes only what the markers changed
 //! (edited files are newer than anything else).
 
+pub mod manifest;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::continuation::{self, Continuation, Parsed};
-use super::diff::{NewFile, NewLines};
-use super::manifest;
+use super::diff::new_lines::{NewFile, NewLines};
 use super::paths::{join_lexically, relative_to};
 use crate::atomic::write_atomic;
+use crate::document::continuation::{self, Continuation, Parsed};
 use crate::document::statements::{Insertion, StatementIndex};
 use crate::edit::{self, Edit};
 use crate::error::{coded, ExitKind};
@@ -748,7 +749,7 @@ fn keep_times(from: &Path, to: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::diff::{NewFile, NewLine};
+    use super::super::diff::new_lines::{NewFile, NewLine};
     use super::*;
 
     fn new_lines(path: &str, lines: &[u32]) -> NewLines {

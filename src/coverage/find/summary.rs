@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::find::TestFile;
+use super::reach::TestFile;
 use crate::atomic::write_atomic;
 
 /// One coverage point (marker) and what became of it.

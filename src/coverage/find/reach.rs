@@ -67,7 +67,7 @@ pub struct Found {
 
 /// Every C++ source file under `dir` (`.cpp`, `.cc`, `.cxx`, `.C`), by name.
 pub fn corpus(dir: &Path) -> Result<Vec<TestFile>> {
-    let root = super::paths::absolute(dir);
+    let root = crate::coverage::paths::absolute(dir);
     if !root.is_dir() {
         return Err(coded(
             ExitKind::Input,
@@ -85,7 +85,7 @@ pub fn corpus(dir: &Path) -> Result<Vec<TestFile>> {
             .extension()
             .is_some_and(|e| ["cpp", "cc", "cxx", "C"].iter().any(|x| e == *x));
         if entry.file_type().is_file() && is_cpp {
-            let name = super::paths::relative_to(entry.path(), &root).unwrap_or_default();
+            let name = crate::coverage::paths::relative_to(entry.path(), &root).unwrap_or_default();
             tests.push(test_file(name, entry.into_path())?);
         }
     }

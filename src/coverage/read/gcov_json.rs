@@ -15,8 +15,8 @@ use anyhow::Result;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::{Conditions, Coverage, Function};
-use super::paths::join_lexically;
+use crate::coverage::model::{Conditions, Coverage, Function};
+use crate::coverage::paths::join_lexically;
 use crate::error::{coded, ExitKind};
 
 /// `format_version`s this reader understands.

@@ -23,9 +23,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::model::Coverage;
 use super::verify::{covered_run, VerifyOptions};
 use crate::catalogue::Catalogue;
+use crate::coverage::model::Coverage;
 use crate::document::Document;
 use crate::edit::{self, Edit};
 use crate::line_endings::LineEndings;

@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::gcov_json::{add_outcomes, checked_count, checked_line, Branch, Condition};
-use super::model::{Coverage, Function};
+use crate::coverage::model::{Coverage, Function};
 use crate::error::{coded, ExitKind};
 
 /// Highest gcovr 0.x format minor version accepted.

@@ -1,7 +1,7 @@
 //! The `--find` / `--reduce` / `--verify-gcov` pipeline of `mfppr cover`, after injection.
 //!
 //! 1. collect the tests (corpus or generator), run each against the marked library and choose
-//!    the smallest passing test per marker ([`super::find`]), written to `OUT/find.json`;
+//!    the smallest passing test per marker ([`super::reach`]), written to `OUT/find.json`;
 //! 2. reduce each chosen test toward its marker with the coverage-marker oracle, checks kept,
 //!    into `OUT/<id>.cpp` (one marker at a time; each reduction uses `-j N` candidates at once).
 //!    Each reduced test is run once more with `--run` to learn which markers it reaches; a later
@@ -10,7 +10,7 @@
 //! 3. verify each reduced test with gcov against the original sources ([`super::verify`]);
 //! 4. with `--metamorphic`, right after step 1: choose each reached marker's test by metamorphic
 //!    coverage ([`super::metamorphic`]): the smallest of the `--mc-tests` smallest tests reaching
-//!    it whose MC holds its line ([`find::choose_by_mc`]), else the smallest. Tests are analysed
+//!    it whose MC holds its line ([`reach::choose_by_mc`]), else the smallest. Tests are analysed
 //!    as the choices need them, `-j N` at once (isolated variants in `OUT/metamorphic/<test>/`,
 //!    per-test results in `OUT/metamorphic.json`); the choice does not depend on N. The reduction
 //!    of a metamorphic point keeps it metamorphic (the oracle gets `MC_PAIR=k` and asks that
@@ -27,12 +27,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use super::find::{self, Found, McChoice, McView, TestFile};
-use super::inject::Marker;
 use super::metamorphic::{self, TestMc};
+use super::reach::{self, Found, McChoice, McView, TestFile};
 use super::summary::{Point, Summary};
 use super::verify::{self, VerifyOptions};
 use crate::atomic::write_atomic;
+use crate::coverage::inject::Marker;
 use crate::error::{exit_kind, ExitKind};
 use crate::messages::{note, progress, warn};
 use crate::reduce::{self, ReduceOptions};
@@ -140,10 +140,10 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>, Fou
         .build()
         .context("cannot start the worker threads")?;
     let tests = match &opts.source {
-        TestSource::Corpus(dir) => find::corpus(dir)?,
+        TestSource::Corpus(dir) => reach::corpus(dir)?,
         TestSource::Generate { template, budget } => {
             progress(format!("generate: seeds 1..={budget}"));
-            find::generate(
+            reach::generate(
                 template,
                 *budget,
                 &opts.out.join("generated"),
@@ -159,7 +159,7 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>, Fou
         opts.jobs
     ));
     let known: BTreeSet<String> = opts.markers.iter().map(|m| m.id.clone()).collect();
-    let found = find::find(
+    let found = reach::find(
         &tests,
         &opts.run,
         &opts.injected,
@@ -192,7 +192,7 @@ fn usable_runs(opts: &PipelineOptions, found: &Found) -> Result<()> {
                  cd $(mktemp -d) && {}={} sh -c {}",
                 first.test.name,
                 first.note,
-                find::INJECTED_ENV,
+                reach::INJECTED_ENV,
                 crate::oracle::shell_quote(&opts.injected.to_string_lossy()),
                 crate::oracle::shell_quote(&super::shell::expand(
                     &opts.run,
@@ -312,7 +312,7 @@ fn choose_by_mc(
 ) -> Result<()> {
     let dir = opts.out.join("metamorphic");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let reaching = find::reaching(&found.runs);
+    let reaching = reach::reaching(&found.runs);
     let mut analyses: BTreeMap<String, std::result::Result<TestMc, String>> = BTreeMap::new();
     let mut choices: BTreeMap<String, McChoice> = BTreeMap::new();
     loop {
@@ -334,7 +334,7 @@ fn choose_by_mc(
                         .collect(),
                 ),
             };
-            match find::choose_by_mc(candidates, opts.mc_tests, view) {
+            match reach::choose_by_mc(candidates, opts.mc_tests, view) {
                 Ok(choice) => {
                     choices.insert(p.id.clone(), choice);
                 }
@@ -511,7 +511,7 @@ fn reduced_point(
     file: TestFile,
     mc: Option<usize>,
 ) -> Result<Option<Start>> {
-    let reduced = find::run_test(&file, &opts.run, &opts.injected, known, opts.run_timeout)?;
+    let reduced = reach::run_test(&file, &opts.run, &opts.injected, known, opts.run_timeout)?;
     let kept = match (mc, &opts.metamorphic) {
         (Some(k), Some(build)) => Some((k, mc_after(opts, build, marker, &file.path, k)?)),
         _ => None,
@@ -652,7 +652,7 @@ fn reduce_one(
     if let Some(run) = &step.run {
         extra_env.push(("MFPPR_RUN".to_string(), run.clone()));
         extra_env.push((
-            find::INJECTED_ENV.to_string(),
+            reach::INJECTED_ENV.to_string(),
             opts.injected.to_string_lossy().into_owned(),
         ));
     }
