@@ -16,7 +16,7 @@ use crate::cli::common::CompilerFlags;
 use crate::coverage::find::pipeline::TestSource;
 use crate::coverage::{
     self, find::shell, Filters, FindOptions, InjectRunOptions, InjectTarget, MarkerKind,
-    ReduceSettings, Report, ReportOptions, VerifySettings,
+    NewLinesReport, ReduceSettings, ReportOptions, VerifySettings,
 };
 use crate::error::{coded, ExitKind};
 use crate::messages;
@@ -624,7 +624,7 @@ impl FindCmd {
 }
 
 /// The report on stdout: a table, or JSON with `--json`.
-fn print_report(report: &Report, output: &OutputArgs) -> Result<()> {
+fn print_report(report: &NewLinesReport, output: &OutputArgs) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     if output.json {
         serde_json::to_writer_pretty(&mut stdout, &report.json())

@@ -24,8 +24,8 @@ pub mod paths;
 pub mod read;
 
 pub use commands::{
-    run_find, run_inject, run_report, run_restore, FindOptions, InjectRunOptions, ReduceSettings,
-    Report, ReportOptions, VerifySettings,
+    run_find, run_inject, run_report, run_restore, FindOptions, InjectRunOptions, NewLinesReport,
+    ReduceSettings, ReportOptions, VerifySettings,
 };
 pub use diff::new_lines::{new_lines, Filters, NewFile, NewLine, NewLines};
 pub use inject::manifest::{restore, Manifest};
