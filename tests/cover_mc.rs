@@ -19,9 +19,9 @@ use std::process::Output;
 use std::time::Duration;
 
 use common::{bin, mfppr, require_tools, root, run_ok, write};
-use mfppr::coverage::embedded::DefaultCheck;
-use mfppr::coverage::metamorphic::analyse;
-use mfppr::coverage::verify::{default_command, VerifyOptions};
+use mfppr::coverage::find::embedded::DefaultCheck;
+use mfppr::coverage::find::metamorphic::analyse;
+use mfppr::coverage::find::verify::{default_command, VerifyOptions};
 
 const FLAGS: &str = "-std=c++17 -O0 -w";
 

@@ -1,7 +1,7 @@
 //! End to end with real g++ and gcov on the fixture library: suite coverage from
 //! `fixtures/iset/suite`, fuzz coverage from `fixtures/tests/iset_pass_tiny.cpp`, then
 //! `mfppr cover find --reduce --verify-gcov` over a two-test corpus. Also the usage errors of
-//! `cover find` and the deprecated flag form, which need no compiler.
+//! `cover find` and of each subcommand, which need no compiler.
 
 mod common;
 
@@ -249,19 +249,18 @@ fn find_usage_errors_exit_with_code_2_and_say_what_is_missing() {
 }
 
 #[test]
-fn deprecated_flag_forms_still_parse_with_a_warning() {
+fn each_subcommand_reports_its_usage_error_and_old_flag_forms_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    // Each old form reaches its subcommand: the usage error comes from the new parser.
-    let cases: [(&[&str], &str, &str); 3] = [
+    let cases: [(&[&str], &str); 3] = [
         (
             &[
+                "find",
                 "--suite",
                 "s",
                 "--fuzz",
                 "f",
                 "--source-root",
                 ".",
-                "--find",
                 "--corpus",
                 "c",
                 "--run",
@@ -269,30 +268,26 @@ fn deprecated_flag_forms_still_parse_with_a_warning() {
                 "--out",
                 "o",
             ],
-            "cover find",
             "has no {test}",
         ),
+        (&["inject", "--suite", "s", "--fuzz", "f"], "--inject-into"),
         (
-            &["--suite", "s", "--fuzz", "f", "--inject"],
-            "cover inject",
-            "--inject-into",
-        ),
-        (
-            &["--restore", "missing.json"],
-            "cover restore",
+            &["restore", "missing.json"],
             "cannot read manifest missing.json",
         ),
     ];
-    for (args, form, expected) in cases {
+    for (args, expected) in cases {
         let all = [&["cover"][..], args].concat();
         let out = mfppr(tmp.path(), &all);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.starts_with("warning: `mfppr cover` with flags only is deprecated")
-                && stderr.lines().next().unwrap().contains(form),
-            "{args:?}: {stderr}"
-        );
+        assert!(!stderr.contains("deprecated"), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         assert_ne!(out.status.code(), Some(0));
     }
+    // The flag form of an earlier release (`mfppr cover --suite … --inject`) is gone.
+    let out = mfppr(
+        tmp.path(),
+        &["cover", "--suite", "s", "--fuzz", "f", "--inject"],
+    );
+    assert_eq!(out.status.code(), Some(2));
 }

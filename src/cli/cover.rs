@@ -1,22 +1,20 @@
 //! `mfppr cover report|inject|restore|find`: turns flags into the option structs of
-//! [`crate::coverage::run`] and prints what they return. The flag form of the previous release
-//! (`mfppr cover --suite … [--inject | --find | --restore M]`) still works, with a warning.
+//! [`crate::coverage::commands`] and prints what they return.
 
-use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::{ArgGroup, Parser, Subcommand};
+use clap::{ArgGroup, Subcommand};
 use regex::Regex;
 
 use crate::cli::common::CompilerFlags;
-use crate::coverage::pipeline::TestSource;
+use crate::coverage::find::pipeline::TestSource;
 use crate::coverage::{
-    self, shell, Filters, FindOptions, InjectRunOptions, InjectTarget, MarkerKind, ReduceSettings,
-    Report, ReportOptions, VerifySettings,
+    self, find::shell, Filters, FindOptions, InjectRunOptions, InjectTarget, MarkerKind,
+    NewLinesReport, ReduceSettings, ReportOptions, VerifySettings,
 };
 use crate::error::{coded, ExitKind};
 use crate::messages;
@@ -93,20 +91,16 @@ fn parse_verify_cmd(s: &str) -> Result<String, String> {
     template("--verify-cmd", s, &["test", "exe"])
 }
 
-/// Arguments of `mfppr cover`: a subcommand, or the deprecated flag form.
+/// Arguments of `mfppr cover`: a subcommand.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = EXAMPLE,
-    args_conflicts_with_subcommands = true,
     arg_required_else_help = true,
     override_usage = "mfppr cover <report|inject|restore|find> [OPTIONS]"
 )]
 pub struct CoverArgs {
     #[command(subcommand)]
-    command: Option<CoverCommand>,
-    /// The flag form of the previous release, rewritten into a subcommand.
-    #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
-    legacy: Vec<OsString>,
+    command: CoverCommand,
 }
 
 #[derive(Debug, Subcommand)]
@@ -446,64 +440,11 @@ struct FindCmd {
     compiler_flags: Vec<String>,
 }
 
-/// Re-parses the deprecated flag form as a subcommand.
-#[derive(Debug, Parser)]
-#[command(name = "mfppr cover")]
-struct Modern {
-    #[command(subcommand)]
-    command: CoverCommand,
-}
-
 impl CoverArgs {
     /// Run the command.
     pub fn run(self) -> Result<ExitCode> {
-        match self.command {
-            Some(command) => command.run(),
-            None => {
-                let (subcommand, args) = modern_form(self.legacy);
-                messages::warn(format!(
-                    "`mfppr cover` with flags only is deprecated and goes in the next release; \
-                     write `mfppr cover {subcommand} …`"
-                ));
-                let argv = ["mfppr cover".into(), subcommand.into()]
-                    .into_iter()
-                    .chain(args);
-                Modern::try_parse_from(argv)
-                    .unwrap_or_else(|e| e.exit())
-                    .command
-                    .run()
-            }
-        }
+        self.command.run()
     }
-}
-
-/// The subcommand and arguments of a deprecated flag form: `--restore M` → `restore M`,
-/// `--find` → `find` (dropping `--inject`), `--inject` → `inject`, else `report`.
-fn modern_form(legacy: Vec<OsString>) -> (&'static str, Vec<OsString>) {
-    let has = |flag: &str| legacy.iter().any(|a| a == flag);
-    if let Some(i) = legacy
-        .iter()
-        .position(|a| a == "--restore" || a.to_string_lossy().starts_with("--restore="))
-    {
-        let mut args = legacy;
-        let flag = args.remove(i);
-        if let Some(value) = flag.to_string_lossy().strip_prefix("--restore=") {
-            args.insert(i, value.into());
-        }
-        return ("restore", args);
-    }
-    let subcommand = if has("--find") {
-        "find"
-    } else if has("--inject") {
-        "inject"
-    } else {
-        "report"
-    };
-    let args = legacy
-        .into_iter()
-        .filter(|a| a != "--find" && a != "--inject")
-        .collect();
-    (subcommand, args)
 }
 
 impl CoverCommand {
@@ -536,8 +477,11 @@ impl CoverCommand {
                 coverage::run_restore(&cmd.manifest)?;
             }
             CoverCommand::Isolate(cmd) => {
-                let files =
-                    coverage::metamorphic::isolate_files(&cmd.test, &cmd.variants, &cmd.out_dir)?;
+                let files = coverage::find::metamorphic::isolate_files(
+                    &cmd.test,
+                    &cmd.variants,
+                    &cmd.out_dir,
+                )?;
                 let mut stdout = std::io::stdout().lock();
                 for f in files {
                     writeln!(stdout, "{}", f.display()).context("cannot write the paths")?;
@@ -621,7 +565,7 @@ impl FindCmd {
 }
 
 /// The report on stdout: a table, or JSON with `--json`.
-fn print_report(report: &Report, output: &OutputArgs) -> Result<()> {
+fn print_report(report: &NewLinesReport, output: &OutputArgs) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     if output.json {
         serde_json::to_writer_pretty(&mut stdout, &report.json())
@@ -636,6 +580,14 @@ fn print_report(report: &Report, output: &OutputArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `mfppr cover` alone, to parse a subcommand in a test.
+    #[derive(Debug, clap::Parser)]
+    #[command(name = "mfppr cover")]
+    struct CoverParser {
+        #[command(subcommand)]
+        command: CoverCommand,
+    }
 
     fn find_options(extra: &[&str]) -> Result<FindOptions> {
         let argv = [
@@ -654,7 +606,8 @@ mod tests {
             "-I",
             "given",
         ];
-        let parsed = Modern::try_parse_from(argv.iter().chain(extra)).unwrap();
+        let parsed =
+            <CoverParser as clap::Parser>::try_parse_from(argv.iter().chain(extra)).unwrap();
         match parsed.command {
             CoverCommand::Find(cmd) => cmd.options(),
             other => panic!("parsed as {other:?}"),

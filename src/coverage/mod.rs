@@ -1,41 +1,34 @@
-//! Coverage mode (`mfppr cover`): read gcov/gcovr coverage into one model, diff a suite run
-//! against a fuzz run, report the new lines, inject markers before them, then find, reduce and
-//! verify a test per marker.
+//! Coverage mode (`mfppr cover`, design §8 and §13): read gcov/gcovr coverage into one model,
+//! diff a suite run against a fuzz run, report the new lines, inject markers before them, then
+//! find, reduce and verify a test per marker.
 //!
-//! One library call per subcommand of `mfppr cover` ([`run`]): [`run_report`], [`run_inject`],
-//! [`run_restore`], [`run_find`]. Underneath: [`load`] paths → [`Coverage`]; [`new_lines`]
-//! (suite, fuzz, filters) → [`NewLines`]; [`inject`] (new lines, options) → [`Injection`] with its
-//! [`Marker`]s; [`restore`] (manifest); [`pipeline::run`] (find the smallest test per marker,
-//! reduce it toward the marker, verify the result with gcov, and with `--metamorphic` choose the
-//! test and keep the line by [`metamorphic`] coverage) on top of [`find`], [`verify`] and
-//! [`shell`]; the default oracle of the reductions is [`embedded`] in the binary.
+//! The data's way through, one folder per stage:
+//!
+//! * [`read`]: coverage files of every format → the one [`model`] ([`Coverage`]);
+//! * [`diff`]: suite and fuzz [`Coverage`] → [`NewLines`], and their reports (table, JSON, lcov);
+//! * [`inject`]: [`NewLines`] → [`Marker`]s in a copy of the sources or in place (with a
+//!   [`Manifest`] for [`restore`]);
+//! * [`find`]: markers → the smallest test per marker, reduced and verified with gcov, optionally
+//!   chosen and kept by metamorphic coverage.
+//!
+//! [`commands`] holds one library call per subcommand of `mfppr cover`: [`run_report`],
+//! [`run_inject`], [`run_restore`], [`run_find`]. [`paths`] is lexical path normalisation,
+//! shared by reading and injection. Tree-sitter is reached only through [`crate::document`].
 
-pub mod continuation;
+pub mod commands;
 pub mod diff;
-pub mod embedded;
 pub mod find;
-pub mod gcov_json;
-pub mod gcov_text;
-pub mod gcovr;
 pub mod inject;
-pub mod load;
-pub mod manifest;
-pub mod metamorphic;
 pub mod model;
 pub mod paths;
-pub mod pipeline;
-pub mod report;
-pub mod run;
-pub mod shell;
-pub mod summary;
-pub mod verify;
+pub mod read;
 
-pub use diff::{new_lines, Filters, NewFile, NewLine, NewLines};
-pub use inject::{inject, InjectOptions, InjectTarget, Injection, Marker, MarkerKind, Skipped};
-pub use load::{load, LoadOptions};
-pub use manifest::{restore, Manifest};
-pub use model::{Coverage, FileCoverage, Function};
-pub use run::{
-    run_find, run_inject, run_report, run_restore, FindOptions, InjectRunOptions, ReduceSettings,
-    Report, ReportOptions, VerifySettings,
+pub use commands::{
+    run_find, run_inject, run_report, run_restore, FindOptions, InjectRunOptions, NewLinesReport,
+    ReduceSettings, ReportOptions, VerifySettings,
 };
+pub use diff::new_lines::{new_lines, Filters, NewFile, NewLine, NewLines};
+pub use inject::manifest::{restore, Manifest};
+pub use inject::{inject, InjectOptions, InjectTarget, Injection, Marker, MarkerKind, Skipped};
+pub use model::{Coverage, FileCoverage, Function};
+pub use read::load::{load, LoadOptions};

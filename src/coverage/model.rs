@@ -1,10 +1,10 @@
 //! The one normalised coverage model every reader produces: file → line → count, plus function
 //! names per line range, and function counts, branch counts and condition outcomes per line when
-//! the format has them (the lcov tracefiles of [`super::report`] write them as FN/FNDA/BRDA).
+//! the format has them (the lcov tracefiles of [`super::diff::report`] write them as FN/FNDA/BRDA).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Line coverage of a set of source files. Keys are normalised paths (see [`super::load`]).
+/// Line coverage of a set of source files. Keys are normalised paths (see [`super::read::load`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Coverage {
     /// Per-file coverage, by normalised path.

@@ -15,6 +15,7 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 
 use crate::edit::{self, Edit};
 
+pub mod continuation;
 pub mod declarations;
 pub mod statements;
 

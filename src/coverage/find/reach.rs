@@ -67,7 +67,7 @@ pub struct Found {
 
 /// Every C++ source file under `dir` (`.cpp`, `.cc`, `.cxx`, `.C`), by name.
 pub fn corpus(dir: &Path) -> Result<Vec<TestFile>> {
-    let root = super::paths::absolute(dir);
+    let root = crate::coverage::paths::absolute(dir);
     if !root.is_dir() {
         return Err(coded(
             ExitKind::Input,
@@ -85,7 +85,7 @@ pub fn corpus(dir: &Path) -> Result<Vec<TestFile>> {
             .extension()
             .is_some_and(|e| ["cpp", "cc", "cxx", "C"].iter().any(|x| e == *x));
         if entry.file_type().is_file() && is_cpp {
-            let name = super::paths::relative_to(entry.path(), &root).unwrap_or_default();
+            let name = crate::coverage::paths::relative_to(entry.path(), &root).unwrap_or_default();
             tests.push(test_file(name, entry.into_path())?);
         }
     }
@@ -286,7 +286,7 @@ pub struct McChoice {
 /// first of the `limit` smallest whose MC holds the marker, else the smallest. `Err(test)` when
 /// that depends on a test not analysed yet: analyse it and ask again. The choice depends only on
 /// the analyses, never on the order they were made in.
-pub fn choose_by_mc(
+pub fn mc_choice(
     candidates: &[TestFile],
     limit: usize,
     view: impl Fn(&TestFile) -> McView,
@@ -412,21 +412,21 @@ mod tests {
         let p1 = &reaching["P1"];
         // Nothing analysed: the smallest is asked for first, then the next one.
         assert_eq!(
-            choose_by_mc(p1, 5, |_| McView::Unknown).unwrap_err().name,
+            mc_choice(p1, 5, |_| McView::Unknown).unwrap_err().name,
             "a.cpp"
         );
         let only_a = |t: &TestFile| match t.name.as_str() {
             "a.cpp" => McView::Pairs(vec![]),
             _ => McView::Unknown,
         };
-        assert_eq!(choose_by_mc(p1, 5, only_a).unwrap_err().name, "b.cpp");
+        assert_eq!(mc_choice(p1, 5, only_a).unwrap_err().name, "b.cpp");
         // b holds it (c is never needed): b, with the reason naming the smallest.
         let view = |t: &TestFile| match t.name.as_str() {
             "a.cpp" => McView::Pairs(vec![]),
             "b.cpp" => McView::Pairs(vec!["r_0/r_2".into()]),
             _ => McView::Unknown,
         };
-        let choice = choose_by_mc(p1, 5, view).unwrap();
+        let choice = mc_choice(p1, 5, view).unwrap();
         assert_eq!(choice.test.name, "b.cpp");
         assert_eq!(choice.pairs, ["r_0/r_2"]);
         assert!(
@@ -444,13 +444,13 @@ mod tests {
             "a.cpp" => McView::Pairs(vec!["r_0/r_1".into()]),
             _ => McView::Unknown,
         };
-        let choice = choose_by_mc(p1, 5, a_holds).unwrap();
+        let choice = mc_choice(p1, 5, a_holds).unwrap();
         assert_eq!(
             (choice.test.name.as_str(), choice.reason.as_str()),
             ("a.cpp", "the smallest test reaching it")
         );
         // --mc-tests 1: only a is looked at; a failed analysis holds nothing.
-        let choice = choose_by_mc(p1, 1, only_a).unwrap();
+        let choice = mc_choice(p1, 1, only_a).unwrap();
         assert!(choice.pairs.is_empty() && choice.test.name == "a.cpp");
         assert!(
             choice.reason.contains("(--mc-tests 1)"),
@@ -461,7 +461,7 @@ mod tests {
             "a.cpp" => McView::Failed,
             _ => McView::Pairs(vec![]),
         };
-        let choice = choose_by_mc(p1, 5, failed).unwrap();
+        let choice = mc_choice(p1, 5, failed).unwrap();
         assert_eq!(choice.test.name, "a.cpp");
         assert!(choice.pairs.is_empty());
         assert!(

@@ -23,9 +23,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::model::Coverage;
 use super::verify::{covered_run, VerifyOptions};
 use crate::catalogue::Catalogue;
+use crate::coverage::model::Coverage;
 use crate::document::Document;
 use crate::edit::{self, Edit};
 use crate::line_endings::LineEndings;
@@ -220,8 +220,36 @@ pub fn analyse_pairs(
 ) -> Result<TestMc> {
     let started = Instant::now();
     let parsed = parse(test)?;
-    let model = &parsed.model;
     let mut notes = Vec::new();
+    let pairs = selected_pairs(&parsed.model, only, &mut notes);
+    let mut variants = Vec::new();
+    if !pairs.is_empty() {
+        for k in std::iter::once(0).chain(pairs.iter().copied()) {
+            let file = parsed.write_isolated(test, dir, k)?;
+            variants.push(run_variant(file, k, opts)?);
+        }
+    }
+    let pair_mcs = pair_mcs(&variants, &pairs, &mut notes);
+    let mut mc = TestMc {
+        test: test.to_path_buf(),
+        variants,
+        pairs: pair_mcs,
+        mc_lines: 0,
+        notes,
+        seconds: 0.0,
+    };
+    mc.mc_lines = mc.union().len();
+    mc.seconds = started.elapsed().as_secs_f64();
+    Ok(mc)
+}
+
+/// The checked pairs to analyse: all of `model`'s, or those with `k` in `only`; `notes` says why
+/// there is none, or which of `only` is not a checked pair.
+fn selected_pairs(
+    model: &TestModel,
+    only: Option<&[usize]>,
+    notes: &mut Vec<String>,
+) -> Vec<usize> {
     let mut pairs = checked_pairs(model);
     if model.variants.len() < 2 {
         notes.push(format!(
@@ -239,66 +267,60 @@ pub fn analyse_pairs(
         }
         pairs.retain(|k| only.contains(k));
     }
-    let mut variants = Vec::new();
-    if !pairs.is_empty() {
-        for k in std::iter::once(0).chain(pairs.iter().copied()) {
-            let file = parsed.write_isolated(test, dir, k)?;
-            let run = covered_run(&file, opts)?;
-            let (lines, note) = match run.coverage {
-                Ok(cov) => {
-                    let note = if run.run_passed {
-                        String::new()
-                    } else {
-                        format!("failed alone ({}); coverage read from its .gcda", run.run)
-                    };
-                    (Some(executed(&cov)), note)
-                }
-                Err(why) => (None, why),
+    pairs
+}
+
+/// Build and run the isolated variant `r_k` (written to `file`) under gcov: the lines it executes,
+/// or why there are none.
+fn run_variant(file: PathBuf, k: usize, opts: &VerifyOptions) -> Result<VariantRun> {
+    let run = covered_run(&file, opts)?;
+    let (lines, note) = match run.coverage {
+        Ok(cov) => {
+            let note = if run.run_passed {
+                String::new()
+            } else {
+                format!("failed alone ({}); coverage read from its .gcda", run.run)
             };
-            variants.push(VariantRun {
-                variant: format!("r_{k}"),
-                file,
-                executed: lines.as_ref().map_or(0, BTreeSet::len),
-                note,
-                lines,
-            });
+            (Some(executed(&cov)), note)
         }
-    }
+        Err(why) => (None, why),
+    };
+    Ok(VariantRun {
+        variant: format!("r_{k}"),
+        file,
+        executed: lines.as_ref().map_or(0, BTreeSet::len),
+        note,
+        lines,
+    })
+}
+
+/// The MC of each pair `(r_0, r_k)`, `k` in `pairs`: the symmetric difference of the lines each
+/// side executes alone; a pair with a side without coverage is left out, with a note.
+fn pair_mcs(variants: &[VariantRun], pairs: &[usize], notes: &mut Vec<String>) -> Vec<PairMc> {
     let by_name: BTreeMap<&str, &VariantRun> =
         variants.iter().map(|v| (v.variant.as_str(), v)).collect();
     let mut pair_mcs = Vec::new();
-    if let Some(r0) = by_name.get("r_0") {
-        for k in &pairs {
-            let name = format!("r_{k}");
-            let side = |v: &VariantRun| v.lines.clone().ok_or(v.note.clone());
-            match (side(r0), side(by_name[name.as_str()])) {
-                (Ok(a), Ok(b)) => {
-                    let set: BTreeSet<Line> = a.symmetric_difference(&b).cloned().collect();
-                    pair_mcs.push(PairMc {
-                        pair: format!("r_0/{name}"),
-                        k: *k,
-                        lines: set.iter().map(|(f, l)| format!("{f}:{l}")).collect(),
-                        set,
-                    });
-                }
-                (Err(why), _) => notes.push(format!("pair r_0/{name} left out: r_0 alone: {why}")),
-                (_, Err(why)) => {
-                    notes.push(format!("pair r_0/{name} left out: {name} alone: {why}"))
-                }
+    let Some(r0) = by_name.get("r_0") else {
+        return pair_mcs;
+    };
+    for k in pairs {
+        let name = format!("r_{k}");
+        let side = |v: &VariantRun| v.lines.clone().ok_or(v.note.clone());
+        match (side(r0), side(by_name[name.as_str()])) {
+            (Ok(a), Ok(b)) => {
+                let set: BTreeSet<Line> = a.symmetric_difference(&b).cloned().collect();
+                pair_mcs.push(PairMc {
+                    pair: format!("r_0/{name}"),
+                    k: *k,
+                    lines: set.iter().map(|(f, l)| format!("{f}:{l}")).collect(),
+                    set,
+                });
             }
+            (Err(why), _) => notes.push(format!("pair r_0/{name} left out: r_0 alone: {why}")),
+            (_, Err(why)) => notes.push(format!("pair r_0/{name} left out: {name} alone: {why}")),
         }
     }
-    let mut mc = TestMc {
-        test: test.to_path_buf(),
-        variants,
-        pairs: pair_mcs,
-        mc_lines: 0,
-        notes,
-        seconds: 0.0,
-    };
-    mc.mc_lines = mc.union().len();
-    mc.seconds = started.elapsed().as_secs_f64();
-    Ok(mc)
+    pair_mcs
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use anyhow::Result;
 use regex::Regex;
 use serde::Serialize;
 
-use super::model::Coverage;
+use crate::coverage::model::Coverage;
 use crate::error::{coded, ExitKind};
 
 /// Path filters on normalised keys (`--include` / `--exclude`).
@@ -283,7 +283,7 @@ mod tests {
 
     #[test]
     fn partly_new_needs_both_runs_on_the_line_and_compares_like_with_like() {
-        use super::super::model::Conditions;
+        use crate::coverage::model::Conditions;
         let cond = |terms: u32, t: &[u32], f: &[u32]| Conditions {
             terms,
             seen_true: t.iter().copied().collect(),

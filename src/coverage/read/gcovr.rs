@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::gcov_json::{add_outcomes, checked_count, checked_line, Branch, Condition};
-use super::model::{Coverage, Function};
+use crate::coverage::model::{Coverage, Function};
 use crate::error::{coded, ExitKind};
 
 /// Highest gcovr 0.x format minor version accepted.
@@ -96,6 +96,21 @@ fn supported(version: &str) -> bool {
 
 /// Parse one gcovr JSON report read from `origin`. Keys are the file names as written.
 pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
+    let doc = read_doc(doc, origin)?;
+    let mut cov = Coverage::default();
+    for f in doc.files {
+        let key = f.file.clone();
+        cov.files.entry(key.clone()).or_default();
+        add_lines(&mut cov, &key, &f.file, &f.lines, origin)?;
+        for func in f.functions {
+            add_function(&mut cov, &key, &f.file, func, origin)?;
+        }
+    }
+    Ok(cov)
+}
+
+/// The report, when its format version is one this reader knows.
+fn read_doc(doc: Value, origin: &Path) -> Result<Doc> {
     let version = match doc.get("gcovr/format_version") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
@@ -110,7 +125,7 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
             ),
         ));
     }
-    let doc: Doc = serde_json::from_value(doc).map_err(|e| {
+    serde_json::from_value(doc).map_err(|e| {
         coded(
             ExitKind::Input,
             format!(
@@ -118,75 +133,82 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
                 origin.display()
             ),
         )
-    })?;
-    let mut cov = Coverage::default();
-    for f in doc.files {
-        let key = f.file.clone();
-        cov.files.entry(key.clone()).or_default();
-        for l in &f.lines {
-            let line = checked_line(l.line_number, &f.file, origin)?;
-            let count = checked_count(l.count, line, &f.file, origin)?;
-            if !l.excluded && !l.noncode {
-                cov.add_line(&key, line, count);
-                add_outcomes(
-                    &mut cov,
-                    &key,
-                    &f.file,
-                    line,
-                    &l.branches,
-                    &l.conditions,
-                    origin,
-                )?;
-            }
-        }
-        for func in f.functions {
-            let pos_line = |i: usize| -> Option<i64> {
-                func.pos.as_ref()?.get(i)?.split(':').next()?.parse().ok()
-            };
-            let Some(start) = pos_line(0).or(func.lineno) else {
-                continue;
-            };
-            let (name, mangled) = match (func.demangled_name, func.name) {
-                (Some(d), m) => (d, m),
-                (None, Some(n)) => (n, None),
-                (None, None) => {
-                    return Err(coded(
-                        ExitKind::Input,
-                        format!(
-                            "{}: a function of {} has neither name nor demangled_name; re-export the report with `gcovr --json`",
-                            origin.display(),
-                            f.file
-                        ),
-                    ))
-                }
-            };
-            let start = checked_line(start, &f.file, origin)?;
-            let end = match pos_line(1) {
-                Some(e) => checked_line(e, &f.file, origin)?.max(start),
-                None => start,
-            };
-            if func.excluded {
-                continue;
-            }
-            if let Some(m) = mangled.filter(|m| *m != name) {
-                let file = cov.files.entry(key.clone()).or_default();
-                file.mangled_names.insert(name.clone(), m);
-            }
-            if let Some(n) = func.execution_count {
-                let n = checked_count(n, start, &f.file, origin)?;
-                cov.add_function_count(&key, &name, n);
-            }
-            cov.add_function(
-                &key,
-                Function {
-                    name,
-                    start_line: start,
-                    end_line: end,
-                },
-            );
+    })
+}
+
+/// Add the lines of `file` (under `key`) that are code and not excluded, with their branches
+/// and conditions.
+fn add_lines(
+    cov: &mut Coverage,
+    key: &str,
+    file: &str,
+    lines: &[Line],
+    origin: &Path,
+) -> Result<()> {
+    for l in lines {
+        let line = checked_line(l.line_number, file, origin)?;
+        let count = checked_count(l.count, line, file, origin)?;
+        if !l.excluded && !l.noncode {
+            cov.add_line(key, line, count);
+            add_outcomes(cov, key, file, line, &l.branches, &l.conditions, origin)?;
         }
     }
-    Ok(cov)
+    Ok(())
+}
+
+/// Add one function of `file` (under `key`): its range, mangled name and count; a function with
+/// no line or one excluded is left out.
+fn add_function(
+    cov: &mut Coverage,
+    key: &str,
+    file: &str,
+    func: Func,
+    origin: &Path,
+) -> Result<()> {
+    let pos_line =
+        |i: usize| -> Option<i64> { func.pos.as_ref()?.get(i)?.split(':').next()?.parse().ok() };
+    let Some(start) = pos_line(0).or(func.lineno) else {
+        return Ok(());
+    };
+    let (name, mangled) = match (func.demangled_name, func.name) {
+        (Some(d), m) => (d, m),
+        (None, Some(n)) => (n, None),
+        (None, None) => {
+            return Err(coded(
+                ExitKind::Input,
+                format!(
+                    "{}: a function of {} has neither name nor demangled_name; re-export the report with `gcovr --json`",
+                    origin.display(),
+                    file
+                ),
+            ))
+        }
+    };
+    let start = checked_line(start, file, origin)?;
+    let end = match pos_line(1) {
+        Some(e) => checked_line(e, file, origin)?.max(start),
+        None => start,
+    };
+    if func.excluded {
+        return Ok(());
+    }
+    if let Some(m) = mangled.filter(|m| *m != name) {
+        let file = cov.files.entry(key.to_string()).or_default();
+        file.mangled_names.insert(name.clone(), m);
+    }
+    if let Some(n) = func.execution_count {
+        let n = checked_count(n, start, file, origin)?;
+        cov.add_function_count(key, &name, n);
+    }
+    cov.add_function(
+        key,
+        Function {
+            name,
+            start_line: start,
+            end_line: end,
+        },
+    );
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::diff::{Filters, NewFile, NewLines, PartlyNew, PartlyNewLine};
-use super::model::Coverage;
+use super::new_lines::{Filters, NewFile, NewLines, PartlyNew, PartlyNewLine};
+use crate::coverage::model::Coverage;
 
 /// Compact ascending line numbers into ranges: `[3, 4, 5, 9]` → `"3-5, 9"`.
 pub fn compact_ranges(lines: &[u32]) -> String {
@@ -133,7 +133,7 @@ pub struct JsonReport {
     /// Lines both runs executed where only the fuzz run covered some condition outcomes or
     /// branches (absent when there are none, e.g. without `gcov -b` or `-fcondition-coverage`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub partly_new: Vec<super::diff::PartlyNewFile>,
+    pub partly_new: Vec<super::new_lines::PartlyNewFile>,
 }
 
 /// One file of the `--json` report.
@@ -337,7 +337,7 @@ fn one_line(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::diff::NewLine;
+    use super::super::new_lines::NewLine;
     use super::*;
 
     fn sample() -> NewLines {
@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn tracefile_has_fn_fnda_brda_where_the_data_has_them() {
-        use super::super::model::Function;
+        use crate::coverage::model::Function;
         let mut c = Coverage::default();
         for (l, n) in [(2, 1), (3, 1), (4, 0), (9, 5)] {
             c.add_line("src/x.c", l, n);
@@ -430,7 +430,7 @@ mod tests {
 
     #[test]
     fn partly_new_lines_get_their_own_table() {
-        use super::super::diff::{GainedCondition, PartlyNewFile};
+        use super::super::new_lines::{GainedCondition, PartlyNewFile};
         let partly = PartlyNew {
             files: vec![PartlyNewFile {
                 path: "a.c".into(),

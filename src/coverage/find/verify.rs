@@ -19,10 +19,10 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::inject::Marker;
-use super::load::{normalise, parse_bytes, LoadOptions};
-use super::model::Coverage;
 use super::shell;
+use crate::coverage::inject::Marker;
+use crate::coverage::model::Coverage;
+use crate::coverage::read::load::{normalise, parse_bytes, LoadOptions};
 use crate::oracle::shell_quote;
 
 /// How to verify.

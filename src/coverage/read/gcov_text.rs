@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use anyhow::Result;
 use regex::Regex;
 
-use super::model::{Coverage, Function};
+use crate::coverage::model::{Coverage, Function};
 use crate::error::{coded, ExitKind};
 
 fn line_re() -> &'static Regex {

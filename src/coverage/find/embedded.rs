@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 /// `interestingness/coverage-marker.py`.
-const COVERAGE_MARKER: &str = include_str!("../../interestingness/coverage-marker.py");
+const COVERAGE_MARKER: &str = include_str!("../../../interestingness/coverage-marker.py");
 /// `interestingness/_mfppr_check.py`, imported from the script's own directory.
-const CHECK_HELPERS: &str = include_str!("../../interestingness/_mfppr_check.py");
+const CHECK_HELPERS: &str = include_str!("../../../interestingness/_mfppr_check.py");
 
 /// The embedded scripts on disk; the directory is removed when this is dropped.
 #[derive(Debug)]

@@ -60,7 +60,7 @@ pub fn prepare(manifest_path: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<Man
             ),
         ));
     }
-    let manifest_path = super::paths::absolute(manifest_path);
+    let manifest_path = crate::coverage::paths::absolute(manifest_path);
     let backup_dir = PathBuf::from(format!("{}.backup", manifest_path.display()));
     std::fs::create_dir_all(&backup_dir)
         .with_context(|| format!("cannot create backup directory {}", backup_dir.display()))?;
@@ -92,7 +92,7 @@ pub fn prepare(manifest_path: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<Man
 
 /// Read a manifest.
 pub fn read(manifest_path: &Path) -> Result<Manifest> {
-    super::load::check_regular_file(manifest_path, "manifest")?;
+    crate::coverage::read::load::check_regular_file(manifest_path, "manifest")?;
     let bytes = std::fs::read(manifest_path)
         .with_context(|| format!("cannot read manifest {}", manifest_path.display()))?;
     let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
@@ -205,7 +205,7 @@ pub fn discard(manifest_path: &Path) -> Result<()> {
     }
     let backup_dir = PathBuf::from(format!(
         "{}.backup",
-        super::paths::absolute(manifest_path).display()
+        crate::coverage::paths::absolute(manifest_path).display()
     ));
     // Only when empty: the directory may hold what the user put there.
     let _ = std::fs::remove_dir(backup_dir);

@@ -1,8 +1,12 @@
 //! `mfppr cover` as library calls, one per subcommand, mirroring [`crate::reduce::reduce`]:
 //! [`run_report`] (load, unify paths, diff, lcov), [`run_inject`] (report, then markers),
-//! [`run_restore`] and [`run_find`] (report, markers in a copy, then [`super::pipeline::run`]).
+//! [`run_restore`] and [`run_find`] (report, markers in a copy, then [`super::find::pipeline::run`]).
 //! They take option structs, print notes through [`crate::messages`] and return what the command
 //! prints on stdout; the command line only turns flags into options.
+//!
+//! Owns the order of the steps and the notes between them, and the `--build` of a marked copy;
+//! each step's logic stays in its folder ([`super::read`], [`super::diff`], [`super::inject`],
+//! [`super::find`]). Prints nothing on stdout itself.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -10,16 +14,16 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::diff::{self, Filters, NewLines};
-use super::embedded::DefaultCheck;
+use super::diff::new_lines::{self, Filters, NewLines};
+use super::diff::report;
+use super::find::embedded::DefaultCheck;
+use super::find::pipeline::{self, PipelineOptions, ReduceStep, TestSource};
+use super::find::summary::FindSummary;
+use super::find::verify::{self, VerifyOptions};
+use super::inject::manifest::{self, RestoreReport};
 use super::inject::{self, InjectOptions, InjectTarget, Injection, Marker, MarkerKind};
-use super::load::{self, LoadOptions};
-use super::manifest::{self, RestoreReport};
 use super::paths::absolute;
-use super::pipeline::{self, PipelineOptions, ReduceStep, TestSource};
-use super::report;
-use super::summary::Summary;
-use super::verify::{self, VerifyOptions};
+use super::read::load::{self, LoadOptions};
 use crate::error::{coded, ExitKind};
 use crate::messages::{note, warn};
 
@@ -43,16 +47,16 @@ pub struct ReportOptions {
 
 /// The new lines, and the absolute source root they are relative to (when one was given).
 #[derive(Clone, Debug)]
-pub struct Report {
+pub struct NewLinesReport {
     /// Lines the fuzz run reached and the suite did not.
     pub new: NewLines,
     /// Lines both reached where the fuzz run covered more conditions or branches.
-    pub partly: diff::PartlyNew,
+    pub partly: new_lines::PartlyNew,
     /// Absolute `--source-root`.
     pub source_root: Option<PathBuf>,
 }
 
-impl Report {
+impl NewLinesReport {
     /// The report as a text table.
     pub fn table(&self) -> String {
         report::text_table(&self.new, &self.partly)
@@ -65,7 +69,7 @@ impl Report {
 }
 
 /// Load both runs, diff them and write `--lcov`.
-pub fn run_report(opts: &ReportOptions) -> Result<Report> {
+pub fn run_report(opts: &ReportOptions) -> Result<NewLinesReport> {
     let source_root = match &opts.source_root {
         Some(r) if r.exists() && !r.is_dir() => {
             return Err(coded(
@@ -94,9 +98,9 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
         }
     };
     let new = if opts.allow_disjoint {
-        diff::new_lines_disjoint(&suite, &fuzz, &opts.filters)?
+        new_lines::new_lines_disjoint(&suite, &fuzz, &opts.filters)?
     } else {
-        diff::new_lines(&suite, &fuzz, &opts.filters)?
+        new_lines::new_lines(&suite, &fuzz, &opts.filters)?
     };
     if let Some(out) = &opts.lcov {
         report::write_lcov(
@@ -108,8 +112,8 @@ pub fn run_report(opts: &ReportOptions) -> Result<Report> {
             &opts.filters,
         )?;
     }
-    let partly = diff::partly_new_lines(&suite, &fuzz, &opts.filters);
-    Ok(Report {
+    let partly = new_lines::partly_new_lines(&suite, &fuzz, &opts.filters);
+    Ok(NewLinesReport {
         new,
         partly,
         source_root,
@@ -173,7 +177,7 @@ pub struct InjectRunOptions {
 const BUILD_TIMEOUT: Duration = Duration::from_secs(3 * 3600);
 
 /// Run the report and inject markers for its new lines.
-pub fn run_inject(opts: &InjectRunOptions) -> Result<(Report, Injection)> {
+pub fn run_inject(opts: &InjectRunOptions) -> Result<(NewLinesReport, Injection)> {
     let Some(root) = &opts.report.source_root else {
         return Err(coded(
             ExitKind::Usage,
@@ -211,7 +215,7 @@ fn build_marked(build: &str, target: &InjectTarget, source_root: &Path) -> Resul
         ),
     };
     note(format!("build: `{build}` in {}", dir.display()));
-    let ran = super::shell::run(build, &dir, &[], BUILD_TIMEOUT)?;
+    let ran = super::find::shell::run(build, &dir, &[], BUILD_TIMEOUT)?;
     if !ran.passed() {
         return Err(coded(
             ExitKind::Input,
@@ -229,7 +233,11 @@ fn build_marked(build: &str, target: &InjectTarget, source_root: &Path) -> Resul
     Ok(())
 }
 
-fn inject_report(report: &Report, root: &Path, opts: &InjectRunOptions) -> Result<Injection> {
+fn inject_report(
+    report: &NewLinesReport,
+    root: &Path,
+    opts: &InjectRunOptions,
+) -> Result<Injection> {
     let inj = inject::inject(
         &report.new,
         &InjectOptions {
@@ -360,7 +368,7 @@ pub struct FindOptions {
 
 /// Run `cover find` (see [`FindOptions`]); the report (none with `--marked`) and the pipeline's
 /// summary.
-pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
+pub fn run_find(opts: &FindOptions) -> Result<(Option<NewLinesReport>, FindSummary)> {
     let Some(root) = &opts.report.source_root else {
         return Err(coded(
             ExitKind::Usage,
@@ -369,75 +377,22 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
     };
     let out = prepare_out(&opts.out)?;
     let source_root = absolute(root);
-    let (report, injected, markers, new_lines) = match &opts.marked {
-        Some(marked) => {
-            let marked = absolute(marked);
-            let file = opts
-                .markers_path
-                .clone()
-                .unwrap_or_else(|| marked.join("markers.json"));
-            let (markers, new_lines) = read_markers(&file)?;
-            note(format!(
-                "find: reusing the marked tree {} ({} markers from {})",
-                marked.display(),
-                markers.len(),
-                file.display()
-            ));
-            (None, marked, markers, new_lines)
-        }
-        None => {
-            let injected = absolute(
-                &opts
-                    .inject_into
-                    .clone()
-                    .unwrap_or_else(|| out.join("injected")),
-            );
-            let (report, injection) = run_inject(&InjectRunOptions {
-                report: opts.report.clone(),
-                kind: opts.kind,
-                target: InjectTarget::Copy(injected.clone()),
-                markers_path: opts.markers_path.clone(),
-                build: opts.build.clone(),
-            })?;
-            let new_lines = report.new.total();
-            (Some(report), injected, injection.markers, new_lines)
-        }
-    };
+    let (report, injected, markers, new_lines) = marked_tree(opts, &out)?;
     let markers = select_points(markers, &opts.points)?;
     let include_dirs: Vec<PathBuf> = opts.include_dirs.iter().map(|d| absolute(d)).collect();
     // Lives until the pipeline is done: the reductions run the scripts it wrote.
     let mut default_check = None;
     let reduce = match &opts.reduce {
-        Some(r) => Some(ReduceStep {
-            check: match &r.check {
-                Some(check) => check.clone(),
-                None => default_check.insert(DefaultCheck::write()?).script(),
-            },
-            include_dirs: include_dirs.clone(),
-            source_root: source_root.clone(),
-            cxxflags: opts.cxxflags.clone(),
-            timeout: r.timeout,
-            run: r.with_run.then(|| opts.run.clone()),
-            mfppr: std::env::current_exe()
-                .context("cannot find the mfppr executable (for the --metamorphic oracle)")?,
-        }),
+        Some(r) => Some(reduce_step(
+            opts,
+            r,
+            &include_dirs,
+            &source_root,
+            &mut default_check,
+        )?),
         None => None,
     };
-    let cxxflags = opts.cxxflags.clone();
-    let gcov_build = |v: &VerifySettings| VerifyOptions {
-        command: v.command.clone().unwrap_or_else(|| {
-            let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
-            let flags = cxxflags.clone().unwrap_or_else(|| {
-                std::env::var("CXXFLAGS").unwrap_or_else(|_| "-std=c++17 -O0 -w".into())
-            });
-            verify::default_command(&cxx, &flags, &include_dirs, &source_root)
-        }),
-        gcov: v.gcov.clone(),
-        source_root: source_root.clone(),
-        timeout: opts.run_timeout,
-        objdirs: v.objdirs.iter().map(|d| absolute(d)).collect(),
-        env: v.env.clone(),
-    };
+    let gcov_build = |v: &VerifySettings| gcov_build(opts, v, &include_dirs, &source_root);
     let verify = opts.verify.as_ref().map(gcov_build);
     let metamorphic = opts.metamorphic.as_ref().map(gcov_build);
     let summary = pipeline::run(&PipelineOptions {
@@ -455,6 +410,93 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<Report>, Summary)> {
         mc_tests: opts.mc_tests.max(1),
     })?;
     Ok((report, summary))
+}
+
+/// The marked tree of `cover find`: reused (`--marked`, its `markers.json` read) or injected
+/// now into `--inject-into` (default `OUT/injected`); the report (none when reused), the tree,
+/// its markers and the number of new lines.
+fn marked_tree(
+    opts: &FindOptions,
+    out: &Path,
+) -> Result<(Option<NewLinesReport>, PathBuf, Vec<Marker>, usize)> {
+    if let Some(marked) = &opts.marked {
+        let marked = absolute(marked);
+        let file = opts
+            .markers_path
+            .clone()
+            .unwrap_or_else(|| marked.join("markers.json"));
+        let (markers, new_lines) = read_markers(&file)?;
+        note(format!(
+            "find: reusing the marked tree {} ({} markers from {})",
+            marked.display(),
+            markers.len(),
+            file.display()
+        ));
+        return Ok((None, marked, markers, new_lines));
+    }
+    let injected = absolute(
+        &opts
+            .inject_into
+            .clone()
+            .unwrap_or_else(|| out.join("injected")),
+    );
+    let (report, injection) = run_inject(&InjectRunOptions {
+        report: opts.report.clone(),
+        kind: opts.kind,
+        target: InjectTarget::Copy(injected.clone()),
+        markers_path: opts.markers_path.clone(),
+        build: opts.build.clone(),
+    })?;
+    let new_lines = report.new.total();
+    Ok((Some(report), injected, injection.markers, new_lines))
+}
+
+/// How the pipeline reduces each chosen test; the embedded oracle, when no `--check` is given,
+/// is written into `default_check`, which must outlive the reductions.
+fn reduce_step(
+    opts: &FindOptions,
+    r: &ReduceSettings,
+    include_dirs: &[PathBuf],
+    source_root: &Path,
+    default_check: &mut Option<DefaultCheck>,
+) -> Result<ReduceStep> {
+    Ok(ReduceStep {
+        check: match &r.check {
+            Some(check) => check.clone(),
+            None => default_check.insert(DefaultCheck::write()?).script(),
+        },
+        include_dirs: include_dirs.to_vec(),
+        source_root: source_root.to_path_buf(),
+        cxxflags: opts.cxxflags.clone(),
+        timeout: r.timeout,
+        run: r.with_run.then(|| opts.run.clone()),
+        mfppr: std::env::current_exe()
+            .context("cannot find the mfppr executable (for the --metamorphic oracle)")?,
+    })
+}
+
+/// The gcov build of `--verify-gcov` or `--metamorphic`: the given command, or by default `$CXX`
+/// (or g++) with `--cxxflags` (or `$CXXFLAGS`, or `-std=c++17 -O0 -w`).
+fn gcov_build(
+    opts: &FindOptions,
+    v: &VerifySettings,
+    include_dirs: &[PathBuf],
+    source_root: &Path,
+) -> VerifyOptions {
+    VerifyOptions {
+        command: v.command.clone().unwrap_or_else(|| {
+            let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+            let flags = opts.cxxflags.clone().unwrap_or_else(|| {
+                std::env::var("CXXFLAGS").unwrap_or_else(|_| "-std=c++17 -O0 -w".into())
+            });
+            verify::default_command(&cxx, &flags, include_dirs, source_root)
+        }),
+        gcov: v.gcov.clone(),
+        source_root: source_root.to_path_buf(),
+        timeout: opts.run_timeout,
+        objdirs: v.objdirs.iter().map(|d| absolute(d)).collect(),
+        env: v.env.clone(),
+    }
 }
 
 /// The markers and the new-line count of a `markers.json` written by `cover inject`.

@@ -1,4 +1,4 @@
-//! The result of `cover find`: one [`Point`] per marker and the [`Summary`] written to
+//! The result of `cover find`: one [`Point`] per marker and the [`FindSummary`] written to
 //! `OUT/summary.json`, with its table and its one-line count.
 
 use std::fmt::Write as _;
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use super::find::TestFile;
+use super::reach::TestFile;
 use crate::atomic::write_atomic;
 
 /// One coverage point (marker) and what became of it.
@@ -56,7 +56,7 @@ pub struct Point {
 
 /// The pipeline's result, also written as `OUT/summary.json`.
 #[derive(Clone, Debug, Serialize)]
-pub struct Summary {
+pub struct FindSummary {
     /// New lines found by the diff.
     pub new_lines: usize,
     /// Markers injected.
@@ -76,7 +76,7 @@ pub struct Summary {
     pub points: Vec<Point>,
 }
 
-impl Summary {
+impl FindSummary {
     pub(super) fn recount(&mut self) {
         self.reached = self
             .points
@@ -225,7 +225,7 @@ mod tests {
             mc_kept: None,
             note: String::new(),
         };
-        let mut s = Summary {
+        let mut s = FindSummary {
             new_lines: 14,
             markers: 3,
             tests: 8,

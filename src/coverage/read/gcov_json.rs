@@ -15,8 +15,8 @@ use anyhow::Result;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::{Conditions, Coverage, Function};
-use super::paths::join_lexically;
+use crate::coverage::model::{Conditions, Coverage, Function};
+use crate::coverage::paths::join_lexically;
 use crate::error::{coded, ExitKind};
 
 /// `format_version`s this reader understands.
@@ -80,9 +80,8 @@ pub fn is_gcov_json(doc: &Value) -> bool {
     doc.get("format_version").is_some() && doc.get("gcovr/format_version").is_none()
 }
 
-/// Parse one gcov JSON document read from `origin` (named in errors). Keys of the result are
-/// absolute when the document has a `current_working_directory`.
-pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
+/// The document, when its format version is one this reader knows.
+fn read_doc(doc: Value, origin: &Path) -> Result<Doc> {
     let version = match doc.get("format_version") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
@@ -102,7 +101,7 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
             ),
         ));
     }
-    let doc: Doc = serde_json::from_value(doc).map_err(|e| {
+    serde_json::from_value(doc).map_err(|e| {
         coded(
             ExitKind::Input,
             format!(
@@ -110,7 +109,13 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
                 origin.display()
             ),
         )
-    })?;
+    })
+}
+
+/// Parse one gcov JSON document read from `origin` (named in errors). Keys of the result are
+/// absolute when the document has a `current_working_directory`.
+pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
+    let doc = read_doc(doc, origin)?;
     let cwd = doc.current_working_directory.as_deref().map(Path::new);
     let mut cov = Coverage::default();
     for f in doc.files {

@@ -20,9 +20,9 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use serde_json::Value;
 
-use super::model::Coverage;
-use super::paths::{join_lexically, relative_to};
 use super::{gcov_json, gcov_text, gcovr};
+use crate::coverage::model::Coverage;
+use crate::coverage::paths::{join_lexically, relative_to};
 use crate::error::{coded, ExitKind};
 
 /// How to resolve and key file names.

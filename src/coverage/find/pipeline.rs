@@ -1,7 +1,7 @@
 //! The `--find` / `--reduce` / `--verify-gcov` pipeline of `mfppr cover`, after injection.
 //!
 //! 1. collect the tests (corpus or generator), run each against the marked library and choose
-//!    the smallest passing test per marker ([`super::find`]), written to `OUT/find.json`;
+//!    the smallest passing test per marker ([`super::reach`]), written to `OUT/find.json`;
 //! 2. reduce each chosen test toward its marker with the coverage-marker oracle, checks kept,
 //!    into `OUT/<id>.cpp` (one marker at a time; each reduction uses `-j N` candidates at once).
 //!    Each reduced test is run once more with `--run` to learn which markers it reaches; a later
@@ -10,7 +10,7 @@
 //! 3. verify each reduced test with gcov against the original sources ([`super::verify`]);
 //! 4. with `--metamorphic`, right after step 1: choose each reached marker's test by metamorphic
 //!    coverage ([`super::metamorphic`]): the smallest of the `--mc-tests` smallest tests reaching
-//!    it whose MC holds its line ([`find::choose_by_mc`]), else the smallest. Tests are analysed
+//!    it whose MC holds its line ([`reach::mc_choice`]), else the smallest. Tests are analysed
 //!    as the choices need them, `-j N` at once (isolated variants in `OUT/metamorphic/<test>/`,
 //!    per-test results in `OUT/metamorphic.json`); the choice does not depend on N. The reduction
 //!    of a metamorphic point keeps it metamorphic (the oracle gets `MC_PAIR=k` and asks that
@@ -27,12 +27,12 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use super::find::{self, Found, McChoice, McView, TestFile};
-use super::inject::Marker;
 use super::metamorphic::{self, TestMc};
-use super::summary::{Point, Summary};
+use super::reach::{self, Found, McChoice, McView, TestFile};
+use super::summary::{FindSummary, Point};
 use super::verify::{self, VerifyOptions};
 use crate::atomic::write_atomic;
+use crate::coverage::inject::Marker;
 use crate::error::{exit_kind, ExitKind};
 use crate::messages::{note, progress, warn};
 use crate::reduce::{self, ReduceOptions};
@@ -103,11 +103,11 @@ pub struct PipelineOptions {
 }
 
 /// Run find, then (as asked) reduce and verify; see the module docs.
-pub fn run(opts: &PipelineOptions) -> Result<Summary> {
+pub fn run(opts: &PipelineOptions) -> Result<FindSummary> {
     crate::interrupt::install()?;
     if opts.markers.is_empty() {
         note("find: no markers to reach");
-        let summary = Summary {
+        let summary = FindSummary {
             new_lines: opts.new_lines,
             markers: 0,
             tests: 0,
@@ -123,7 +123,7 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
     let (mut summary, known, found) = find_points(opts)?;
     summary.write(&opts.out)?;
     if let Some(build) = &opts.metamorphic {
-        choose_by_mc(opts, build, &found, &mut summary)?;
+        choose_tests_by_mc(opts, build, &found, &mut summary)?;
         summary.write(&opts.out)?;
     }
     if let Some(step) = &opts.reduce {
@@ -134,16 +134,16 @@ pub fn run(opts: &PipelineOptions) -> Result<Summary> {
 
 /// Collect and run the tests; the summary before any reduction, the known marker ids and the
 /// runs.
-fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>, Found)> {
+fn find_points(opts: &PipelineOptions) -> Result<(FindSummary, BTreeSet<String>, Found)> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
         .context("cannot start the worker threads")?;
     let tests = match &opts.source {
-        TestSource::Corpus(dir) => find::corpus(dir)?,
+        TestSource::Corpus(dir) => reach::corpus(dir)?,
         TestSource::Generate { template, budget } => {
             progress(format!("generate: seeds 1..={budget}"));
-            find::generate(
+            reach::generate(
                 template,
                 *budget,
                 &opts.out.join("generated"),
@@ -159,7 +159,7 @@ fn find_points(opts: &PipelineOptions) -> Result<(Summary, BTreeSet<String>, Fou
         opts.jobs
     ));
     let known: BTreeSet<String> = opts.markers.iter().map(|m| m.id.clone()).collect();
-    let found = find::find(
+    let found = reach::find(
         &tests,
         &opts.run,
         &opts.injected,
@@ -192,7 +192,7 @@ fn usable_runs(opts: &PipelineOptions, found: &Found) -> Result<()> {
                  cd $(mktemp -d) && {}={} sh -c {}",
                 first.test.name,
                 first.note,
-                find::INJECTED_ENV,
+                reach::INJECTED_ENV,
                 crate::oracle::shell_quote(&opts.injected.to_string_lossy()),
                 crate::oracle::shell_quote(&super::shell::expand(
                     &opts.run,
@@ -217,8 +217,8 @@ fn usable_runs(opts: &PipelineOptions, found: &Found) -> Result<()> {
 }
 
 /// The summary after find: a point per marker, with how many tests reach it and the chosen one.
-fn found_summary(opts: &PipelineOptions, found: &Found) -> Summary {
-    Summary {
+fn found_summary(opts: &PipelineOptions, found: &Found) -> FindSummary {
+    FindSummary {
         new_lines: opts.new_lines,
         markers: opts.markers.len(),
         tests: found.runs.len(),
@@ -250,6 +250,9 @@ fn found_summary(opts: &PipelineOptions, found: &Found) -> Summary {
     }
 }
 
+/// Per analysed test (by name) its metamorphic coverage, or why it could not be analysed.
+type Analyses = BTreeMap<String, std::result::Result<TestMc, String>>;
+
 /// Analyse `tests` (name → path) on a pool of `-j N` threads, each in its own directory below
 /// `dir`; per test its analysis or why it failed, with notes and a warning said in name order.
 fn analyse_tests(
@@ -257,7 +260,7 @@ fn analyse_tests(
     build: &VerifyOptions,
     dir: &Path,
     tests: &BTreeMap<String, PathBuf>,
-) -> Result<BTreeMap<String, std::result::Result<TestMc, String>>> {
+) -> Result<Analyses> {
     progress(format!(
         "metamorphic: isolating the variants of {} tests (-j {})",
         tests.len(),
@@ -301,19 +304,32 @@ fn analyse_tests(
 }
 
 /// Choose each reached point's test by metamorphic coverage (see the module docs) and mark it
-/// `metamorphic (pair …)` or `executed only`, with the reason of the choice; tests are analysed
-/// in rounds, each round the next test every undecided point needs. `OUT/metamorphic.json`
+/// `metamorphic (pair …)` or `executed only`, with the reason of the choice. `OUT/metamorphic.json`
 /// holds every analysis.
-fn choose_by_mc(
+fn choose_tests_by_mc(
     opts: &PipelineOptions,
     build: &VerifyOptions,
     found: &Found,
-    summary: &mut Summary,
+    summary: &mut FindSummary,
 ) -> Result<()> {
     let dir = opts.out.join("metamorphic");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let reaching = find::reaching(&found.runs);
-    let mut analyses: BTreeMap<String, std::result::Result<TestMc, String>> = BTreeMap::new();
+    let (analyses, choices) = analyse_until_chosen(opts, build, found, summary, &dir)?;
+    record_choices(summary, choices, &analyses);
+    write_analyses(&opts.out.join("metamorphic.json"), &analyses)
+}
+
+/// The analyses made and the choice for each reached point: tests are analysed in rounds, each
+/// round the next test every undecided point needs ([`reach::mc_choice`]).
+fn analyse_until_chosen(
+    opts: &PipelineOptions,
+    build: &VerifyOptions,
+    found: &Found,
+    summary: &FindSummary,
+    dir: &Path,
+) -> Result<(Analyses, BTreeMap<String, McChoice>)> {
+    let reaching = reach::reaching(&found.runs);
+    let mut analyses: Analyses = BTreeMap::new();
     let mut choices: BTreeMap<String, McChoice> = BTreeMap::new();
     loop {
         let mut wanted: BTreeMap<String, PathBuf> = BTreeMap::new();
@@ -334,7 +350,7 @@ fn choose_by_mc(
                         .collect(),
                 ),
             };
-            match find::choose_by_mc(candidates, opts.mc_tests, view) {
+            match reach::mc_choice(candidates, opts.mc_tests, view) {
                 Ok(choice) => {
                     choices.insert(p.id.clone(), choice);
                 }
@@ -344,10 +360,19 @@ fn choose_by_mc(
             }
         }
         if wanted.is_empty() {
-            break;
+            return Ok((analyses, choices));
         }
-        analyses.extend(analyse_tests(opts, build, &dir, &wanted)?);
+        analyses.extend(analyse_tests(opts, build, dir, &wanted)?);
     }
+}
+
+/// Give each chosen point its test, its verdict (`metamorphic (pair …)`, `executed only`) and
+/// the reason of the choice, and count the metamorphic points.
+fn record_choices(
+    summary: &mut FindSummary,
+    mut choices: BTreeMap<String, McChoice>,
+    analyses: &Analyses,
+) {
     for p in &mut summary.points {
         let Some(choice) = choices.remove(&p.id) else {
             continue;
@@ -375,6 +400,10 @@ fn choose_by_mc(
         summary.metamorphic.unwrap_or(0),
         summary.reached
     ));
+}
+
+/// Write every analysis (or why it failed) to `path` (`OUT/metamorphic.json`).
+fn write_analyses(path: &Path, analyses: &Analyses) -> Result<()> {
     let json: Vec<serde_json::Value> = analyses
         .iter()
         .map(|(name, a)| match a {
@@ -382,11 +411,10 @@ fn choose_by_mc(
             Err(e) => serde_json::json!({"test": name, "error": e}),
         })
         .collect();
-    let path = opts.out.join("metamorphic.json");
     let mut bytes =
         serde_json::to_vec_pretty(&json).context("cannot serialise metamorphic.json")?;
     bytes.push(b'\n');
-    write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))
+    write_atomic(path, &bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Whether one of `marker`'s lines is in `lines` (an MC under gcov).
@@ -432,7 +460,7 @@ fn reduce_points(
     opts: &PipelineOptions,
     step: &ReduceStep,
     known: &BTreeSet<String>,
-    summary: &mut Summary,
+    summary: &mut FindSummary,
 ) -> Result<()> {
     let total = summary.reached;
     let mut done = 0;
@@ -511,7 +539,7 @@ fn reduced_point(
     file: TestFile,
     mc: Option<usize>,
 ) -> Result<Option<Start>> {
-    let reduced = find::run_test(&file, &opts.run, &opts.injected, known, opts.run_timeout)?;
+    let reduced = reach::run_test(&file, &opts.run, &opts.injected, known, opts.run_timeout)?;
     let kept = match (mc, &opts.metamorphic) {
         (Some(k), Some(build)) => Some((k, mc_after(opts, build, marker, &file.path, k)?)),
         _ => None,
@@ -652,7 +680,7 @@ fn reduce_one(
     if let Some(run) = &step.run {
         extra_env.push(("MFPPR_RUN".to_string(), run.clone()));
         extra_env.push((
-            find::INJECTED_ENV.to_string(),
+            reach::INJECTED_ENV.to_string(),
             opts.injected.to_string_lossy().into_owned(),
         ));
     }
