@@ -7,7 +7,7 @@ use anyhow::Context;
 
 /// Prefix of the temporary files of [`write_atomic`] (a crash may leave one; `cover restore`
 /// removes them).
-pub const TEMP_PREFIX: &str = ".mfppr-tmp-";
+pub(crate) const TEMP_PREFIX: &str = ".mfppr-tmp-";
 
 /// Write `bytes` to `path` through a temporary file in the same directory, flushed to disk, given
 /// the permissions of the file it replaces (0644 for a new one), then renamed over it, so a reader
@@ -15,14 +15,14 @@ pub const TEMP_PREFIX: &str = ".mfppr-tmp-";
 ///
 /// Only a regular file is ever replaced: a directory, FIFO, device, socket or symlink at `path`
 /// is refused (callers validate their outputs up front, see [`crate::outputs`]).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     write(path, bytes, false)
 }
 
 /// [`write_atomic`] for mfppr's own records (such as `<output>.mfppr-origin`): a symlink at `path`
 /// is replaced by the new file, never followed, so a planted link cannot make mfppr write
 /// elsewhere.
-pub fn replace_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn replace_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     write(path, bytes, true)
 }
 

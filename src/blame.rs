@@ -124,7 +124,7 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
 /// Blame (design §10.3): fold each site of `text` (a test the oracle finds interesting) alone,
 /// then all together, with the oracle: one run per site, plus one when there are two sites or
 /// more (with none, the text itself is interesting; with one, folding all is that fold).
-pub fn blame(
+pub(crate) fn blame(
     text: &[u8],
     model: &TestModel,
     catalogue: &Catalogue,

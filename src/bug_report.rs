@@ -26,7 +26,7 @@ const FILES: [&str; 4] = ["standalone.cpp", "reduced.cpp", "README.md", "report.
 
 /// What to report on and how.
 #[derive(Clone, Debug)]
-pub struct BugReportOptions {
+pub(crate) struct BugReportOptions {
     /// The reduced MF++ test.
     pub file: PathBuf,
     /// The interestingness script.
@@ -53,7 +53,7 @@ pub struct BugReportDir {
 /// Check `dir` before any check runs: a directory that exists must be empty unless `force`; it
 /// is created when missing (its parent must exist); none of its report files may be `input` or a
 /// non-regular file.
-pub fn prepare(dir: &Path, force: bool, input: &Path) -> Result<BugReportDir> {
+pub(crate) fn prepare(dir: &Path, force: bool, input: &Path) -> Result<BugReportDir> {
     let refuse = |why: String| {
         coded(
             ExitKind::Input,
@@ -153,7 +153,7 @@ pub struct BugReport {
 }
 
 /// Write the report for `opts.file` into `out`.
-pub fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugReport> {
+pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugReport> {
     let text = crate::input::read_test(&opts.file)?;
     let doc = Document::parse(text.clone())?;
     let catalogue = Catalogue::load_for(&opts.file, &doc, &opts.include_dirs, &opts.specs)?;

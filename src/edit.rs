@@ -38,13 +38,13 @@ impl Edit {
 /// replacement* that covers it is dropped (deleting a function also deletes the edits inside it);
 /// an edit that partially overlaps a previous one is dropped too (the wider one wins), so the result
 /// is always well-defined. Insertions (empty spans) at the same offset keep their given order.
-pub fn apply(source: &[u8], edits: &[Edit]) -> Vec<u8> {
+pub(crate) fn apply(source: &[u8], edits: &[Edit]) -> Vec<u8> {
     splice(source, &effective(source.len(), edits))
 }
 
 /// The edits [`apply`] applies, in order: in range, sorted by start, none inside or overlapping
 /// an earlier one.
-pub fn effective(len: usize, edits: &[Edit]) -> Vec<&Edit> {
+pub(crate) fn effective(len: usize, edits: &[Edit]) -> Vec<&Edit> {
     let mut sorted: Vec<&Edit> = edits
         .iter()
         .filter(|e| e.span.start <= e.span.end && e.span.end <= len)
@@ -70,7 +70,7 @@ pub fn effective(len: usize, edits: &[Edit]) -> Vec<&Edit> {
 }
 
 /// Splice `edits` (as returned by [`effective`]) into `source` in one pass.
-pub fn splice(source: &[u8], edits: &[&Edit]) -> Vec<u8> {
+pub(crate) fn splice(source: &[u8], edits: &[&Edit]) -> Vec<u8> {
     let mut out = Vec::with_capacity(source.len());
     let mut pos = 0usize;
     for e in edits {

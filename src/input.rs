@@ -10,7 +10,7 @@ use anyhow::{bail, Result};
 /// without blocking and checked before the first read, so a FIFO, a device or a directory is
 /// refused at once instead of blocking in `open` or reading without end; more than
 /// [`MAX_TEST_BYTES`] is refused without reading the rest.
-pub fn read_test(path: &std::path::Path) -> Result<Vec<u8>> {
+pub(crate) fn read_test(path: &std::path::Path) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let cannot = |e: std::io::Error| {
@@ -41,12 +41,12 @@ pub fn read_test(path: &std::path::Path) -> Result<Vec<u8>> {
 }
 
 /// The largest input mfppr reads (MF++ writes tests of a few megabytes).
-pub const MAX_TEST_BYTES: usize = 64 << 20;
+pub(crate) const MAX_TEST_BYTES: usize = 64 << 20;
 
 /// The checks that need no parse, made before parsing so that hostile input (binary data, a huge
 /// file, a statement of millions of tokens) is refused at once: not empty, not too large, UTF-8
 /// text without NUL bytes, no statement over [`MAX_STATEMENT_TOKENS`] tokens.
-pub fn check_text(text: &[u8]) -> Result<()> {
+pub(crate) fn check_text(text: &[u8]) -> Result<()> {
     if text.len() > MAX_TEST_BYTES {
         bail!(
             "the file has {} bytes, more than the {} MiB mfppr reads: not an MF++ test",
@@ -101,7 +101,7 @@ pub(crate) fn unbalanced_brace(text: &[u8]) -> Option<String> {
 /// The most tokens one statement may have. MF++ writes statements of at most a few hundred; the
 /// parser needs about 200 bytes of memory a token, and a statement of millions of them (`int big =
 /// 0+1+1…`) would take gigabytes and hours, so such a file is refused before it is parsed.
-pub const MAX_STATEMENT_TOKENS: usize = 100_000;
+pub(crate) const MAX_STATEMENT_TOKENS: usize = 100_000;
 
 /// The first statement (text between two of `;`, `{`, `}`) with more than
 /// [`MAX_STATEMENT_TOKENS`] tokens, as an error that names its line.

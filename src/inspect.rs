@@ -14,7 +14,7 @@ use crate::passes;
 
 /// Structure counts, comparable with an MF++ corpus manifest.
 #[derive(Debug, Serialize)]
-pub struct StructureCounts {
+pub(crate) struct StructureCounts {
     /// Number of variants.
     pub variants: usize,
     /// Distinct step counts over the variants.
@@ -39,7 +39,7 @@ pub struct StructureCounts {
 
 /// Catalogue facts shown by `inspect`.
 #[derive(Debug, Serialize)]
-pub struct CatalogueReport {
+pub(crate) struct CatalogueReport {
     /// Spec headers read.
     pub headers: Vec<String>,
     /// Quoted includes not found.
@@ -60,7 +60,7 @@ pub struct CatalogueReport {
 
 /// The `inspect --json` document.
 #[derive(Debug, Serialize)]
-pub struct Inspection<'a> {
+pub(crate) struct Inspection<'a> {
     /// The file as given.
     pub file: String,
     /// Its size in bytes.
@@ -84,7 +84,7 @@ pub struct Inspection<'a> {
 }
 
 /// Build the report for `model`.
-pub fn report<'a>(
+pub(crate) fn report<'a>(
     file: &str,
     text: &[u8],
     model: &'a TestModel,
@@ -182,7 +182,7 @@ fn catalogue_report(catalogue: &Catalogue) -> CatalogueReport {
 }
 
 /// The human-readable summary.
-pub fn render(report: &Inspection) -> String {
+pub(crate) fn render(report: &Inspection) -> String {
     let mut out = String::new();
     render_summary(&mut out, report);
     render_variants(&mut out, report);

@@ -53,6 +53,12 @@ fn stop_at_test_poll() {
     if let Some(n) = *stop_at {
         if POLLS.fetch_add(1, Ordering::SeqCst) + 1 == n {
             let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
+            // The test's signal may be handled on another thread a moment after SIGCONT: give
+            // it up to a second to land, so the poll below always sees it.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+            while !INTERRUPTED.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
         }
     }
 }

@@ -6,29 +6,29 @@
 //!
 //! "design §N", here and in every module, tests and scripts, is section N of `docs/design.md`.
 
-pub mod atomic;
-pub mod batch;
-pub mod blame;
-pub mod bug_report;
+pub(crate) mod atomic;
+pub(crate) mod batch;
+pub(crate) mod blame;
+pub(crate) mod bug_report;
 pub mod catalogue;
 pub mod cli;
 pub mod coverage;
 pub mod document;
-pub mod edit;
+pub(crate) mod edit;
 pub mod engine;
 pub mod error;
-pub mod export;
-pub mod input;
-pub mod inspect;
-pub mod interrupt;
-pub mod line_endings;
-pub mod lock;
+pub(crate) mod export;
+pub(crate) mod input;
+pub(crate) mod inspect;
+pub(crate) mod interrupt;
+pub(crate) mod line_endings;
+pub(crate) mod lock;
 pub mod messages;
 pub mod model;
 pub mod opportunity;
 pub mod oracle;
-pub mod outputs;
+pub(crate) mod outputs;
 pub mod passes;
 mod pool;
-pub mod process;
-pub mod reduce;
+pub(crate) mod process;
+pub(crate) mod reduce;

@@ -8,7 +8,7 @@ use crate::oracle::{Oracle, Verdict};
 
 /// The line-ending convention of an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LineEndings {
+pub(crate) enum LineEndings {
     /// Kept as it is (LF, or mixed: nothing is converted).
     AsIs,
     /// Every line ends in CRLF.
@@ -17,7 +17,7 @@ pub enum LineEndings {
 
 impl LineEndings {
     /// `Crlf` when the text has line breaks and every one of them is CRLF.
-    pub fn of(text: &[u8]) -> LineEndings {
+    pub(crate) fn of(text: &[u8]) -> LineEndings {
         let lf = text.iter().filter(|&&b| b == b'\n').count();
         let crlf = text.windows(2).filter(|w| w == b"\r\n").count();
         if lf > 0 && lf == crlf {
@@ -28,7 +28,7 @@ impl LineEndings {
     }
 
     /// The text mfppr works on: CRLF → LF.
-    pub fn to_internal(self, text: &[u8]) -> Vec<u8> {
+    pub(crate) fn to_internal(self, text: &[u8]) -> Vec<u8> {
         match self {
             LineEndings::AsIs => text.to_vec(),
             LineEndings::Crlf => {
@@ -44,7 +44,7 @@ impl LineEndings {
     }
 
     /// The text as the user's convention writes it: LF → CRLF.
-    pub fn to_file(self, text: &[u8]) -> Vec<u8> {
+    pub(crate) fn to_file(self, text: &[u8]) -> Vec<u8> {
         match self {
             LineEndings::AsIs => text.to_vec(),
             LineEndings::Crlf => {
@@ -63,7 +63,7 @@ impl LineEndings {
 
 /// An oracle that judges the text as the user's convention writes it.
 #[derive(Debug)]
-pub struct EndingsOracle<'a, O> {
+pub(crate) struct EndingsOracle<'a, O> {
     /// The oracle that runs the check.
     pub inner: &'a O,
     /// The convention to give it.

@@ -18,23 +18,16 @@ use nix::fcntl::{Flock, FlockArg};
 use crate::error::{coded, ExitKind};
 
 /// The lock file's name inside a locked directory.
-pub const LOCK_FILE: &str = ".mfppr.lock";
+pub(crate) const LOCK_FILE: &str = ".mfppr.lock";
 
 /// A held lock; dropping it releases the lock (the process ending does too, even by SIGKILL).
 #[derive(Debug)]
-pub struct Lock {
+pub(crate) struct Lock {
     /// `None` on a file system without `flock` (see [`lock_exclusive`]).
     file: Option<Flock<File>>,
     path: PathBuf,
     /// Remove the lock file on release ([`lock_output`]).
     remove: bool,
-}
-
-impl Lock {
-    /// The lock file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
 impl Drop for Lock {
@@ -56,7 +49,7 @@ impl Drop for Lock {
 /// opens a narrow race at the very end of a run (a second run that opened the file just before
 /// the removal, and a third that creates a new one); it is accepted for a single output, while
 /// campaign directories keep their lock files ([`lock_exclusive`]).
-pub fn lock_output(output: &Path) -> anyhow::Result<Lock> {
+pub(crate) fn lock_output(output: &Path) -> anyhow::Result<Lock> {
     let mut name = output.as_os_str().to_owned();
     name.push(".mfppr.lock");
     let mut lock = lock_exclusive(
@@ -81,7 +74,7 @@ pub fn lock_output(output: &Path) -> anyhow::Result<Lock> {
 /// stale lock; the file stays, empty. The descriptor is close-on-exec: child processes (the check
 /// scripts) do not hold the lock. On a file system without `flock` (Lustre mounted without
 /// `-o flock`) a warning says so and the returned lock guards nothing.
-pub fn lock_exclusive(path: &Path, what: &str) -> anyhow::Result<Lock> {
+pub(crate) fn lock_exclusive(path: &Path, what: &str) -> anyhow::Result<Lock> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -166,7 +159,7 @@ mod tests {
             "{message}"
         );
         assert_eq!(crate::error::exit_kind(&refused), ExitKind::Input);
-        assert_eq!(held.path(), path);
+        assert_eq!(held.path.as_path(), path);
         drop(held);
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
         let again = lock_exclusive(&path, "the output directory o").unwrap();

@@ -12,7 +12,7 @@ use crate::error::{coded, ExitKind};
 /// One output of a run: what it is (for messages, e.g. "the output", "the stats file") and the
 /// flag that names it.
 #[derive(Clone, Copy, Debug)]
-pub struct Output<'a> {
+pub(crate) struct Output<'a> {
     /// What the file is, as the user knows it.
     pub what: &'a str,
     /// The command-line flag that chooses it.
@@ -26,7 +26,7 @@ pub struct Output<'a> {
 
 /// Validate `outputs` against `input` and each other; return the paths to write (symlinks to
 /// regular files resolved), in the same order.
-pub fn validate(input: &Path, outputs: &[Output<'_>]) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn validate(input: &Path, outputs: &[Output<'_>]) -> anyhow::Result<Vec<PathBuf>> {
     let input_id = file_id(input);
     let mut resolved: Vec<PathBuf> = Vec::with_capacity(outputs.len());
     for out in outputs {
@@ -113,7 +113,7 @@ fn resolve(out: &Output<'_>) -> anyhow::Result<PathBuf> {
 
 /// Create and remove a file in `dir`: whether mfppr can write there (a read-only file system or
 /// a directory without write permission fails here, before any check runs).
-pub fn probe_writable(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn probe_writable(dir: &Path) -> std::io::Result<()> {
     tempfile::Builder::new()
         .prefix(crate::atomic::TEMP_PREFIX)
         .tempfile_in(dir)?
@@ -121,7 +121,7 @@ pub fn probe_writable(dir: &Path) -> std::io::Result<()> {
 }
 
 /// "a directory", "a FIFO", … for a file type that is not a regular file.
-pub fn kind_of(t: &std::fs::FileType) -> &'static str {
+pub(crate) fn kind_of(t: &std::fs::FileType) -> &'static str {
     if t.is_dir() {
         "a directory"
     } else if t.is_fifo() {

@@ -30,7 +30,7 @@ const REAP_LIMIT: Duration = Duration::from_secs(5);
 /// The environment variable that tags every process a run starts, and their descendants: a
 /// daemon that left both the run's process group and its scratch directory (`cd /; setsid …`)
 /// still carries it, and is killed with the rest.
-pub const LINEAGE_VAR: &str = "MFPPR_LINEAGE";
+pub(crate) const LINEAGE_VAR: &str = "MFPPR_LINEAGE";
 /// Attempts to remove a scratch directory (a dying process may still create a file in it).
 const REMOVE_TRIES: u32 = 5;
 
@@ -80,7 +80,7 @@ impl fmt::Display for RunEnd {
 
 /// When to stop a run early.
 #[derive(Clone, Copy, Debug)]
-pub struct Limits<'a> {
+pub(crate) struct Limits<'a> {
     /// Kill the run after this long (`None`: no limit).
     pub timeout: Option<Duration>,
     /// Kill the run as soon as any of these flags is set.
@@ -92,7 +92,7 @@ pub struct Limits<'a> {
 
 /// How a run ended and how long it took.
 #[derive(Clone, Copy, Debug)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// How it ended.
     pub end: RunEnd,
     /// Wall time from spawn to the end of the run.
@@ -102,7 +102,7 @@ pub struct Finished {
 /// Spawn `command` in its own process group and wait for it within `limits`. Whatever way the run
 /// ends, nothing it started is left running when this returns. An `Err` is the spawn (or wait)
 /// error, for the caller to explain.
-pub fn run(command: &mut Command, limits: &Limits<'_>) -> std::io::Result<Finished> {
+pub(crate) fn run(command: &mut Command, limits: &Limits<'_>) -> std::io::Result<Finished> {
     let start = Instant::now();
     let (child, tag) = spawn(command)?;
     wait(child, &tag, start, limits)
@@ -177,21 +177,19 @@ fn value_in(environ: &[u8], name: &str) -> Option<String> {
 
 /// What [`capture`] got from a command.
 #[derive(Debug)]
-pub struct Captured {
+pub(crate) struct Captured {
     /// How the run ended (when the output passed the cap: cancelled, or killed by `SIGPIPE`).
     pub finished: Finished,
     /// Its standard output, at most the cap.
     pub stdout: Vec<u8>,
-    /// Its standard error, at most the cap.
-    pub stderr: Vec<u8>,
     /// Whether the command wrote more than the cap (it was stopped then).
     pub truncated: bool,
 }
 
-/// Run `command` like [`run`], feeding it `input` and keeping at most `cap` bytes of each of its
-/// stdout and stderr: a command that writes more is stopped (so `cat /dev/zero` costs `cap`
+/// Run `command` like [`run`], feeding it `input`, keeping at most `cap` bytes of its stdout and
+/// dropping its stderr: a command that writes more is stopped (so `cat /dev/zero` costs `cap`
 /// bytes, not memory without bound).
-pub fn capture(
+pub(crate) fn capture(
     command: &mut Command,
     input: &[u8],
     timeout: Duration,
@@ -201,7 +199,7 @@ pub fn capture(
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::null());
     let start = Instant::now();
     let (mut child, tag) = spawn(command)?;
     let over = std::sync::Arc::new(AtomicBool::new(false));
@@ -213,16 +211,10 @@ pub fn capture(
             let _ = pipe.write_all(&input);
         })
     });
-    let readers = [
-        child
-            .stdout
-            .take()
-            .map(|p| read_capped(p, cap, over.clone())),
-        child
-            .stderr
-            .take()
-            .map(|p| read_capped(p, cap, over.clone())),
-    ];
+    let reader = child
+        .stdout
+        .take()
+        .map(|p| read_capped(p, cap, over.clone()));
     let limits = Limits {
         timeout: Some(timeout),
         cancel: &[&over],
@@ -232,14 +224,12 @@ pub fn capture(
     if let Some(writer) = stdin {
         let _ = writer.join();
     }
-    let [stdout, stderr] = readers.map(|r| {
-        r.and_then(|h| h.recv_timeout(REAP_LIMIT).ok())
-            .unwrap_or_default()
-    });
+    let stdout = reader
+        .and_then(|r| r.recv_timeout(REAP_LIMIT).ok())
+        .unwrap_or_default();
     Ok(Captured {
         finished,
         stdout,
-        stderr,
         truncated: over.load(Ordering::SeqCst),
     })
 }
@@ -385,13 +375,13 @@ fn stat_of(pid: i32) -> Option<ProcStat> {
 
 /// A temporary directory for one run, removed (with retries) when dropped, on every path out.
 #[derive(Debug)]
-pub struct ScratchDir {
+pub(crate) struct ScratchDir {
     path: PathBuf,
 }
 
 impl ScratchDir {
     /// A fresh directory `<TMPDIR>/<prefix>XXXXXX`; its path is canonical.
-    pub fn new(prefix: &str) -> std::io::Result<ScratchDir> {
+    pub(crate) fn new(prefix: &str) -> std::io::Result<ScratchDir> {
         let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
         let path = fs::canonicalize(dir.path())?;
         // From here on `ScratchDir` owns the removal.
@@ -400,7 +390,7 @@ impl ScratchDir {
     }
 
     /// The directory.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 }
@@ -545,10 +535,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(echo.finished.end.status(), Some(0));
-        assert_eq!(
-            (echo.stdout.as_slice(), echo.stderr.as_slice()),
-            (&b"HELLO"[..], &b"oops\n"[..])
-        );
+        assert_eq!(echo.stdout, b"HELLO");
         assert!(!echo.truncated);
     }
 

@@ -13,12 +13,12 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 /// The journal's file name inside the batch output directory.
-pub const JOURNAL: &str = "results.jsonl";
+pub(crate) const JOURNAL: &str = "results.jsonl";
 
 /// How one test of a campaign ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Reduced; the result is in `output`.
     Reduced,
     /// The original is not interesting to the check (skipped).
@@ -33,7 +33,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The name used in the journal and the table.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Outcome::Reduced => "reduced",
             Outcome::NotInteresting => "not_interesting",
@@ -46,7 +46,7 @@ impl Outcome {
 
 /// One finished test: a journal line, and the per-test `result.json` of scale-out runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Record {
+pub(crate) struct Record {
     /// The input test (absolute path).
     pub input: PathBuf,
     /// The name of its directory under the batch output directory.
@@ -94,7 +94,7 @@ pub struct Record {
 
 impl Record {
     /// A record of `input` (`bytes` long) with `outcome` and nothing else known yet.
-    pub fn new(input: PathBuf, stem: String, bytes: u64, outcome: Outcome) -> Record {
+    pub(crate) fn new(input: PathBuf, stem: String, bytes: u64, outcome: Outcome) -> Record {
         Record {
             input,
             stem,
@@ -120,14 +120,14 @@ impl Record {
 
 /// The journal, open for appending.
 #[derive(Debug)]
-pub struct Journal {
+pub(crate) struct Journal {
     file: File,
     path: PathBuf,
 }
 
 impl Journal {
     /// Open (or create) the journal in `dir`, cutting off a torn last line left by a crash.
-    pub fn open(dir: &Path) -> anyhow::Result<Journal> {
+    pub(crate) fn open(dir: &Path) -> anyhow::Result<Journal> {
         let path = dir.join(JOURNAL);
         if let Ok(bytes) = std::fs::read(&path) {
             let keep = complete_prefix(&bytes);
@@ -159,7 +159,7 @@ impl Journal {
     }
 
     /// Append `record` as one line with a single `write`, then `fsync`.
-    pub fn append(&mut self, record: &Record) -> anyhow::Result<()> {
+    pub(crate) fn append(&mut self, record: &Record) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(record).context("cannot serialise a journal record")?;
         line.push(b'\n');
         let written = self
@@ -186,7 +186,7 @@ fn complete_prefix(bytes: &[u8]) -> usize {
 
 /// The records of the journal in `dir` (none if it does not exist). A line that does not parse
 /// is skipped with a warning (a torn last line after a crash).
-pub fn read(dir: &Path) -> anyhow::Result<Vec<Record>> {
+pub(crate) fn read(dir: &Path) -> anyhow::Result<Vec<Record>> {
     let path = dir.join(JOURNAL);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,

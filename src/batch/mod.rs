@@ -12,9 +12,9 @@
 //! runs the same per-test step ([`run_one`]) as one command per test and merges the per-test
 //! `result.json` files afterwards.
 
-pub mod journal;
-pub mod tasks;
-pub mod triage;
+pub(crate) mod journal;
+pub(crate) mod tasks;
+pub(crate) mod triage;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -37,14 +37,14 @@ use journal::{Journal, Outcome, Record};
 use triage::CampaignSummary;
 
 /// The per-test result file of a test's directory (written by every run of a test).
-pub const RESULT: &str = "result.json";
+pub(crate) const RESULT: &str = "result.json";
 
 /// File extensions taken from a directory given as input.
 const EXTENSIONS: &[&str] = &["cpp", "cc", "cxx", "C"];
 
 /// Everything a campaign needs to know.
 #[derive(Clone, Debug)]
-pub struct BatchOptions {
+pub(crate) struct BatchOptions {
     /// The options every test is reduced with; `input`, `output`, `stats`, `jobs`, `resume` and
     /// `quiet` are set per test.
     pub reduce: ReduceOptions,
@@ -62,14 +62,14 @@ pub struct BatchOptions {
 
 impl BatchOptions {
     /// Check runs at once for one test: `jobs / tests_at_once`, at least 1.
-    pub fn jobs_per_test(&self) -> usize {
+    pub(crate) fn jobs_per_test(&self) -> usize {
         (self.jobs / self.tests_at_once.max(1)).max(1)
     }
 }
 
 /// One test of a campaign.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Test {
+pub(crate) struct Test {
     /// Absolute path of the input.
     pub input: PathBuf,
     /// Its directory name under the output directory (unique in the campaign).
@@ -80,7 +80,7 @@ pub struct Test {
 
 /// Whether `stem` can name a test's directory under OUTDIR: one path component that is neither
 /// `.`, `..` nor the name of one of the campaign's own files.
-pub fn stem_is_valid(stem: &str) -> bool {
+pub(crate) fn stem_is_valid(stem: &str) -> bool {
     let own = [
         LOCK_FILE,
         journal::JOURNAL,
@@ -92,7 +92,7 @@ pub fn stem_is_valid(stem: &str) -> bool {
 
 /// Create `out_dir` if missing and lock it for this process (see [`crate::lock`]): a second run
 /// on the same campaign is refused while this one holds the lock.
-pub fn lock_out_dir(out_dir: &Path) -> anyhow::Result<Lock> {
+pub(crate) fn lock_out_dir(out_dir: &Path) -> anyhow::Result<Lock> {
     std::fs::create_dir_all(out_dir).with_context(|| {
         format!(
             "cannot create the output directory {}; check -o",
@@ -111,7 +111,7 @@ pub fn lock_out_dir(out_dir: &Path) -> anyhow::Result<Lock> {
 /// the blake3 hash of the input's path appended. A path that is not UTF-8 is refused: the journal
 /// records paths as JSON strings; so is a named input that is not a regular file, and a directory
 /// entry with a C++ name that is not a regular file is skipped with a warning that names it.
-pub fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
+pub(crate) fn discover(inputs: &[PathBuf]) -> anyhow::Result<Vec<Test>> {
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for input in inputs {
@@ -218,7 +218,7 @@ fn test_of(input: PathBuf) -> anyhow::Result<Test> {
 /// describe how it ended; the record is also written to `OUTDIR/<stem>/result.json`. `Err` only
 /// when the campaign cannot go on (interrupted, the output directory is not writable, another
 /// process reduces the same test); a test that fails is an `Ok` record.
-pub fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
+pub(crate) fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
     let began = Instant::now();
     let dir = opts.out_dir.join(&test.stem);
     std::fs::create_dir_all(&dir)
@@ -518,7 +518,7 @@ fn reduce_pending(
 /// Reduce every test of `tests` (a local campaign), holding the lock of the output directory;
 /// returns the summary of the whole journal. The tests share one cache directory for the check scripts (their include blocks are mostly
 /// the same), unless the user chose one.
-pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<CampaignSummary> {
+pub(crate) fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<CampaignSummary> {
     crate::interrupt::install()?;
     let shared_cache = run_cache_dir(&opts.reduce)?;
     let mut shared = opts.clone();
@@ -564,7 +564,7 @@ pub fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<CampaignSummar
 
 /// What `--collect` found.
 #[derive(Debug)]
-pub struct Collected {
+pub(crate) struct Collected {
     /// The summary of the journal, with the missing tasks as tests of outcome `missing`.
     pub summary: CampaignSummary,
     /// Stems of the emitted tasks ([`tasks::Manifest`]) with no result, in task-file order.
@@ -575,7 +575,7 @@ pub struct Collected {
 /// `out_dir` into the journal (those not in it yet) and summarise the whole journal; a task of
 /// the last task file emitted for `out_dir` (`OUTDIR/tasks.json`) with no record is counted as
 /// `missing` in the summary, never journaled, so that collecting after a rerun finds its result.
-pub fn collect(out_dir: &Path) -> anyhow::Result<Collected> {
+pub(crate) fn collect(out_dir: &Path) -> anyhow::Result<Collected> {
     if !out_dir.is_dir() {
         return Err(coded(
             ExitKind::Input,

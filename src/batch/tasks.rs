@@ -27,11 +27,11 @@ use crate::atomic::write_atomic;
 use crate::reduce::ReduceOptions;
 
 /// The record of the last `--emit-tasks` inside the campaign's output directory.
-pub const MANIFEST: &str = "tasks.json";
+pub(crate) const MANIFEST: &str = "tasks.json";
 
 /// `OUTDIR/tasks.json`: the tests of the last task file emitted for OUTDIR, in its line order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     /// The task file (absolute path).
     pub task_file: PathBuf,
     /// One entry per line of the task file.
@@ -40,7 +40,7 @@ pub struct Manifest {
 
 /// One emitted task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Task {
+pub(crate) struct Task {
     /// Its directory name under OUTDIR.
     pub stem: String,
     /// Its input (absolute path).
@@ -48,7 +48,7 @@ pub struct Task {
 }
 
 /// `word` as one bash word that evaluates to exactly its bytes (see the module doc).
-pub fn quote_word(word: &[u8]) -> String {
+pub(crate) fn quote_word(word: &[u8]) -> String {
     let bare = |b: &u8| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(b);
     if !word.is_empty() && word.iter().all(bare) {
         return String::from_utf8_lossy(word).into_owned();
@@ -83,7 +83,7 @@ fn quoted(prefix: &str, path: &Path) -> anyhow::Result<String> {
 }
 
 /// The command that reduces `test` on its own, run by `exe` (the mfppr binary).
-pub fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::Result<String> {
+pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::Result<String> {
     let ro = &opts.reduce;
     let mut words = vec![
         quoted("", exe)?,
@@ -132,7 +132,7 @@ pub fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::Result<S
 
 /// Write one command per test (in the campaign's smallest-first order) to `file`, and the
 /// [`Manifest`] of those tests to `OUTDIR/tasks.json` (replacing an earlier one).
-pub fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::Result<()> {
+pub(crate) fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::Result<()> {
     let exe: PathBuf =
         std::env::current_exe().context("cannot find the path of the mfppr binary")?;
     let mut text = String::new();
@@ -160,7 +160,7 @@ pub fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::Result<
 }
 
 /// The manifest of the last `--emit-tasks` for `out_dir`, if any.
-pub fn read_manifest(out_dir: &Path) -> anyhow::Result<Option<Manifest>> {
+pub(crate) fn read_manifest(out_dir: &Path) -> anyhow::Result<Option<Manifest>> {
     let path = out_dir.join(MANIFEST);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,

@@ -22,11 +22,11 @@ use crate::model::{parse_qualified_mr, Instance, Step, TestModel};
 use crate::oracle::RunEnd;
 
 /// The summary's file name inside the batch output directory.
-pub const SUMMARY: &str = "summary.json";
+pub(crate) const SUMMARY: &str = "summary.json";
 
 /// What failed, from the check's stderr tail: the `metalib::checks` check named there, else the
 /// uncaught exception, else the signal, else how the check script ended.
-pub fn failure_of(stderr_tail: &str, end: RunEnd) -> String {
+pub(crate) fn failure_of(stderr_tail: &str, end: RunEnd) -> String {
     let check = regex::Regex::new(r"metalib::checks::(\w+)").expect("valid regex");
     let exception =
         regex::Regex::new(r"instance of '([^']+)'|\bexception ([\w:]+)").expect("valid regex");
@@ -72,7 +72,7 @@ fn instance_family(instance: &Instance) -> String {
 }
 
 /// The sorted MR families of the steps and instances left in `model`.
-pub fn remaining_mrs(model: &TestModel) -> Vec<String> {
+pub(crate) fn remaining_mrs(model: &TestModel) -> Vec<String> {
     let steps = model.variants.iter().flat_map(|v| &v.steps);
     let mut mrs: BTreeSet<String> = steps.map(|s| step_family(model, s)).collect();
     mrs.extend(model.instances.iter().map(instance_family));
@@ -82,7 +82,7 @@ pub fn remaining_mrs(model: &TestModel) -> Vec<String> {
 /// The suspect MR families of a reduced test where blame cannot decide: the families of the
 /// steps where a checked variant differs from the reference `r_0` (another callee at the same
 /// position); all remaining families when no step differs.
-pub fn suspect_mrs(model: &TestModel) -> Vec<String> {
+pub(crate) fn suspect_mrs(model: &TestModel) -> Vec<String> {
     let reference = model.variants.iter().find(|v| v.index == 0);
     let mut suspects = BTreeSet::new();
     for variant in model.variants.iter().filter(|v| v.index != 0) {
@@ -102,11 +102,11 @@ pub fn suspect_mrs(model: &TestModel) -> Vec<String> {
 }
 
 /// [`Record::suspects_from`] when the failure survives folding every MR to its base.
-pub const BASE_OPERATIONS: &str = "blame: base operations";
+pub(crate) const BASE_OPERATIONS: &str = "blame: base operations";
 
 /// The triage signature of a reduced test: the failure, then its suspect MR families, or `base
 /// operations` when blame found that the library's base operations alone fail.
-pub fn signature(failure: &str, suspects: &[String], from: &str) -> String {
+pub(crate) fn signature(failure: &str, suspects: &[String], from: &str) -> String {
     if from == BASE_OPERATIONS {
         return format!("{failure} | base operations");
     }
@@ -115,7 +115,7 @@ pub fn signature(failure: &str, suspects: &[String], from: &str) -> String {
 
 /// The smallest test of a group.
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Representative {
+pub(crate) struct Representative {
     /// Its directory name under the output directory.
     pub stem: String,
     /// The reduced test (or the input when not reduced).
@@ -126,7 +126,7 @@ pub struct Representative {
 
 /// Tests with the same signature.
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Group {
+pub(crate) struct Group {
     /// 1-based, in table order (largest group first).
     pub id: usize,
     /// The shared signature.
@@ -143,7 +143,7 @@ pub struct Group {
 
 /// `OUTDIR/summary.json`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct CampaignSummary {
+pub(crate) struct CampaignSummary {
     /// Finished tests.
     pub tests: usize,
     /// Tests per outcome.
@@ -155,7 +155,7 @@ pub struct CampaignSummary {
 }
 
 /// Group `records` (one per test) by signature.
-pub fn summarise(records: &[Record]) -> CampaignSummary {
+pub(crate) fn summarise(records: &[Record]) -> CampaignSummary {
     let mut outcomes = BTreeMap::new();
     for r in records {
         *outcomes.entry(r.outcome.name().to_string()).or_insert(0) += 1;
@@ -210,14 +210,14 @@ fn groups(records: &[&Record]) -> Vec<Group> {
 }
 
 /// Write `summary` as `dir/summary.json`.
-pub fn write_summary(dir: &Path, summary: &CampaignSummary) -> anyhow::Result<()> {
+pub(crate) fn write_summary(dir: &Path, summary: &CampaignSummary) -> anyhow::Result<()> {
     let path = dir.join(SUMMARY);
     let json = serde_json::to_vec_pretty(summary).context("cannot serialise the summary")?;
     write_atomic(&path, &json).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The table printed at the end of a batch.
-pub fn render(summary: &CampaignSummary) -> String {
+pub(crate) fn render(summary: &CampaignSummary) -> String {
     let mut out = format!(
         "{} tests: {}\n",
         summary.tests,

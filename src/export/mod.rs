@@ -34,11 +34,9 @@ const MARKERS: [&str; 5] = [
 
 /// A spec declaration the test needs.
 #[derive(Clone, Debug)]
-pub struct Chunk {
+pub(crate) struct Chunk {
     /// Enclosing namespaces.
     pub namespaces: Vec<String>,
-    /// The declared name, for messages.
-    pub name: String,
     /// Its source text.
     pub text: String,
     /// The only declaration a reference of the test (or of another required chunk) can mean:
@@ -48,7 +46,7 @@ pub struct Chunk {
 
 /// The parts of a standalone export, before minimisation and formatting.
 #[derive(Clone, Debug)]
-pub struct Standalone {
+pub(crate) struct Standalone {
     /// `#include` lines: system headers, then library headers.
     pub includes: Vec<String>,
     /// The pulled-in spec declarations, in header order.
@@ -68,7 +66,7 @@ struct Header {
 impl Standalone {
     /// Build the export of the test at `path` (bytes `text`), finding headers beside each
     /// including file and in `include_dirs`; `specs` are read after the test's own headers.
-    pub fn build(
+    pub(crate) fn build(
         path: &Path,
         text: &[u8],
         include_dirs: &[PathBuf],
@@ -111,7 +109,6 @@ impl Standalone {
             .filter(|(_, (n, _))| *n)
             .map(|((d, text), (_, required))| Chunk {
                 namespaces: d.namespaces,
-                name: d.name.unwrap_or_default(),
                 text,
                 required,
             })
@@ -129,7 +126,7 @@ impl Standalone {
     }
 
     /// The export text with the chunks `keep` marks (all when shorter), unformatted.
-    pub fn render(&self, keep: &[bool]) -> String {
+    pub(crate) fn render(&self, keep: &[bool]) -> String {
         let mut out = format!("// Exported by mfppr from {}.\n", self.source);
         for inc in &self.includes {
             out.push_str(inc);
@@ -412,7 +409,7 @@ fn whole_lines(text: &[u8], span: std::ops::Range<usize>) -> std::ops::Range<usi
 
 /// Indent `text` with `clang-format` when it is installed, else by brace depth. Returns the
 /// text and the tool used.
-pub fn format(text: &str) -> (String, &'static str) {
+pub(crate) fn format(text: &str) -> (String, &'static str) {
     if let Some(formatted) = clang_format(text) {
         return (formatted, "clang-format");
     }
@@ -436,7 +433,7 @@ fn clang_format(text: &str) -> Option<String> {
 
 /// Re-indent by brace depth, four spaces a level (namespace bodies not indented); preprocessor
 /// lines at column 0; runs of blank lines collapsed to one.
-pub fn reindent(text: &str) -> String {
+pub(crate) fn reindent(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     // One entry per open brace: whether it opens a namespace.
     let mut open: Vec<bool> = Vec::new();
@@ -511,7 +508,7 @@ fn braces(line: &str) -> (usize, usize, usize) {
 
 /// What minimisation did.
 #[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Minimised {
+pub(crate) struct Minimised {
     /// Declarations pulled in by the closure.
     pub pulled: usize,
     /// Declarations the oracle needed.
@@ -523,7 +520,7 @@ pub struct Minimised {
 /// Verify the formatted export is interesting, then drop the pulled-in declarations that are not
 /// [`Chunk::required`] one at a time (last first, so a user goes before what it uses) while it
 /// stays interesting. Returns the final text, the last one found interesting.
-pub fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String, Minimised)> {
+pub(crate) fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String, Minimised)> {
     let cancel = AtomicBool::new(false);
     let mut stats = Minimised {
         pulled: sa.chunks.len(),

@@ -21,11 +21,11 @@ use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
 use crate::model::TestModel;
 use crate::opportunity::Opportunities;
-use crate::oracle::{Expected, Run, RunEnd, ScriptOracle, Verdict};
+use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
 use crate::passes::{MfppOpportunities, PassOptions};
 
 use initial::{check_original, warn_if_trivial_is_interesting, Original, SpareQueue};
-pub use plan::origin_path;
+pub(crate) use plan::origin_path;
 use plan::{plan_outputs, resume_from, ReducePaths};
 use recheck::{recheck, RECHECK_HISTORY};
 
@@ -108,7 +108,7 @@ impl ReduceOptions {
 
 /// What a finished reduction produced.
 #[derive(Clone, Debug)]
-pub struct ReduceOutcome {
+pub(crate) struct ReduceOutcome {
     /// Where the result is.
     pub output: PathBuf,
     /// Size of the input.
@@ -119,8 +119,6 @@ pub struct ReduceOutcome {
     pub timeout: Duration,
     /// Which exit statuses counted as interesting ([`interesting_exits`] of the original's run).
     pub expected: Expected,
-    /// The last re-check run of the result (its end and stderr tail); `None` with `--recheck 0`.
-    pub final_run: Option<Run>,
     /// The search counters; `oracle_calls` and `wall_secs` include the checks made before the
     /// search (the original, the trivial test, the output when resuming).
     pub stats: Stats,
@@ -129,7 +127,7 @@ pub struct ReduceOutcome {
 impl ReduceOutcome {
     /// One summary line: sizes, oracle calls, cache hits, wall time, mean oracle time per call,
     /// mfppr's own time.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let pct = if self.bytes_before == 0 {
             0.0
         } else {
@@ -199,7 +197,7 @@ pub(super) struct StatsFile<'a> {
 /// The exit-status rule of a reduction: which exit statuses count as interesting, given how the
 /// original's run ended; `None` if the original is not interesting. Exit 0 by default; with
 /// `--interesting-exit auto` (`same_status`), the original's status when it is not 0.
-pub fn interesting_exits(original: RunEnd, same_status: bool) -> Option<Expected> {
+pub(crate) fn interesting_exits(original: RunEnd, same_status: bool) -> Option<Expected> {
     match (original, same_status) {
         (RunEnd::Exited { status: 0, .. }, false) => Some(Expected::Zero),
         (RunEnd::Exited { status, .. }, true) if status != 0 => Some(Expected::Status(status)),
@@ -208,7 +206,7 @@ pub fn interesting_exits(original: RunEnd, same_status: bool) -> Option<Expected
 }
 
 /// The default output path: `<stem>.reduced.cpp` beside `input`.
-pub fn default_output(input: &Path) -> PathBuf {
+pub(crate) fn default_output(input: &Path) -> PathBuf {
     let stem = input
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -217,7 +215,7 @@ pub fn default_output(input: &Path) -> PathBuf {
 }
 
 /// Reduce `opts.input` with the check script `opts.check` (design §5–§7).
-pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
+pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     crate::interrupt::install()?;
     let began = Instant::now();
     let Input {
@@ -271,11 +269,10 @@ pub fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     stats.bytes_after = on_disk as u64;
     let written = paths.write_stats(opts, timeout, &stats, &completeness, interrupted);
     match result {
-        Ok(final_run) => {
+        Ok(()) => {
             written?;
             Ok(ReduceOutcome {
                 expected: oracle.expected(),
-                final_run,
                 output: paths.result.clone(),
                 bytes_before: text.len() as u64,
                 bytes_after: on_disk as u64,
@@ -307,7 +304,7 @@ fn check_and_search<'s, 'e: 's>(
     paths: &ReducePaths,
     queue: &'e SpareQueue,
     scope: &'s std::thread::Scope<'s, 'e>,
-) -> anyhow::Result<(anyhow::Result<Option<Run>>, Stats, usize, Duration)> {
+) -> anyhow::Result<(anyhow::Result<()>, Stats, usize, Duration)> {
     let (text, endings) = (original.text, original.endings);
     let initial = check_original(opts, oracle, original, queue, scope)?;
     let oracle = EndingsOracle {
@@ -357,7 +354,7 @@ fn search(
     oracle: &EndingsOracle<'_, ScriptOracle>,
     paths: &ReducePaths,
     from: SearchFrom<'_, '_>,
-) -> (anyhow::Result<Option<Run>>, Stats, usize) {
+) -> (anyhow::Result<()>, Stats, usize) {
     let SearchFrom {
         text,
         start,
@@ -408,12 +405,12 @@ fn search(
     let mut stats = engine.stats().clone();
     stats.bytes_before = text.len() as u64;
     let result = result.and_then(|_| {
-        let (kept, final_run) = recheck(opts, oracle, &accepted, &mut stats)?;
+        let kept = recheck(opts, oracle, &accepted, &mut stats)?;
         if kept.len() != on_disk {
             paths.write_result(&endings.to_file(kept))?;
             on_disk = kept.len();
         }
-        Ok(final_run)
+        Ok(())
     });
     (result, stats, on_disk)
 }

@@ -67,7 +67,7 @@ pub(super) fn plan_outputs(opts: &ReduceOptions) -> anyhow::Result<ReducePaths> 
 }
 
 /// `<output>.mfppr-origin`: the input a result was derived from.
-pub fn origin_path(result: &Path) -> PathBuf {
+pub(crate) fn origin_path(result: &Path) -> PathBuf {
     let mut name = result.as_os_str().to_owned();
     name.push(".mfppr-origin");
     PathBuf::from(name)

@@ -6,30 +6,27 @@ use super::ReduceOptions;
 use crate::engine::Stats;
 use crate::error::{coded, ExitKind};
 use crate::line_endings::EndingsOracle;
-use crate::oracle::{Run, ScriptOracle, Verdict};
+use crate::oracle::{ScriptOracle, Verdict};
 
 /// Accepted texts kept for the final re-check, besides the starting text.
 pub(super) const RECHECK_HISTORY: usize = 3;
 
 /// Re-check the result `opts.recheck` times, without the cache: a flaky check may have accepted
 /// it by chance. Returns the newest of `accepted` (oldest first; the first is known interesting)
-/// that was interesting every time, or the newest one when none was, with a warning either way,
-/// and the last re-check run of the text returned (`None` without re-checks).
+/// that was interesting every time, or the newest one when none was, with a warning either way.
 pub(super) fn recheck<'a>(
     opts: &ReduceOptions,
     oracle: &EndingsOracle<'_, ScriptOracle>,
     accepted: &'a [Vec<u8>],
     stats: &mut Stats,
-) -> anyhow::Result<(&'a [u8], Option<Run>)> {
+) -> anyhow::Result<&'a [u8]> {
     let newest = accepted.last().map(Vec::as_slice).unwrap_or_default();
     if opts.recheck == 0 {
-        return Ok((newest, None));
+        return Ok(newest);
     }
     let no_cancel = AtomicBool::new(false);
-    let mut newest_run = None;
     for (age, text) in accepted.iter().rev().enumerate() {
         let mut failed = 0;
-        let mut last = None;
         for _ in 0..opts.recheck {
             stats.rechecks += 1;
             let run = oracle
@@ -38,7 +35,6 @@ pub(super) fn recheck<'a>(
             if oracle.inner.verdict_of(run.end) != Verdict::Interesting {
                 failed += 1;
             }
-            last = Some(run);
             if crate::interrupt::requested() {
                 return Err(coded(
                     ExitKind::Interrupted,
@@ -56,10 +52,7 @@ pub(super) fn recheck<'a>(
                     text.len()
                 ));
             }
-            return Ok((text, last));
-        }
-        if age == 0 {
-            newest_run = last;
+            return Ok(text);
         }
     }
     crate::messages::warn(format!(
@@ -67,5 +60,5 @@ pub(super) fn recheck<'a>(
          ({} of {} re-checks failed); the result may not reproduce",
         stats.recheck_failures, stats.rechecks
     ));
-    Ok((newest, newest_run))
+    Ok(newest)
 }
