@@ -16,7 +16,7 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 
 /// Install the SIGINT and SIGTERM handlers (once per process; later calls do nothing).
-pub fn install() -> anyhow::Result<()> {
+pub(crate) fn install() -> anyhow::Result<()> {
     let mut result = Ok(());
     INSTALL.call_once(|| {
         for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -31,12 +31,12 @@ pub fn install() -> anyhow::Result<()> {
 }
 
 /// The process-wide "interrupted" flag, set by SIGINT / SIGTERM once [`install`] has run.
-pub fn flag() -> &'static AtomicBool {
+pub(crate) fn flag() -> &'static AtomicBool {
     &INTERRUPTED
 }
 
 /// True once SIGINT or SIGTERM has been received.
-pub fn requested() -> bool {
+pub(crate) fn requested() -> bool {
     stop_at_test_poll();
     INTERRUPTED.load(Ordering::SeqCst)
 }
