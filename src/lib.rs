@@ -2,7 +2,7 @@
 //!
 //! Data flow (design §2): `test.cpp` → [`document::Document`] (bytes + tree-sitter CST) →
 //! [`model::TestModel`] (plain data with byte spans) → opportunities ([`passes`]) →
-//! [`edit::Edit`]s → candidate bytes → oracle → verdict → accept.
+//! `edit::Edit`s → candidate bytes → oracle → verdict → accept.
 //!
 //! "design §N", here and in every module, tests and scripts, is section N of `docs/design.md`.
 

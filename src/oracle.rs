@@ -3,7 +3,7 @@
 //!
 //! A script run owns a fresh scratch directory: the candidate under the original file name, the
 //! script's `TMPDIR`, and its stdout/stderr as files (never pipes, which can fill up and block the
-//! script). It runs through the one process runner ([`crate::process`]), so a timeout, a
+//! script). It runs through the one process runner (`crate::process`), so a timeout, a
 //! cancellation or Ctrl-C kills everything it started, and the directory is removed on every path.
 //! After each run the input is hashed again: a script that modifies it stops the reduction.
 

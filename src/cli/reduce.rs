@@ -1,4 +1,4 @@
-//! `mfppr reduce` command line: turns flags into [`ReduceOptions`] and prints the summary.
+//! `mfppr reduce` command line: turns flags into `ReduceOptions` and prints the summary.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -67,7 +67,7 @@ pub struct ReduceArgs {
     #[arg(long, help_heading = "Reduction")]
     strict_spec: bool,
 
-    /// Output file [default: <stem>.reduced.cpp beside FILE; required when FILE is -].
+    /// Output file [default: STEM.reduced.cpp beside FILE; required when FILE is -].
     #[arg(
         short = 'o',
         long,

@@ -1,11 +1,11 @@
-//! `mfppr cover` as library calls, one per subcommand, mirroring [`crate::reduce::reduce`]:
+//! `mfppr cover` as library calls, one per subcommand, mirroring `crate::reduce::reduce`:
 //! [`run_report`] (load, unify paths, diff, lcov), [`run_inject`] (report, then markers),
 //! [`run_restore`] and [`run_find`] (report, markers in a copy, then [`super::find::pipeline::run`]).
 //! They take option structs, print notes through [`crate::messages`] and return what the command
 //! prints on stdout; the command line only turns flags into options.
 //!
 //! Owns the order of the steps and the notes between them, and the `--build` of a marked copy;
-//! each step's logic stays in its folder ([`super::read`], [`super::diff`], [`super::inject`],
+//! each step's logic stays in its folder ([`super::read`], [`super::diff`], [`super::inject`](mod@super::inject),
 //! [`super::find`]). Prints nothing on stdout itself.
 
 use std::collections::BTreeSet;

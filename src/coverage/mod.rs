@@ -6,7 +6,7 @@
 //!
 //! * [`read`]: coverage files of every format → the one [`model`] ([`Coverage`]);
 //! * [`diff`]: suite and fuzz [`Coverage`] → [`NewLines`], and their reports (table, JSON, lcov);
-//! * [`inject`]: [`NewLines`] → [`Marker`]s in a copy of the sources or in place (with a
+//! * [`inject`](mod@inject): [`NewLines`] → [`Marker`]s in a copy of the sources or in place (with a
 //!   [`Manifest`] for [`restore`]);
 //! * [`find`]: markers → the smallest test per marker, reduced and verified with gcov, optionally
 //!   chosen and kept by metamorphic coverage.

@@ -217,7 +217,7 @@ impl Document {
         })
     }
 
-    /// The document with `edits` applied (as [`edit::apply`] does), re-parsed incrementally from
+    /// The document with `edits` applied (as `edit::apply` does), re-parsed incrementally from
     /// this document's tree: only the edited parts are parsed again.
     pub fn edited(&self, edits: &[Edit]) -> Result<Document> {
         let kept = edit::effective(self.text.len(), edits);

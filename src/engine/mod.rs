@@ -5,7 +5,7 @@
 //! verdict cache and the stats. It never looks inside a test: the passes, behind
 //! [`Opportunities`], are pure (text in, opportunities and candidate texts out), and the engine
 //! never starts a process itself: its runs call the [`Oracle`], which goes through the one
-//! process runner ([`crate::process`]).
+//! process runner (`crate::process`).
 //!
 //! The parts: `search` (the state machine that decides the next candidate), `workshop`
 //! (gathering and building candidates), `beliefs` (how likely a candidate is interesting, for

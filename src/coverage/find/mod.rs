@@ -4,7 +4,7 @@
 //! ([`verify`]), and write `OUT/summary.json` ([`summary`]); [`pipeline`] runs these steps in
 //! order. Every user command (`--run`, `--generate`, `--verify-cmd`) goes through [`shell`].
 //! Reads coverage only through [`crate::coverage::read`]; never edits the user's sources (markers
-//! come from [`crate::coverage::inject`]).
+//! come from [`crate::coverage::inject`](mod@crate::coverage::inject)).
 
 pub mod embedded;
 pub mod metamorphic;

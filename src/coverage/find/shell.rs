@@ -2,7 +2,7 @@
 //!
 //! A command is a template: `{name}` placeholders are replaced by shell-quoted values, then the
 //! text runs through `sh -c` in a directory of the caller's choosing, through the one process
-//! runner ([`crate::process`]), so that a timeout or Ctrl-C kills everything it started. Its stdout and stderr go to anonymous
+//! runner (`crate::process`), so that a timeout or Ctrl-C kills everything it started. Its stdout and stderr go to anonymous
 //! temporary files (never pipes, which can fill up and block the command).
 
 use std::fs::File;
@@ -93,7 +93,7 @@ pub fn expand(template: &str, values: &[(&str, &str)]) -> String {
 }
 
 /// Run `command` with `sh -c` in `dir` with the extra environment `env`; kill its process group
-/// after `timeout`. Ctrl-C (the process-wide flag of [`crate::interrupt`]) kills it too and
+/// after `timeout`. Ctrl-C (the process-wide flag of `crate::interrupt`) kills it too and
 /// returns an [`ExitKind::Interrupted`] error.
 pub fn run(
     command: &str,

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::error::{coded, ExitKind};
 
-/// What [`copy_tree`] did.
+/// What `copy_tree` did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CopyStats {
     /// Files copied (their modification times kept).

@@ -26,7 +26,7 @@
 //! (edited files are newer than anything else).
 
 //!
-//! Files: [`plan`] computes the markers and each file's marked text without writing anything;
+//! Files: `plan` computes the markers and each file's marked text without writing anything;
 //! [`marker`] is the text of a marker and its id; [`write`] writes the plan into a copy (made by
 //! [`copy`]) or in place (after the [`manifest`]), and `markers.json`. This module owns every
 //! write to the user's sources; it may not read coverage files or run commands (the `--build` of a
