@@ -271,24 +271,17 @@ mod tests {
 
     fn rec(stem: &str, outcome: Outcome, signature: &str, bytes_after: u64) -> Record {
         Record {
-            input: PathBuf::from(format!("/t/{stem}.cpp")),
-            stem: stem.to_string(),
             hash: stem.to_string(),
-            outcome,
-            bytes_before: 1000,
             bytes_after,
             oracle_calls: 1,
             wall_secs: 1.0,
-            failure: None,
-            mrs: Vec::new(),
-            suspects: Vec::new(),
-            library_calls: Vec::new(),
-            suspects_from: String::new(),
-            blame_calls: 0,
             signature: signature.to_string(),
-            output: None,
-            stats: None,
-            message: None,
+            ..Record::new(
+                PathBuf::from(format!("/t/{stem}.cpp")),
+                stem.to_string(),
+                1000,
+                outcome,
+            )
         }
     }
 
