@@ -174,6 +174,8 @@ impl Headers {
         let dir = from.parent().unwrap_or(Path::new(""));
         match resolve_include(path, dir, include_dirs) {
             Some(p) => self.queue.push_back((p, branch)),
+            // A library header on the compiler's own path: not a spec, not read.
+            None if crate::compiler::find(path).is_some() => {}
             None if self.missing.iter().any(|m| m.name == path) => {}
             None => {
                 let mut searched = vec![dir.to_path_buf()];

@@ -12,6 +12,7 @@ pub(crate) mod blame;
 pub(crate) mod bug_report;
 pub mod catalogue;
 pub mod cli;
+pub(crate) mod compiler;
 pub mod coverage;
 pub mod document;
 pub(crate) mod edit;

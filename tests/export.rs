@@ -232,3 +232,45 @@ fn bad_input_is_refused_in_one_line() {
         .unwrap();
     assert_eq!(run.status.code(), Some(1));
 }
+
+#[test]
+fn a_quoted_library_header_on_the_compilers_path_is_kept_not_missing() {
+    if !common::have("g++") {
+        return common::skip("g++ not installed");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let golden =
+        std::fs::read_to_string(root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"))
+            .unwrap();
+    // Like `#include "z3++.h"` in real MF++ output: a library header the compiler finds itself.
+    let test = dir.path().join("t.cpp");
+    std::fs::write(&test, format!("#include \"vector\"\n{golden}")).unwrap();
+    let inspect = Command::new(bin())
+        .arg("inspect")
+        .arg(&test)
+        .arg("-I")
+        .arg(spec())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&inspect.stderr);
+    assert!(inspect.status.success(), "{err}");
+    assert!(
+        !err.contains("\"vector\""),
+        "the library header is reported missing: {err}"
+    );
+    let out = dir.path().join("standalone.cpp");
+    let run = export(&test, &out, "ISET_BUG_MERGE", None);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("#include \"vector\""), "{text}");
+    // A header found nowhere names every directory searched, the compiler's included.
+    std::fs::write(&test, format!("#include \"no_such_lib.h\"\n{golden}")).unwrap();
+    let run = export(&test, &out, "ISET_BUG_MERGE", None);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no_such_lib.h") && err.contains("/usr/include"),
+        "{err}"
+    );
+}

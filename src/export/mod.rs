@@ -178,33 +178,46 @@ struct Walk<'a> {
 impl Walk<'_> {
     fn include(&mut self, name: &str, system: bool, dir: &Path, from: &str) -> Result<()> {
         if system {
-            let line = format!("#include <{name}>");
-            if !self.includes.contains(&line) {
-                self.includes.push(line);
-            }
+            self.keep(format!("#include <{name}>"));
             return Ok(());
         }
         let found = std::iter::once(dir)
             .chain(self.include_dirs.iter().map(PathBuf::as_path))
             .map(|d| d.join(name))
-            .find(|p| p.is_file())
-            .ok_or_else(|| {
-                coded(
-                    ExitKind::Input,
-                    format!(
-                        "header \"{name}\" (included by {from}) not found; pass -I with its directory"
-                    ),
-                )
-            })?;
+            .find(|p| p.is_file());
+        let Some(found) = found else {
+            if crate::compiler::find(name).is_some() {
+                // A library header on the compiler's own path: the standalone includes it.
+                self.keep(format!("#include \"{name}\""));
+                return Ok(());
+            }
+            let searched: Vec<String> = std::iter::once(dir)
+                .chain(self.include_dirs.iter().map(PathBuf::as_path))
+                .chain(crate::compiler::include_dirs().iter().map(PathBuf::as_path))
+                .map(|d| d.display().to_string())
+                .collect();
+            return Err(coded(
+                ExitKind::Input,
+                format!(
+                    "header \"{name}\" (included by {from}) not found in {}; pass -I with its \
+                     directory",
+                    searched.join(", ")
+                ),
+            ));
+        };
         let header = read_header(&found)?;
         if is_spec(&header) {
             self.header(&found)
         } else {
-            let line = format!("#include \"{name}\"");
-            if !self.includes.contains(&line) {
-                self.includes.push(line);
-            }
+            self.keep(format!("#include \"{name}\""));
             Ok(())
+        }
+    }
+
+    /// Keep the library include `line` in the standalone (once).
+    fn keep(&mut self, line: String) {
+        if !self.includes.contains(&line) {
+            self.includes.push(line);
         }
     }
 
