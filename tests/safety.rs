@@ -319,15 +319,24 @@ fn check_dirs_are_removed_even_when_a_script_escapes_its_process_group() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let pids = std::fs::read_to_string(pids).unwrap();
-    assert!(!pids.is_empty());
-    for pid in pids.split_whitespace() {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit(')').next().unwrap_or("").trim().chars().next();
-        assert!(
-            stat.is_empty() || state == Some('Z'),
-            "escaped writer {pid} still runs"
-        );
+    assert_all_gone(&pids, Duration::ZERO);
+}
+
+/// Every pid listed in the file `pids` (at least one) is gone or a zombie within `grace`.
+fn assert_all_gone(pids: &Path, grace: Duration) {
+    let listed = std::fs::read_to_string(pids).unwrap();
+    assert!(!listed.trim().is_empty(), "no pid listed");
+    let deadline = Instant::now() + grace;
+    for pid in listed.split_whitespace() {
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit(')').next().unwrap_or("").trim().chars().next();
+            if stat.is_empty() || state == Some('Z') {
+                break;
+            }
+            assert!(Instant::now() < deadline, "process {pid} outlived the run");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -575,7 +584,7 @@ fn a_daemon_started_outside_the_check_dir_does_not_outlive_the_run() {
     let daemon = c.script(
         "daemon.sh",
         &format!(
-            "#!/bin/sh\n(cd / && setsid sh -c 'echo $$ >> {p}; exec sleep 600' > /dev/null 2>&1 &)\n\
+            "#!/bin/sh\n(cd / && setsid sleep 600 > /dev/null 2>&1 & echo $! >> {p})\n\
              grep -q r_0 \"$1\"\n",
             p = s(&pids)
         ),
@@ -594,20 +603,7 @@ fn a_daemon_started_outside_the_check_dir_does_not_outlive_the_run() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let started = std::fs::read_to_string(&pids).unwrap();
-    assert!(!started.is_empty());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    for pid in started.split_whitespace() {
-        loop {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat.rsplit(')').next().unwrap_or("").trim().chars().next();
-            if stat.is_empty() || state == Some('Z') {
-                break;
-            }
-            assert!(Instant::now() < deadline, "daemon {pid} outlived the run");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+    assert_all_gone(&pids, Duration::from_secs(10));
 }
 
 #[test]
