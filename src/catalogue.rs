@@ -6,7 +6,7 @@
 //! `--spec FILE`. Each MR remembers whether the `EXECUTE` build (the one that runs) sees it, so
 //! that folding only ever targets a base MR that exists at run time.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -541,7 +541,8 @@ impl Completeness {
     }
 
     /// Say an incomplete catalogue before reducing: a warning when its gaps disable something,
-    /// else a note; with `strict` (`--strict-spec`) an error (exit 1) instead.
+    /// else a note, once per process for the same missing includes (a batch says it once, not
+    /// once per test); with `strict` (`--strict-spec`) an error (exit 1) instead.
     pub fn say(&self, strict: bool) -> Result<()> {
         let Some(message) = self.message() else {
             return Ok(());
@@ -552,12 +553,26 @@ impl Completeness {
                 format!("{message} (--strict-spec)"),
             ));
         }
+        if !self.first_time_said() {
+            return Ok(());
+        }
         if self.disables_something() {
             crate::messages::warn(message);
         } else {
             crate::messages::note(format!("note: {message}"));
         }
         Ok(())
+    }
+
+    /// Whether this process has not said these missing includes (with this effect) before: a
+    /// campaign says one gap once, not once per test.
+    fn first_time_said(&self) -> bool {
+        static SAID: std::sync::Mutex<BTreeSet<(Vec<String>, bool)>> =
+            std::sync::Mutex::new(BTreeSet::new());
+        let mut names: Vec<String> = self.missing.iter().map(|m| m.name.clone()).collect();
+        names.sort();
+        let key = (names, self.disables_something());
+        SAID.lock().map_or(true, |mut said| said.insert(key))
     }
 
     /// Whether the gaps disable anything mfppr could otherwise do.

@@ -666,3 +666,28 @@ fn a_second_reduce_to_the_same_output_is_refused_while_the_first_runs() {
         "the lock file stayed beside the output"
     );
 }
+
+#[test]
+fn a_campaign_says_a_missing_header_once_not_once_per_test() {
+    let c = Case::new(TINY.as_bytes());
+    let check = c.keep_r0();
+    let camp = c.path("camp");
+    std::fs::create_dir(&camp).unwrap();
+    for name in ["a.cpp", "b.cpp", "c.cpp"] {
+        std::fs::write(camp.join(name), TINY).unwrap();
+    }
+    let out = c.run(&[
+        "batch",
+        s(&camp),
+        "--check",
+        s(&check),
+        "-o",
+        s(&c.path("out")),
+        "-j",
+        "1",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let said = err.matches("incomplete MR catalogue").count();
+    assert_eq!(said, 1, "{err}");
+}
