@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::batch::reduced_bytes;
+use common::batch::{check_args, reduced_bytes};
 use common::{memo_check, root};
 
 /// The campaign's file names and fixtures: the passing test once, a merge-bug test otherwise.
@@ -29,24 +29,9 @@ const TESTS: &[(&str, &str)] = &[
 
 /// The campaign's options: spec directory, check script and environment under `hostile`.
 fn args(hostile: &Path, out: &Path) -> Vec<String> {
-    let spec = hostile.join("spec").display().to_string();
-    vec![
-        "--check".into(),
-        hostile.join("check.sh").display().to_string(),
-        "-I".into(),
-        spec.clone(),
-        "--env".into(),
-        format!("MFPPR_INCLUDES={spec}"),
-        "--env".into(),
-        "CXXFLAGS=-std=c++17 -w -DISET_BUG_MERGE".into(),
-        "--env".into(),
-        "REFERENCE_CXXFLAGS=-std=c++17 -w".into(),
-        "-o".into(),
-        out.display().to_string(),
-        "-j2".into(),
-        "--no-tail".into(),
-        "-q".into(),
-    ]
+    let mut args = check_args(&hostile.join("check.sh"), &hostile.join("spec"));
+    args.extend(["-o", &out.display().to_string(), "-j2", "--no-tail", "-q"].map(String::from));
+    args
 }
 
 /// Every file under `dir` with its bytes (a symbolic link as its target).

@@ -78,6 +78,17 @@ impl Case {
         out
     }
 
+    /// Run and expect success; return the output.
+    fn succeeds<A: AsRef<std::ffi::OsStr>>(&self, args: &[A]) -> Output {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
     /// Run and expect one `error:` line (the last line of stderr) and exit `code`; return it.
     fn fails<A: AsRef<std::ffi::OsStr>>(&self, args: &[A], code: i32, says: &str) -> String {
         let out = self.run(args);
@@ -213,12 +224,7 @@ fn crlf_input_gives_a_crlf_result() {
     let crlf = TINY.replace('\n', "\r\n");
     let c = Case::new(crlf.as_bytes());
     let check = c.keep_r0();
-    let out = c.run(&["reduce", s(&c.input), "--check", s(&check), "-q"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.succeeds(&["reduce", s(&c.input), "--check", s(&check), "-q"]);
     let result = std::fs::read(c.path("t.reduced.cpp")).unwrap();
     assert!(result.len() < crlf.len());
     let lf = result.iter().filter(|&&b| b == b'\n').count();
@@ -305,7 +311,7 @@ fn check_dirs_are_removed_even_when_a_script_escapes_its_process_group() {
             p = s(&c.path("pids"))
         ),
     );
-    let out = c.run(&[
+    c.succeeds(&[
         "reduce",
         s(&c.input),
         "--check",
@@ -314,11 +320,6 @@ fn check_dirs_are_removed_even_when_a_script_escapes_its_process_group() {
         "4",
         "-q",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert_all_gone(&pids, Duration::ZERO);
 }
 
@@ -495,12 +496,7 @@ fn a_function_of_nested_blocks_at_file_scope_reads() {
     let at = TINY.find("int\nmain").unwrap();
     let text = format!("{}void f() {{ {{ }} }}\n{}", &TINY[..at], &TINY[at..]);
     let c = Case::new(text.as_bytes());
-    let out = c.run(&["inspect", s(&c.input)]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c.succeeds(&["inspect", s(&c.input)]);
 }
 
 #[test]
@@ -511,7 +507,7 @@ fn a_planted_origin_symlink_is_replaced_not_written_through() {
     std::fs::write(&victim, "precious").unwrap();
     let out = c.path("o.cpp");
     std::os::unix::fs::symlink(&victim, c.path("o.cpp.mfppr-origin")).unwrap();
-    let run = c.run(&[
+    c.succeeds(&[
         "reduce",
         s(&c.input),
         "--check",
@@ -520,11 +516,6 @@ fn a_planted_origin_symlink_is_replaced_not_written_through() {
         s(&out),
         "-q",
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     let origin = std::fs::symlink_metadata(c.path("o.cpp.mfppr-origin")).unwrap();
     assert!(origin.is_file(), "the origin record is still a symlink");
@@ -589,7 +580,7 @@ fn a_daemon_started_outside_the_check_dir_does_not_outlive_the_run() {
             p = s(&pids)
         ),
     );
-    let out = c.run(&[
+    c.succeeds(&[
         "reduce",
         s(&c.input),
         "--check",
@@ -598,11 +589,6 @@ fn a_daemon_started_outside_the_check_dir_does_not_outlive_the_run() {
         "--recheck",
         "0",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert_all_gone(&pids, Duration::from_secs(10));
 }
 

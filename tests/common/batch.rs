@@ -9,13 +9,31 @@ use super::root;
 
 /// The campaign's options after the inputs: check, spec, environment, jobs.
 pub(crate) fn campaign_args(out: &Path) -> Vec<String> {
-    let spec = root().join("fixtures/iset/spec").display().to_string();
+    let mut args = check_args(
+        &root().join("interestingness/check-failure.py"),
+        &root().join("fixtures/iset/spec"),
+    );
+    args.extend(
+        [
+            "-o",
+            &out.display().to_string(),
+            "-j2",
+            "--tests-at-once",
+            "2",
+            "--no-tail",
+        ]
+        .map(String::from),
+    );
+    args
+}
+
+/// The check `check` and its spec directory `spec` with the environment of the planted merge
+/// bug, as batch options.
+pub(crate) fn check_args(check: &Path, spec: &Path) -> Vec<String> {
+    let spec = spec.display().to_string();
     vec![
         "--check".into(),
-        root()
-            .join("interestingness/check-failure.py")
-            .display()
-            .to_string(),
+        check.display().to_string(),
         "-I".into(),
         spec.clone(),
         "--env".into(),
@@ -24,12 +42,6 @@ pub(crate) fn campaign_args(out: &Path) -> Vec<String> {
         "CXXFLAGS=-std=c++17 -w -DISET_BUG_MERGE".into(),
         "--env".into(),
         "REFERENCE_CXXFLAGS=-std=c++17 -w".into(),
-        "-o".into(),
-        out.display().to_string(),
-        "-j2".into(),
-        "--tests-at-once".into(),
-        "2".into(),
-        "--no-tail".into(),
     ]
 }
 
