@@ -327,15 +327,23 @@ fn leftovers(run: &Lineage<'_>) -> (Vec<Pid>, usize) {
         if !stat.alive() || stat.kernel {
             continue;
         }
-        let environ = fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        // Only a process started since the run began can descend from it: the environment of
+        // the others is never read.
+        let environ = if stat.start >= run.since {
+            Some(fs::read(format!("/proc/{pid}/environ")).unwrap_or_default())
+        } else {
+            None
+        };
         let ours = stat.pgrp == run.pgid.as_raw()
             || run.scratch.is_some_and(|dir| {
                 fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
             })
-            || value_in(&environ, LINEAGE_VAR).as_deref() == Some(run.tag);
+            || environ
+                .as_deref()
+                .is_some_and(|env| value_in(env, LINEAGE_VAR).as_deref() == Some(run.tag));
         if ours {
             alive.push(Pid::from_raw(pid));
-        } else if environ.is_empty() && stat.start >= run.since {
+        } else if environ.is_some_and(|env| env.is_empty()) {
             unsure += 1;
         }
     }
