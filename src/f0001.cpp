@@ -1,3 +1,0 @@
-int f1(int x) {
-  return x + 1;
-}
