@@ -91,11 +91,11 @@ def _kill_group(proc):
         pass
 
 
-def run_limited(argv, timeout, cwd=None):
-    """Run argv in its own process group; kill the whole group on timeout.
-    Returns (returncode or None on timeout, stdout, stderr)."""
+def run_limited(argv, timeout, cwd=None, env=None):
+    """Run argv in its own process group (with `env`, else this environment); kill the whole
+    group on timeout.  Returns (returncode or None on timeout, stdout, stderr)."""
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+                            stdin=subprocess.DEVNULL, start_new_session=True, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -450,10 +450,10 @@ def compile_test(source, exe_name="mfppr_candidate", cxxflags=None):
     return exe
 
 
-def run_test(exe, timeout=None):
+def run_test(exe, timeout=None, env=None):
     """(status, stdout, stderr); status = exit code, 128+signal, or None on timeout."""
     rc, out, err = run_limited([exe], timeout if timeout is not None else env_float("RUN_TIMEOUT", 10),
-                               cwd=os.getcwd())
+                               cwd=os.getcwd(), env=env)
     if rc is None:
         return None, out, err
     return (128 - rc if rc < 0 else rc), out, err
@@ -472,17 +472,39 @@ def compile_and_run(source):
     return status, out, err
 
 
+def reference_env():
+    """REFERENCE_ENV: the environment of the reference run, this one changed by shell words
+    `K=V` (`K=` sets K to empty); None when unset."""
+    words = os.environ.get("REFERENCE_ENV")
+    if words is None:
+        return None
+    env = dict(os.environ)
+    for word in shlex.split(words):
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            log("REFERENCE_ENV: %r is not K=V" % word)
+            sys.exit(2)
+        env[key] = value
+    return env
+
+
 def reference_passes(source):
-    """Differential mode: when REFERENCE_CXXFLAGS is set, the candidate must
-    compile with those flags instead of CXXFLAGS and run to exit 0."""
+    """Differential mode: the reference run must exit 0.  With REFERENCE_CXXFLAGS the candidate
+    is compiled again with those flags instead of CXXFLAGS (a fixed library build); with only
+    REFERENCE_ENV the candidate's own executable runs again in that environment (a fault switched
+    off by an environment variable, e.g. an LD_PRELOAD shim's).  Neither set: no reference run."""
     ref = os.environ.get("REFERENCE_CXXFLAGS")
-    if ref is None:
+    env = reference_env()
+    if ref is None and env is None:
         return True
-    exe = compile_test(source, "mfppr_reference", ref)
-    if exe is None:
-        log("reference build failed to compile")
-        return False
-    status, _, _ = run_test(exe)
+    if ref is not None:
+        exe = compile_test(source, "mfppr_reference", ref)
+        if exe is None:
+            log("reference build failed to compile")
+            return False
+    else:
+        exe = os.path.join(os.getcwd(), "mfppr_candidate")
+    status, _, _ = run_test(exe, env=env)
     if status != 0:
         log("reference build does not pass (status %s): a slip, not the library's fault" % status)
         return False

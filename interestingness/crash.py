@@ -14,6 +14,8 @@ Environment (defaults in brackets):
                       [SEGV,ABRT,BUS,FPE,ILL]
   CRASH_PATTERN       regex required on stderr [unset]
   REFERENCE_CXXFLAGS  flags of the reference build [unset]
+  REFERENCE_ENV       shell words K=V: the reference run's environment changes; without
+                      REFERENCE_CXXFLAGS the candidate's own build runs again with them [unset]
   CXX [g++]  CXXFLAGS [-std=c++17 -O0 -w]  MFPPR_INCLUDES [none]  LDFLAGS  LIBS
   RUN_TIMEOUT [10]  COMPILE_TIMEOUT [60]
 

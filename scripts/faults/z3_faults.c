@@ -1,0 +1,52 @@
+/* z3_faults.c: planted faults in Z3's C API, for the real-library benchmark (scripts/bench-real).
+ *
+ * A shim, loaded before libz3 (LD_PRELOAD, or linked ahead of -lz3): each wrapper calls the real
+ * function (dlsym RTLD_NEXT) unless its fault is named in MFPPR_FAULTS (comma-separated), and then
+ * gets one narrow case wrong.  With MFPPR_FAULTS unset or empty the library behaves as built, so
+ * a test that fails with one fault and passes without fails because of that fault alone (the
+ * benchmark's ground truth).
+ *
+ *   z3_sub     Z3_mk_sub(0, b) returns b (should be -b): only when the first operand is numeral 0.
+ *   z3_div     Z3_mk_div(a, 1) returns -a (should be a): only when the divisor is numeral 1.
+ *   z3_uminus  Z3_mk_unary_minus(a) returns a itself when a is a numeral.
+ *
+ * Build: cc -shared -fPIC -O2 z3_faults.c -o z3_faults.so -ldl
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <string.h>
+#include <z3.h>
+
+#include "fault_names.h"
+
+#define REAL(name, type) ((type)dlsym(RTLD_NEXT, #name))
+
+typedef Z3_ast (*unary)(Z3_context, Z3_ast);
+typedef Z3_ast (*binary)(Z3_context, Z3_ast, Z3_ast);
+typedef Z3_ast (*nary)(Z3_context, unsigned, Z3_ast const[]);
+
+static int is_numeral(Z3_context c, Z3_ast a, const char *value)
+{
+    return Z3_is_numeral_ast(c, a) && strcmp(Z3_get_numeral_string(c, a), value) == 0;
+}
+
+Z3_ast Z3_API Z3_mk_sub(Z3_context c, unsigned n, Z3_ast const args[])
+{
+    if (fault_on("z3_sub") && n == 2 && is_numeral(c, args[0], "0"))
+        return args[1];
+    return REAL(Z3_mk_sub, nary)(c, n, args);
+}
+
+Z3_ast Z3_API Z3_mk_div(Z3_context c, Z3_ast a, Z3_ast b)
+{
+    if (fault_on("z3_div") && is_numeral(c, b, "1"))
+        return REAL(Z3_mk_unary_minus, unary)(c, a);
+    return REAL(Z3_mk_div, binary)(c, a, b);
+}
+
+Z3_ast Z3_API Z3_mk_unary_minus(Z3_context c, Z3_ast a)
+{
+    if (fault_on("z3_uminus") && Z3_is_numeral_ast(c, a))
+        return a;
+    return REAL(Z3_mk_unary_minus, unary)(c, a);
+}
