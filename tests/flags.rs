@@ -493,3 +493,47 @@ fn export_and_batch_take_compiler_flags_after_dashdash() {
     assert!(line.contains(&format!("-I {spec_s}")), "{line}");
     assert!(line.contains("MFPPR_CXXFLAGS=-DISET_BUG_MERGE"), "{line}");
 }
+
+/// The trivial tests (`int main() {}`, the empty file): with a spare slot they run alongside the
+/// original; with `-j 1` after the search, and only when it found no candidate uninteresting.
+#[test]
+fn the_trivial_tests_warn_on_a_check_that_accepts_them() {
+    let s = Setup::new();
+    let warning = "results may be meaningless";
+    // A check that accepts anything: the warning at every -j.
+    s.script("any.sh", "#!/bin/sh\nexit 0\n");
+    for jobs in ["1", "2"] {
+        let out = s.run(&[
+            "reduce", "t.cpp", "--check", "any.sh", "-o", "any.cpp", "-j", jobs,
+        ]);
+        let (_, stderr) = ok(&out);
+        assert!(
+            stderr.contains("the check accepts `int main() {}`") && stderr.contains(warning),
+            "-j {jobs}: {stderr}"
+        );
+    }
+    // A check that accepts the empty file but tells the test's own candidates apart: a spare
+    // slot still finds it out; -j 1 trusts the rejected candidates and saves the two runs.
+    s.script(
+        "empty.sh",
+        "#!/bin/sh\n[ -s \"$1\" ] || exit 0\ngrep -q 'check_equal(r_1' \"$1\"\n",
+    );
+    let out = s.run(&[
+        "reduce", "t.cpp", "--check", "empty.sh", "-o", "e2.cpp", "-j", "2",
+    ]);
+    let (_, stderr) = ok(&out);
+    assert!(
+        stderr.contains("the check accepts the empty file"),
+        "{stderr}"
+    );
+    let out = s.run(&[
+        "reduce", "t.cpp", "--check", "empty.sh", "-o", "e1.cpp", "-j", "1",
+    ]);
+    let (_, stderr) = ok(&out);
+    assert!(!stderr.contains(warning), "{stderr}");
+    assert_eq!(
+        s.read("e1.cpp"),
+        s.read("e2.cpp"),
+        "the same result at -j 1 and -j 2"
+    );
+}

@@ -71,7 +71,10 @@ fn reference_env_switches_the_fault_off_for_the_reference_run() {
     assert_eq!(code, 1, "{err}");
     // crash.py takes the same variable (the failed assert is SIGABRT).
     assert_eq!(check("crash.py", &faulty, Some("MFPPR_FAULTS=")).0, 0);
-    assert_eq!(check("crash.py", &program(true), Some("MFPPR_FAULTS=")).0, 1);
+    assert_eq!(
+        check("crash.py", &program(true), Some("MFPPR_FAULTS=")).0,
+        1
+    );
 }
 
 #[test]
