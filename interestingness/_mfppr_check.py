@@ -15,6 +15,7 @@ Common environment (all scripts):
   MFPPR_CXXFLAGS   the compiler flags given to mfppr after `--` (shell words, include dirs
                    made absolute), appended after the include dirs above: -I, -D, -std ...
   LDFLAGS, LIBS    linker flags / libraries, appended after the source
+  REFERENCE_CXXFLAGS, REFERENCE_ENV  differential mode (see reference_passes)
   RUN_TIMEOUT      seconds a run may take (default 10)
   COMPILE_TIMEOUT  seconds a compile may take (default 60)
   MFPPR_CACHE_DIR  directory of precompiled include blocks (mfppr sets a per-run one);
@@ -91,11 +92,11 @@ def _kill_group(proc):
         pass
 
 
-def run_limited(argv, timeout, cwd=None):
-    """Run argv in its own process group; kill the whole group on timeout.
-    Returns (returncode or None on timeout, stdout, stderr)."""
+def run_limited(argv, timeout, cwd=None, env=None):
+    """Run argv (in environment env, default ours) in its own process group; kill the whole group
+    on timeout. Returns (returncode or None on timeout, stdout, stderr)."""
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+                            stdin=subprocess.DEVNULL, start_new_session=True, env=env)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -450,10 +451,10 @@ def compile_test(source, exe_name="mfppr_candidate", cxxflags=None):
     return exe
 
 
-def run_test(exe, timeout=None):
+def run_test(exe, timeout=None, env=None):
     """(status, stdout, stderr); status = exit code, 128+signal, or None on timeout."""
     rc, out, err = run_limited([exe], timeout if timeout is not None else env_float("RUN_TIMEOUT", 10),
-                               cwd=os.getcwd())
+                               cwd=os.getcwd(), env=env)
     if rc is None:
         return None, out, err
     return (128 - rc if rc < 0 else rc), out, err
@@ -472,20 +473,48 @@ def compile_and_run(source):
     return status, out, err
 
 
+def reference_env(words):
+    """Our environment changed by REFERENCE_ENV's shell words NAME=VALUE (an empty VALUE unsets
+    NAME), or None when a word is not NAME=VALUE (logged)."""
+    env = dict(os.environ)
+    for word in shlex.split(words):
+        name, eq, value = word.partition("=")
+        if not eq or not name:
+            log("REFERENCE_ENV: %r is not NAME=VALUE" % word)
+            return None
+        if value:
+            env[name] = value
+        else:
+            env.pop(name, None)
+    return env
+
+
 def reference_passes(source):
     """Differential mode: when REFERENCE_CXXFLAGS is set, the candidate must
-    compile with those flags instead of CXXFLAGS and run to exit 0."""
+    compile with those flags instead of CXXFLAGS and run to exit 0.  When
+    REFERENCE_ENV is set (a fault chosen at run time: an LD_PRELOAD shim, an
+    environment switch), the candidate's own build (./mfppr_candidate) must
+    exit 0 when run again with those variables changed."""
     ref = os.environ.get("REFERENCE_CXXFLAGS")
-    if ref is None:
-        return True
-    exe = compile_test(source, "mfppr_reference", ref)
-    if exe is None:
-        log("reference build failed to compile")
-        return False
-    status, _, _ = run_test(exe)
-    if status != 0:
-        log("reference build does not pass (status %s): a slip, not the library's fault" % status)
-        return False
+    if ref is not None:
+        exe = compile_test(source, "mfppr_reference", ref)
+        if exe is None:
+            log("reference build failed to compile")
+            return False
+        status, _, _ = run_test(exe)
+        if status != 0:
+            log("reference build does not pass (status %s): a slip, not the library's fault" % status)
+            return False
+    words = os.environ.get("REFERENCE_ENV")
+    if words is not None:
+        env = reference_env(words)
+        if env is None:
+            return False
+        status, _, _ = run_test(os.path.join(os.getcwd(), "mfppr_candidate"), env=env)
+        if status != 0:
+            log("the run with REFERENCE_ENV does not pass (status %s): a slip, not the library's fault"
+                % status)
+            return False
     return True
 
 

@@ -22,6 +22,8 @@ Environment (defaults in brackets):
   CHECK_NAME          name of the check that must fail, e.g. check_equal [any]
   SAME_FAILURE        1: the original's failure, crashes included (above) [0]
   REFERENCE_CXXFLAGS  flags of the reference build [unset: no differential check]
+  REFERENCE_ENV       NAME=VALUE words: the same build, run with them, must exit 0 (a fault
+                      switched at run time, e.g. by an LD_PRELOAD shim) [unset]
   CXX [g++]  CXXFLAGS [-std=c++17 -O0 -w]  MFPPR_INCLUDES [none]  LDFLAGS  LIBS
   MFPPR_CXXFLAGS  the flags given to mfppr after --, appended to both builds
   RUN_TIMEOUT [10]  COMPILE_TIMEOUT [60]  MFPPR_CACHE_DIR  MFPPR_PCH  (see _mfppr_check.py)

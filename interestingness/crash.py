@@ -14,6 +14,7 @@ Environment (defaults in brackets):
                       [SEGV,ABRT,BUS,FPE,ILL]
   CRASH_PATTERN       regex required on stderr [unset]
   REFERENCE_CXXFLAGS  flags of the reference build [unset]
+  REFERENCE_ENV       NAME=VALUE words: the same build, run with them, must exit 0 [unset]
   CXX [g++]  CXXFLAGS [-std=c++17 -O0 -w]  MFPPR_INCLUDES [none]  LDFLAGS  LIBS
   RUN_TIMEOUT [10]  COMPILE_TIMEOUT [60]
 
