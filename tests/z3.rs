@@ -123,6 +123,39 @@ fn reduce_and_report(name: &str, max_bytes: usize) {
         r["message"].as_str().unwrap().contains("check_equal"),
         "{name}: {r}"
     );
+    // The failure read from the program: the standalone, built as the check builds, aborts in
+    // the check with the library's assertion; the check script's own verdict is there too.
+    assert_eq!(r["program"]["built"], true, "{name}: {r}");
+    assert_eq!(r["program"]["end"], "signal 6", "{name}: {r}");
+    let tail = r["program"]["stderr_tail"].as_str().unwrap();
+    assert!(
+        tail.contains("standalone.cpp")
+            && tail.contains("check_equal")
+            && tail.contains("Assertion"),
+        "{name}: {tail}"
+    );
+    // Versions without --library-version: the compiler, and Z3's Debian package.
+    let versions: Vec<&str> = r["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        versions[0].starts_with("compiler: "),
+        "{name}: {versions:?}"
+    );
+    if common::have("dpkg") {
+        assert!(
+            versions.iter().any(|v| v.starts_with("z3++.h: libz3-dev ")),
+            "{name}: {versions:?}"
+        );
+    }
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(
+        readme.contains(tail) && readme.contains("check script's verdict"),
+        "{readme}"
+    );
     let standalone = dir.join("standalone.cpp");
     let text = std::fs::read_to_string(&standalone).unwrap();
     assert!(
@@ -190,4 +223,60 @@ fn the_z3_fixtures_fail_only_with_the_fault() {
         assert_eq!(plain.code(), Some(0), "{name}");
         assert_eq!(faulty.success(), want["fault"] == 0, "{name}: {want}");
     }
+}
+
+/// A compiler that cannot be run: the export cannot tell where `z3++.h` is, so the report says
+/// which compiler failed (one error) and still writes the MF++-valid test.
+#[test]
+fn a_compiler_that_cannot_be_run_is_a_clear_error_and_the_test_is_still_written() {
+    if !require_tools(&["g++", "cc", "python3"]) {
+        return;
+    }
+    if !have_z3() {
+        skip("Z3's headers are absent (apt-get install libz3-dev)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let shim = build_shim(tmp.path());
+    // The check builds with g++ itself; only mfppr's $CXX is broken.
+    let check = tmp.path().join("check.sh");
+    common::write(
+        &check,
+        &format!(
+            "#!/bin/sh\nCXX=g++ exec '{}' \"$@\"\n",
+            root().join("interestingness/check-failure.py").display()
+        ),
+    );
+    std::fs::set_permissions(&check, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("rep");
+    let out = Command::new(bin())
+        .arg("report")
+        .arg(root().join("fixtures/z3/tests/z3_mod_1.cpp"))
+        .arg("--check")
+        .arg(&check)
+        .arg("-o")
+        .arg(&dir)
+        .args(["--", "-std=c++17", "-I"])
+        .arg(spec())
+        .env("CXX", tmp.path().join("no-such-compiler"))
+        .env("LD_PRELOAD", &shim)
+        .env("Z3_FAULT_MOD", "1")
+        .env("LIBS", "-lz3")
+        .env("CXXFLAGS", "-w")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains("z3++.h")
+            && errors[0].contains("no-such-compiler")
+            && errors[0].contains("could not be run"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("reduced.cpp")).unwrap(),
+        std::fs::read(root().join("fixtures/z3/tests/z3_mod_1.cpp")).unwrap()
+    );
 }
