@@ -15,6 +15,7 @@ Common environment (all scripts):
   MFPPR_CXXFLAGS   the compiler flags given to mfppr after `--` (shell words, include dirs
                    made absolute), appended after the include dirs above: -I, -D, -std ...
   LDFLAGS, LIBS    linker flags / libraries, appended after the source
+  REFERENCE_CXXFLAGS, REFERENCE_ENV  differential mode (see reference_passes)
   RUN_TIMEOUT      seconds a run may take (default 10)
   COMPILE_TIMEOUT  seconds a compile may take (default 60)
   MFPPR_CACHE_DIR  directory of precompiled include blocks (mfppr sets a per-run one);

@@ -186,6 +186,27 @@ pub(crate) fn blame(
     })
 }
 
+/// A spec callee written relative to `metalib` (`relations::add::base` inside
+/// `metalib::relations::mod`), qualified.
+fn qualified_in_metalib(callee: &str) -> Option<String> {
+    ["relations::", "generators::", "checks::"]
+        .iter()
+        .any(|p| callee.starts_with(p))
+        .then(|| format!("metalib::{callee}"))
+}
+
+/// The library operation a call names: a qualified function outside the spec (`z3::mod`), or a
+/// member function of a library object (`ctx.c.int_val` → `.int_val`).
+fn library_op(callee: &str) -> Option<String> {
+    if callee.contains("::") {
+        (!callee.starts_with("fuzz::") && !callee.starts_with("metalib::"))
+            .then(|| callee.to_string())
+    } else {
+        let (object, member) = callee.rsplit_once('.')?;
+        (!object.is_empty() && !member.is_empty()).then(|| format!(".{member}"))
+    }
+}
+
 /// The library operations a function reaches, through instances and the spec's `metalib` MRs.
 struct LibraryOps {
     /// Callees of each function by qualified name (spec) or plain name (the test's).
@@ -207,10 +228,11 @@ impl LibraryOps {
                     continue;
                 }
                 let name = format!("{}::{}", f.namespaces.join("::"), f.name);
-                calls
-                    .entry(name)
-                    .or_default()
-                    .extend(f.calls.iter().map(|c| c.callee.clone()));
+                calls.entry(name).or_default().extend(
+                    f.calls
+                        .iter()
+                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or(c.callee.clone())),
+                );
             }
         }
         if let Ok(doc) = Document::parse(text.to_vec()) {
@@ -237,14 +259,30 @@ impl LibraryOps {
             for c in self.calls.get(&f).into_iter().flatten() {
                 if self.calls.contains_key(c) {
                     queue.push(c.clone());
-                } else if c.contains("::")
-                    && !c.starts_with("fuzz::")
-                    && !c.starts_with("metalib::")
-                {
-                    out.insert(c.clone());
+                } else if let Some(op) = library_op(c) {
+                    out.insert(op);
                 }
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_operations_are_qualified_calls_or_member_calls() {
+        assert_eq!(library_op("z3::mod").as_deref(), Some("z3::mod"));
+        assert_eq!(library_op("ctx.c.int_val").as_deref(), Some(".int_val"));
+        assert_eq!(library_op("fuzz::mfr_fuzz_start"), None);
+        assert_eq!(library_op("metalib::relations::add::base"), None);
+        assert_eq!(library_op("mod_by_sub_2_6"), None);
+        assert_eq!(
+            qualified_in_metalib("relations::add::placeholder").as_deref(),
+            Some("metalib::relations::add::placeholder")
+        );
+        assert_eq!(qualified_in_metalib("iset::unite"), None);
     }
 }

@@ -18,8 +18,10 @@ use crate::document::Document;
 use crate::error::{coded, ExitKind};
 use crate::export::{minimise, Standalone};
 use crate::model::TestModel;
-use crate::oracle::{RunEnd, ScriptOracle, Verdict};
+use crate::oracle::{ScriptOracle, Verdict};
 use crate::outputs::{self, Output};
+use crate::process::RunEnd;
+use crate::program::{build_and_run, describe, ProgramRun};
 
 /// The files of a report, in the order they are validated.
 const FILES: [&str; 4] = ["standalone.cpp", "reduced.cpp", "README.md", "report.json"];
@@ -142,6 +144,12 @@ pub struct BugReport {
     pub reproduction: String,
     /// Output of `--library-version`.
     pub library_version: Option<String>,
+    /// Without `--library-version`: the compiler's version line and the Debian package of each
+    /// library header found on the compiler's path, one short line each.
+    pub versions: Vec<String>,
+    /// The standalone built with the check's compiler flags and run once: its end and the last
+    /// lines of its own stderr.
+    pub program: ProgramRun,
     /// The variants side by side.
     pub variants: Vec<VariantRow>,
     /// Blame.
@@ -173,11 +181,21 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
             ),
         ));
     }
+    let sa = match Standalone::build(&opts.file, &text, &opts.include_dirs, &opts.specs) {
+        Ok(sa) => sa,
+        Err(e) => {
+            // The MF++-valid result is still worth having: write it, then say why no standalone.
+            crate::atomic::write_atomic(&out.paths[1], &text)?;
+            return Err(e.context(format!(
+                "no standalone export ({} is written)",
+                out.paths[1].display()
+            )));
+        }
+    };
     let library_version = opts.library_version.as_deref().map(library_version);
     let variants = variants(&model);
     let blame = blame(&text, &model, &catalogue, &oracle)?;
 
-    let sa = Standalone::build(&opts.file, &text, &opts.include_dirs, &opts.specs)?;
     let (standalone, export) = match minimise(&sa, &oracle) {
         Ok((t, m)) => (
             t,
@@ -200,6 +218,16 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
             },
         ),
     };
+    if let Some(e) = &export.error {
+        crate::messages::warn(format!(
+            "{e}; standalone.cpp is written unverified, the last text the check did not judge"
+        ));
+    }
+    let program = build_and_run(standalone.as_bytes(), &opts.env);
+    let versions = match &library_version {
+        Some(_) => Vec::new(),
+        None => crate::versions::versions(&standalone),
+    };
     let export = ExportInfo {
         bytes: standalone.len(),
         lines: non_blank(&standalone),
@@ -211,6 +239,8 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
         message: run.stderr_tail,
         reproduction: oracle.reproduction_command(),
         library_version,
+        versions,
+        program,
         variants,
         blame,
         export,
@@ -233,17 +263,6 @@ impl BugReportDir {
 
 fn non_blank(text: &str) -> usize {
     text.lines().filter(|l| !l.trim().is_empty()).count()
-}
-
-fn describe(end: RunEnd) -> String {
-    match end {
-        RunEnd::Exited {
-            signal: Some(s), ..
-        } => format!("signal {s}"),
-        RunEnd::Exited { status, .. } => format!("exit {status}"),
-        RunEnd::TimedOut => "timeout".to_string(),
-        RunEnd::Cancelled => "cancelled".to_string(),
-    }
 }
 
 /// How long `--library-version` may run.
@@ -307,12 +326,33 @@ fn variants(model: &TestModel) -> Vec<VariantRow> {
 /// `README.md`: what fails, blame, the variants, how to reproduce.
 fn readme(r: &BugReport) -> String {
     let mut s = format!("# Failure report for `{}`\n\n", r.source);
+    let p = &r.program;
+    {
+        if p.built {
+            s.push_str(&format!(
+                "The standalone program (`standalone.cpp`, built as the check builds) ends with {}; its stderr ends:\n\n```\n{}\n```\n\n",
+                p.end, p.stderr_tail
+            ));
+        } else {
+            s.push_str(&format!(
+                "The standalone program was {}:\n\n```\n{}\n```\n\n",
+                p.end, p.stderr_tail
+            ));
+        }
+    }
     s.push_str(&format!(
-        "The check ends with {}:\n\n```\n{}\n```\n\n",
+        "The check script's verdict: it ends with {} (the failure is there):\n\n```\n{}\n```\n\n",
         r.check_end, r.message
     ));
     if let Some(v) = &r.library_version {
         s.push_str(&format!("Library version: `{v}`\n\n"));
+    }
+    if !r.versions.is_empty() {
+        s.push_str("Versions:\n\n");
+        for v in &r.versions {
+            s.push_str(&format!("- {v}\n"));
+        }
+        s.push('\n');
     }
     s.push_str("## Blame\n\n");
     let b = &r.blame;
@@ -376,6 +416,10 @@ fn readme(r: &BugReport) -> String {
         s.push_str(&format!("## Reduction\n\n{st}\n\n"));
     }
     s.push_str(&format!("## Reproduce\n\n```sh\n{}\n```\n", r.reproduction));
+    s.push_str(&format!(
+        "\nThe standalone alone, in this directory:\n\n```sh\n{}\n```\n",
+        r.program.command
+    ));
     s
 }
 

@@ -10,10 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// The compiler's include directories, in search order (quoted, then angle-bracket ones).
-pub(crate) fn include_dirs() -> &'static [PathBuf] {
-    static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    DIRS.get_or_init(|| {
+/// What asking the compiler gave: its include directories, or why there are none.
+struct SearchPath {
+    dirs: Vec<PathBuf>,
+    problem: Option<String>,
+}
+
+fn search_path() -> &'static SearchPath {
+    static PATH: OnceLock<SearchPath> = OnceLock::new();
+    PATH.get_or_init(|| {
         let cxx = std::env::var("CXX")
             .ok()
             .filter(|c| !c.trim().is_empty())
@@ -24,10 +29,35 @@ pub(crate) fn include_dirs() -> &'static [PathBuf] {
             .arg("-c")
             .arg("exec $0 -E -x c++ - -v 2>&1")
             .arg(&cxx);
-        crate::process::capture(&mut command, b"", Duration::from_secs(10), 256 * 1024)
+        let asked = crate::process::capture(&mut command, b"", Duration::from_secs(10), 256 * 1024);
+        let dirs = asked
+            .as_ref()
             .map(|c| parse_search_list(&String::from_utf8_lossy(&c.stdout)))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        let problem = match &asked {
+            _ if !dirs.is_empty() => None,
+            Ok(c) => Some(format!(
+                "the compiler `{cxx}` ($CXX, else c++) could not be run or named no include \
+                 directory ({}): set CXX to a C++ compiler",
+                c.finished.end
+            )),
+            Err(e) => Some(format!(
+                "the compiler `{cxx}` ($CXX, else c++) could not be run ({e}): set CXX to a C++ \
+                 compiler"
+            )),
+        };
+        SearchPath { dirs, problem }
     })
+}
+
+/// The compiler's include directories, in search order (quoted, then angle-bracket ones).
+pub(crate) fn include_dirs() -> &'static [PathBuf] {
+    &search_path().dirs
+}
+
+/// Why the compiler gave no include directories (it could not be run), if it did not.
+pub(crate) fn problem() -> Option<&'static str> {
+    search_path().problem.as_deref()
 }
 
 /// The directories of a `-v` search list (`#include "..." search starts here:` … `End of search

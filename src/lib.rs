@@ -32,4 +32,6 @@ pub(crate) mod outputs;
 pub mod passes;
 mod pool;
 pub(crate) mod process;
+pub(crate) mod program;
 pub(crate) mod reduce;
+pub(crate) mod versions;

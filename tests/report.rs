@@ -323,3 +323,42 @@ fn reduce_refuses_a_non_empty_report_dir_before_any_check() {
     );
     assert!(!output.exists(), "nothing written");
 }
+
+/// A check that rejects the standalone (here: it wants MF++'s `#ifdef EXECUTE`, which the export
+/// resolves away): the report is still written, `standalone.cpp` marked unverified in the
+/// README and report.json, with a warning.
+#[test]
+fn a_standalone_the_check_rejects_is_written_with_a_warning() {
+    if !require_tools(&["g++"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let check = tmp.path().join("wants-execute.sh");
+    std::fs::write(&check, "#!/bin/sh\ngrep -q '^#ifdef EXECUTE' \"$1\"\n").unwrap();
+    std::fs::set_permissions(&check, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("rep");
+    let out = Command::new(bin())
+        .arg("report")
+        .arg(root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"))
+        .arg("--check")
+        .arg(&check)
+        .arg("-I")
+        .arg(spec())
+        .arg("-o")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: the check rejects the standalone export")
+            && err.contains("unverified"),
+        "{err}"
+    );
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(r["export"]["verified"], false, "{r}");
+    assert!(dir.join("standalone.cpp").is_file());
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    assert!(readme.contains("NOT verified"), "{readme}");
+}

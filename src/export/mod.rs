@@ -194,14 +194,17 @@ impl Walk<'_> {
             let searched: Vec<String> = std::iter::once(dir)
                 .chain(self.include_dirs.iter().map(PathBuf::as_path))
                 .chain(crate::compiler::include_dirs().iter().map(PathBuf::as_path))
-                .map(|d| d.display().to_string())
+                .map(|d| match d.as_os_str().is_empty() {
+                    true => ".".to_string(),
+                    false => d.display().to_string(),
+                })
                 .collect();
             return Err(coded(
                 ExitKind::Input,
                 format!(
-                    "header \"{name}\" (included by {from}) not found in {}; pass -I with its \
-                     directory",
-                    searched.join(", ")
+                    "header \"{name}\" (included by {from}) not found in {}; {}",
+                    searched.join(", "),
+                    crate::compiler::problem().unwrap_or("pass -I with its directory")
                 ),
             ));
         };

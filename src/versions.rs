@@ -1,0 +1,121 @@
+//! Versions for a report without `--library-version` (issue 28 item 5): the compiler's
+//! `--version` (its first line) and, for each library header the standalone includes from the
+//! compiler's own include path, the Debian package that owns it (`dpkg -S`) and its version
+//! (`dpkg-query`), when dpkg answers. Each query runs through the process runner with a timeout;
+//! one that cannot run or says nothing is left out.
+
+use std::time::Duration;
+
+use crate::process::capture;
+
+/// How long one query may take.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of its output is read.
+const CAP: usize = 16 * 1024;
+/// How long one line of the report may be.
+const LINE_MAX: usize = 200;
+/// Packages of the toolchain: their headers are not the library's.
+const TOOLCHAIN: [&str; 3] = ["libc6-dev", "libstdc++", "linux-libc-dev"];
+
+/// One short line each: the compiler, then the package of each library header of `standalone`.
+pub(crate) fn versions(standalone: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let cxx = std::env::var("CXX")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .unwrap_or_else(|| "c++".to_string());
+    if let Some(v) = first_line("exec $0 --version", &[&cxx]) {
+        lines.push(format!("compiler: {v}"));
+    }
+    for header in library_headers(standalone) {
+        let Some(path) = crate::compiler::find(&header) else {
+            continue;
+        };
+        let path = path.to_string_lossy().into_owned();
+        let Some(owner) = first_line("exec dpkg -S \"$0\"", &[&path]) else {
+            continue;
+        };
+        let package = owner.split(':').next().unwrap_or_default().to_string();
+        if package.is_empty() || TOOLCHAIN.iter().any(|t| package.starts_with(t)) {
+            continue;
+        }
+        let version = first_line("exec dpkg-query -W -f '${Version}' \"$0\"", &[&package]);
+        lines.push(match version {
+            Some(v) => format!("{header}: {package} {v}"),
+            None => format!("{header}: {package}"),
+        });
+    }
+    lines
+}
+
+/// The headers `text` includes (quoted, or angle-bracketed with an extension), in order.
+fn library_headers(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
+        let rest = rest.trim();
+        let name = match rest.chars().next() {
+            Some('"') => rest[1..].split('"').next(),
+            Some('<') => rest[1..].split('>').next().filter(|n| n.contains('.')),
+            _ => None,
+        };
+        if let Some(n) = name.filter(|n| !n.is_empty()) {
+            if !out.iter().any(|o| o == n) {
+                out.push(n.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The first non-blank line of `sh -c SCRIPT ARGS…`'s stdout when it exits 0, cut short.
+fn first_line(script: &str, args: &[&str]) -> Option<String> {
+    let mut command = std::process::Command::new("sh");
+    command.arg("-c").arg(script).args(args);
+    let c = capture(&mut command, b"", TIMEOUT, CAP).ok()?;
+    if c.finished.end.status() != Some(0) {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&c.stdout);
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(
+        line.chars()
+            .filter(|c| !c.is_control())
+            .take(LINE_MAX)
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_headers_are_quoted_or_have_an_extension() {
+        let text = "#include <cassert>\n#include \"z3++.h\"\n  #  include <isl/set.h>\n#include \"z3++.h\"\nint x;\n";
+        assert_eq!(library_headers(text), ["z3++.h", "isl/set.h"]);
+    }
+
+    #[test]
+    fn the_compiler_is_named_first() {
+        if std::process::Command::new("c++")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            assert!(
+                std::env::var("MFPPR_REQUIRE_TOOLS").as_deref() != Ok("1"),
+                "c++ is required"
+            );
+            return;
+        }
+        let v = versions("#include <cassert>\n");
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].starts_with("compiler: "), "{v:?}");
+    }
+}
