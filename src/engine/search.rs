@@ -16,13 +16,18 @@
 //! next never depends on those verdicts, so with `jobs` > 1 they all run at once.
 //!
 //! **Deferral.** A main kind other than the last with at least [`DEFER_MIN`] live opportunities
-//! that accepts nothing at a size waits until the round's other kinds accepted nothing; an
-//! accept starts the next round from the largest windows, so the fixpoint is the same.
+//! that accepts nothing at a size waits until the round's other kinds accepted nothing. When one
+//! of them accepts, the next round starts; the deferred kind's pass there starts at the size it
+//! was deferred at (its larger windows just failed). Every size still ends at 1, so the fixpoint
+//! is 1-minimal as before.
 //!
 //! **Edit caching.** A single opportunity found uninteresting is remembered by its
 //! [`Gathered::fingerprint`](crate::opportunity::Gathered::fingerprint) for the rest of the
-//! kind's search (a changed opportunity gets a new fingerprint); the kind's next search keeps
-//! them only if no other kind accepted anything since.
+//! kind's search (a changed opportunity gets a new fingerprint). The kind's next search keeps
+//! them too, even when other kinds accepted candidates since — except for fuzz reduction, whose
+//! verdicts depend on the values other kinds change (they are kept only if nothing was accepted
+//! since). A kept opportunity is not judged again; that is what makes the later rounds cheap
+//! (measured on real MF++ output: `scripts/bench-real`, docs/speed.md).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -161,6 +166,8 @@ pub(super) struct Search {
     pass: Option<Pass>,
     /// Passes of this round deferred at a smaller size ([`Search::next_size`]), in turn.
     deferred: VecDeque<Pass>,
+    /// The size a deferred kind was to go on at: its pass in the next round starts there.
+    resume_size: BTreeMap<OpportunityKind, usize>,
     done: bool,
     /// Fingerprints of single opportunities found uninteresting in the current kind's search (edit
     /// caching).
@@ -168,7 +175,7 @@ pub(super) struct Search {
     /// Candidates accepted so far, of any kind.
     accepts: u64,
     /// Each kind's `failed` when its last pass ended, with `accepts` then: its next pass keeps
-    /// them if no other kind accepted since ([`Search::failed_of`]).
+    /// them ([`Search::failed_of`]).
     failed_before: BTreeMap<OpportunityKind, (Learned<u64>, u64)>,
     /// Texts accepted so far (never offered again, so the search ends even if a pass cycles).
     history: Learned<blake3::Hash>,
@@ -190,6 +197,7 @@ impl Search {
             in_tail: false,
             pass: None,
             deferred: VecDeque::new(),
+            resume_size: BTreeMap::new(),
             done: false,
             failed: Learned::default(),
             accepts: 0,
@@ -401,6 +409,9 @@ impl Search {
                 .is_some_and(|k| !k.is_tail());
         if !pass.accepted && !pass.kind.is_tail() && pass.live >= DEFER_MIN && later {
             self.end_pass(&pass);
+            if let Some(size) = pass.size {
+                self.resume_size.insert(pass.kind, size);
+            }
             pass.resumed = true;
             self.deferred.push_back(pass);
         } else {
@@ -451,6 +462,7 @@ impl Search {
                 }
                 // Nothing accepted in this round: the deferred passes go on, a size each in turn.
                 if let Some(pass) = self.deferred.pop_front() {
+                    self.resume_size.remove(&pass.kind);
                     self.failed = self.failed_of(pass.kind);
                     self.pass = Some(pass);
                     return;
@@ -464,7 +476,7 @@ impl Search {
             self.failed = self.failed_of(kind);
             self.pass = Some(Pass {
                 kind,
-                size: None,
+                size: self.resume_size.remove(&kind),
                 windows: None,
                 visited: HashSet::new(),
                 visited_size: 0,
@@ -480,13 +492,15 @@ impl Search {
         }
     }
 
-    /// What `kind`'s search starts with as found uninteresting: what its last pass found, if no
-    /// other kind accepted a candidate since (the text then changed only by the kind's own
-    /// accepts, across which its pass keeps them too); nothing otherwise, since verdicts may
-    /// change once another kind changed the text (new input values, say).
+    /// What `kind`'s search starts with as found uninteresting: what its last pass found. For
+    /// fuzz reduction only if no other kind accepted a candidate since: its verdicts change with
+    /// the input values other kinds change (measured: kept across their accepts, a fuzz
+    /// reduction that had become possible was missed).
     fn failed_of(&self, kind: OpportunityKind) -> Learned<u64> {
         match self.failed_before.get(&kind) {
-            Some((failed, at)) if *at == self.accepts => failed.clone(),
+            Some((failed, at)) if *at == self.accepts || kind != OpportunityKind::Fuzz => {
+                failed.clone()
+            }
             _ => Learned::default(),
         }
     }
