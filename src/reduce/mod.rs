@@ -238,29 +238,21 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
             .or_else(|| cache_dir.as_ref().map(|d| d.path().to_path_buf())),
     );
 
-    let opportunities = MfppOpportunities::new(
-        catalogue,
-        PassOptions {
-            keep_checks: opts.keep_checks,
-            drop_oracle: opts.drop_oracle,
-            tail: opts.tail,
-        },
-    );
+    let opportunities = opportunities(opts, catalogue);
 
-    // The original must be interesting before anything is written.
-    let original = Original {
-        text: &text,
-        endings,
-        opportunities: &opportunities,
-    };
-    // The spare slots' runs of the initial checks may go on in the search: their threads live
-    // until it ends; whatever it did not take over is killed on the way out.
+    // The original must be interesting before anything is written. The spare slots' runs of
+    // the initial checks may go on in the search: their threads live until it ends; whatever it
+    // did not take over is killed on the way out.
     let queue = SpareQueue::new();
     let reduced = std::thread::scope(|scope| {
         let setup = Setup {
             opts,
             oracle: &oracle,
-            original: &original,
+            original: &Original {
+                text: &text,
+                endings,
+                opportunities: &opportunities,
+            },
             queue: &queue,
             scope,
         };
@@ -300,6 +292,16 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
             paths.result.display()
         ))),
     }
+}
+
+/// The reduction's opportunities in a test with `catalogue`, as `opts` ask.
+fn opportunities(opts: &ReduceOptions, catalogue: Catalogue) -> MfppOpportunities {
+    let options = PassOptions {
+        keep_checks: opts.keep_checks,
+        drop_oracle: opts.drop_oracle,
+        tail: opts.tail,
+    };
+    MfppOpportunities::new(catalogue, options)
 }
 
 /// The initial checks, then (if the original is interesting) the search: how the search ended,
