@@ -194,6 +194,14 @@ pub(crate) fn render(report: &Inspection) -> String {
     out
 }
 
+/// `items` written one after the other with `separator` between them.
+fn joined(items: impl Iterator<Item = impl std::fmt::Display>, separator: &str) -> String {
+    items
+        .map(|item| item.to_string())
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
 /// The first line: sizes and counts.
 fn render_summary(out: &mut String, report: &Inspection) {
     let s = &report.summary;
@@ -203,11 +211,7 @@ fn render_summary(out: &mut String, report: &Inspection) {
         report.file,
         report.bytes,
         s.variants,
-        s.steps_per_variant
-            .iter()
-            .map(|n| n.to_string())
-            .collect::<Vec<_>>()
-            .join("/"),
+        joined(s.steps_per_variant.iter(), "/"),
         s.instances,
         s.fuzz_regions,
         s.fuzz_regions_in_main,
@@ -281,18 +285,16 @@ fn render_catalogue(out: &mut String, report: &Inspection) {
         let _ = writeln!(out, "  {k:<10} {n}");
     }
     let c = &report.catalogue;
+    let (relations, generators, bases) = (c.relations, c.generators, c.executable_bases);
+    let checks = c.checks.join(", ");
+    let functions = c
+        .reduction_functions
+        .iter()
+        .map(|(n, t)| format!("{n} -> {t}"));
+    let functions = joined(functions, ", ");
     let _ = writeln!(
         *out,
-        "\ncatalogue: {} relations, {} generators, {} executable bases, checks [{}], reduction functions [{}]",
-        c.relations,
-        c.generators,
-        c.executable_bases,
-        c.checks.join(", "),
-        c.reduction_functions
-            .iter()
-            .map(|(n, t)| format!("{n} -> {t}"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        "\ncatalogue: {relations} relations, {generators} generators, {bases} executable bases, checks [{checks}], reduction functions [{functions}]"
     );
     if !c.missing.is_empty() {
         let _ = writeln!(out, "  includes not found: {}", c.missing.join(", "));

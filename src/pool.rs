@@ -2,11 +2,12 @@
 //! taking jobs from one shared queue, in the order they were pushed.
 //!
 //! `reduce` runs its initial checks' spare slots on it (jobs arrive while the workers run, and
-//! stop being taken once the original's verdict is known), and `batch` its tests at once (every
-//! job known up front). The engine keeps its own scheduler (`engine/`), which needs to kill and
-//! adopt runs as the search's needs change. Which job a worker gets depends on timing only;
-//! callers keep their results independent of it (each job has its own result slot, or results are
-//! journaled as they end).
+//! stop being taken once the original's verdict is known), `batch` its tests at once (every
+//! job known up front), and `coverage` its generator runs, test runs, metamorphic isolations and
+//! coverage files through [`map`] (results in the items' order). The engine keeps its own
+//! scheduler (`engine/`), which needs to kill and adopt runs as the search's needs change. Which
+//! job a worker gets depends on timing only; callers keep their results independent of it (each
+//! job has its own result slot, or results are journaled as they end).
 
 use std::collections::VecDeque;
 use std::sync::{Condvar, Mutex};
@@ -26,6 +27,9 @@ pub(crate) struct JobQueue<J> {
     state: Mutex<QueueState<J>>,
     /// Notified when a job is pushed or the queue is closed or stopped.
     changed: Condvar,
+    /// Whether an interrupt request ends [`JobQueue::next`] (not for [`map`], whose jobs look at
+    /// the interrupt flag themselves).
+    interruptible: bool,
 }
 
 #[derive(Debug)]
@@ -47,6 +51,7 @@ impl<J> JobQueue<J> {
                 stopped: false,
             }),
             changed: Condvar::new(),
+            interruptible: true,
         }
     }
 
@@ -85,11 +90,11 @@ impl<J> JobQueue<J> {
     }
 
     /// The next job, waiting while the queue is open and empty; `None` once it is stopped, closed
-    /// and empty, or an interrupt was requested (Ctrl-C, SIGTERM).
+    /// and empty, or an interrupt was requested (Ctrl-C, SIGTERM) and the queue is interruptible.
     pub(crate) fn next(&self) -> Option<J> {
         let mut state = lock(&self.state);
         loop {
-            if state.stopped || crate::interrupt::requested() {
+            if state.stopped || (self.interruptible && crate::interrupt::requested()) {
                 return None;
             }
             if let Some(job) = state.jobs.pop_front() {
@@ -134,6 +139,48 @@ where
     Ok(())
 }
 
+/// `work` on every item on `workers` threads (at least one), named `name`: the results in the
+/// items' order, or the first error in that order. No item is taken after an error (those already
+/// taken, all earlier in the order, end first). The queue does not look at the interrupt flag
+/// (nor count as a look at it): each job sees an interrupt itself, as a process run does.
+pub(crate) fn map<T, R, F>(
+    workers: usize,
+    name: &str,
+    items: impl IntoIterator<Item = T>,
+    work: F,
+) -> anyhow::Result<Vec<R>>
+where
+    T: Send,
+    R: Send,
+    F: Fn(T) -> anyhow::Result<R> + Sync,
+{
+    let mut queue = JobQueue::of(items.into_iter().enumerate());
+    queue.interruptible = false;
+    let count = lock(&queue.state).jobs.len();
+    let slots: Vec<Mutex<Option<anyhow::Result<R>>>> =
+        (0..count).map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        spawn_workers(
+            scope,
+            workers.clamp(1, count.max(1)),
+            name,
+            &queue,
+            |(i, item)| {
+                let result = work(item);
+                if result.is_err() {
+                    queue.stop();
+                }
+                *lock(&slots[i]) = Some(result);
+            },
+        )
+    })?;
+    // Only items after an error are left untaken: the first empty slot comes after it.
+    slots
+        .into_iter()
+        .map_while(|slot| slot.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,5 +216,22 @@ mod tests {
             queue.close();
         });
         assert_eq!(done.into_inner().unwrap().len(), 10);
+    }
+
+    #[test]
+    fn map_keeps_the_order_and_gives_the_first_error_in_it() {
+        for workers in [0, 1, 3, 200] {
+            let squares = map(workers, "test", 0..100u64, |i| Ok(i * i)).unwrap();
+            assert_eq!(squares, (0..100).map(|i| i * i).collect::<Vec<_>>());
+        }
+        assert!(map(4, "test", Vec::<u8>::new(), Ok).unwrap().is_empty());
+        let err = map(3, "test", 0..50u32, |i| {
+            if i % 7 == 5 {
+                anyhow::bail!("item {i}")
+            }
+            Ok(i)
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), "item 5");
     }
 }

@@ -54,29 +54,8 @@ pub struct BatchArgs {
     #[arg(last = true, value_name = "COMPILER FLAGS")]
     compiler_flags: Vec<String>,
 
-    /// Check scripts run at once, shared by the tests in flight [default: number of cores].
-    #[arg(
-        short = 'j',
-        long,
-        value_name = "N",
-        value_parser = clap::value_parser!(u32).range(1..),
-        help_heading = "Interestingness"
-    )]
-    jobs: Option<u32>,
-
-    /// Tests reduced at once, each with N / K check runs at once [default: N, at most the number
-    /// of tests].
-    #[arg(
-        long,
-        value_name = "K",
-        value_parser = clap::value_parser!(u32).range(1..),
-        help_heading = "Interestingness"
-    )]
-    tests_at_once: Option<u32>,
-
-    /// Environment variable for the check script, NAME=VALUE (repeatable; kept in task files).
-    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env, help_heading = "Interestingness")]
-    env: Vec<(String, String)>,
+    #[command(flatten)]
+    run: RunArgs,
 
     /// The campaign's output directory (created if missing).
     #[arg(
@@ -114,12 +93,36 @@ pub struct BatchArgs {
     one: Option<String>,
 }
 
+/// How the campaign's check runs are shared out, and their environment.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Interestingness")]
+struct RunArgs {
+    /// Check scripts run at once, shared by the tests in flight [default: number of cores].
+    #[arg(
+        short = 'j',
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    jobs: Option<u32>,
+
+    /// Tests reduced at once, each with N / K check runs at once [default: N, at most the number
+    /// of tests].
+    #[arg(
+        long,
+        value_name = "K",
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    tests_at_once: Option<u32>,
+
+    /// Environment variable for the check script, NAME=VALUE (repeatable; kept in task files).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env)]
+    env: Vec<(String, String)>,
+}
+
 /// Parse `NAME=VALUE`.
 fn parse_env(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-        _ => Err(format!("`{s}` is not NAME=VALUE")),
-    }
+    super::common::parse_env(s, "NAME=VALUE")
 }
 
 impl BatchArgs {
@@ -127,10 +130,10 @@ impl BatchArgs {
     fn options(&self, flags: &CompilerFlags, check: PathBuf, out_dir: PathBuf) -> BatchOptions {
         let mut ro = ReduceOptions::new(PathBuf::new(), check);
         self.reduction.apply(&mut ro);
-        ro.extra_env = self.env.clone();
+        ro.extra_env = self.run.env.clone();
         flags.apply(&self.reduction.include, &mut ro);
-        let jobs = self.jobs.map_or(ro.jobs, |j| j as usize).max(1);
-        let tests_at_once = match (self.one.is_some(), self.tests_at_once) {
+        let jobs = self.run.jobs.map_or(ro.jobs, |j| j as usize).max(1);
+        let tests_at_once = match (self.one.is_some(), self.run.tests_at_once) {
             (true, _) => 1,
             (false, Some(k)) => (k as usize).min(jobs),
             (false, None) => jobs,
@@ -191,7 +194,7 @@ impl BatchArgs {
             ));
         }
         let mut opts = opts;
-        if self.tests_at_once.is_none() {
+        if self.run.tests_at_once.is_none() {
             opts.tests_at_once = opts.tests_at_once.min(tests.len());
         }
         if let Some(file) = &self.emit_tasks {

@@ -256,6 +256,14 @@ pub fn stdin_to_file(name: &str) -> anyhow::Result<(tempfile::TempDir, PathBuf)>
     Ok((dir, path))
 }
 
+/// Parse `K=V` (K not empty) for an environment flag; `form` is how its help writes it.
+pub(crate) fn parse_env(s: &str, form: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("`{s}` is not {form}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

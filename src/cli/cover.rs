@@ -185,6 +185,17 @@ struct MarkerArgs {
     markers: Option<PathBuf>,
 }
 
+/// The report, and the markers made from it (`inject` and `find`).
+#[derive(Debug, clap::Args)]
+struct MarkingArgs {
+    #[command(flatten)]
+    coverage: CoverageArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+    #[command(flatten)]
+    marker: MarkerArgs,
+}
+
 #[derive(Debug, clap::Args)]
 struct ReportCmd {
     #[command(flatten)]
@@ -196,37 +207,26 @@ struct ReportCmd {
 /// Edited files get `#include <stdio.h>`, `#include <stdlib.h>` and `#line 1` prepended, so line
 /// numbers hold.
 #[derive(Debug, clap::Args)]
-#[command(group = ArgGroup::new("target").required(true).args(["inject_into", "in_place"]))]
+#[command(
+    group = ArgGroup::new("target").required(true).args(["inject_into", "in_place"]),
+    next_help_heading = "Injection"
+)]
 struct InjectCmd {
     #[command(flatten)]
-    coverage: CoverageArgs,
-    #[command(flatten)]
-    output: OutputArgs,
-    #[command(flatten)]
-    marker: MarkerArgs,
+    marking: MarkingArgs,
     /// Inject into a copy of everything under --source-root, written to DIR.
-    #[arg(
-        long,
-        value_name = "DIR",
-        requires = "source_root",
-        help_heading = "Injection"
-    )]
+    #[arg(long, value_name = "DIR", requires = "source_root")]
     inject_into: Option<PathBuf>,
     /// Inject into the sources under --source-root themselves (a manifest and backups are
     /// written first).
-    #[arg(long, requires = "source_root", help_heading = "Injection")]
+    #[arg(long, requires = "source_root")]
     in_place: bool,
     /// Manifest for --in-place.
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "mfppr-cover-manifest.json",
-        help_heading = "Injection"
-    )]
+    #[arg(long, value_name = "FILE", default_value = "mfppr-cover-manifest.json")]
     manifest: PathBuf,
     /// Build the marked tree once with this shell command, run in it (e.g. 'make -j4'); a
     /// failure is an error and the original sources stay untouched.
-    #[arg(long, value_name = "CMD", help_heading = "Injection")]
+    #[arg(long, value_name = "CMD")]
     build: Option<String>,
 }
 
@@ -380,10 +380,26 @@ impl VerifyArgs {
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-        _ => Err(format!("`{s}` is not K=V")),
-    }
+    super::common::parse_env(s, "K=V")
+}
+
+/// The marked tree of `find`: made here, or reused.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Injection")]
+struct TreeArgs {
+    /// Write the marked copy of --source-root to DIR (default: OUT/injected).
+    #[arg(long, value_name = "DIR")]
+    inject_into: Option<PathBuf>,
+    /// Reuse a marked tree made (and built) by `cover inject --inject-into DIR [--build CMD]`:
+    /// read DIR/markers.json, inject nothing; --suite and --fuzz are then not needed.
+    #[arg(long, value_name = "DIR", conflicts_with = "inject_into")]
+    marked: Option<PathBuf>,
+    /// Build the new marked copy once with this shell command, run in it.
+    #[arg(long, value_name = "CMD", conflicts_with = "marked")]
+    build: Option<String>,
+    /// Only these markers: ids or FILE:LINE, comma-separated (e.g. iset_h-L120,src/p.c:408).
+    #[arg(long, value_name = "P1,P2", value_delimiter = ',')]
+    points: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -395,39 +411,9 @@ fn parse_env(s: &str) -> Result<(String, String), String> {
 )]
 struct FindCmd {
     #[command(flatten)]
-    coverage: CoverageArgs,
+    marking: MarkingArgs,
     #[command(flatten)]
-    output: OutputArgs,
-    #[command(flatten)]
-    marker: MarkerArgs,
-    /// Write the marked copy of --source-root to DIR (default: OUT/injected).
-    #[arg(long, value_name = "DIR", help_heading = "Injection")]
-    inject_into: Option<PathBuf>,
-    /// Reuse a marked tree made (and built) by `cover inject --inject-into DIR [--build CMD]`:
-    /// read DIR/markers.json, inject nothing; --suite and --fuzz are then not needed.
-    #[arg(
-        long,
-        value_name = "DIR",
-        conflicts_with = "inject_into",
-        help_heading = "Injection"
-    )]
-    marked: Option<PathBuf>,
-    /// Build the new marked copy once with this shell command, run in it.
-    #[arg(
-        long,
-        value_name = "CMD",
-        conflicts_with = "marked",
-        help_heading = "Injection"
-    )]
-    build: Option<String>,
-    /// Only these markers: ids or FILE:LINE, comma-separated (e.g. iset_h-L120,src/p.c:408).
-    #[arg(
-        long,
-        value_name = "P1,P2",
-        value_delimiter = ',',
-        help_heading = "Injection"
-    )]
-    points: Vec<String>,
+    tree: TreeArgs,
     #[command(flatten)]
     tests: TestsArgs,
     #[command(flatten)]
@@ -456,7 +442,7 @@ impl CoverCommand {
                 print_report(&report, &cmd.output)?;
             }
             CoverCommand::Inject(cmd) => {
-                messages::set_quiet(cmd.output.quiet);
+                messages::set_quiet(cmd.marking.output.quiet);
                 let target = match cmd.inject_into {
                     Some(dir) => InjectTarget::Copy(dir),
                     None => InjectTarget::InPlace {
@@ -464,13 +450,13 @@ impl CoverCommand {
                     },
                 };
                 let (report, _) = coverage::run_inject(&InjectRunOptions {
-                    report: cmd.coverage.options(&cmd.output),
-                    kind: cmd.marker.marker,
+                    report: cmd.marking.coverage.options(&cmd.marking.output),
+                    kind: cmd.marking.marker.marker,
                     target,
-                    markers_path: cmd.marker.markers,
+                    markers_path: cmd.marking.marker.markers,
                     build: cmd.build,
                 })?;
-                print_report(&report, &cmd.output)?;
+                print_report(&report, &cmd.marking.output)?;
             }
             CoverCommand::Restore(cmd) => {
                 messages::set_quiet(cmd.quiet);
@@ -488,10 +474,10 @@ impl CoverCommand {
                 }
             }
             CoverCommand::Find(cmd) => {
-                messages::set_quiet(cmd.output.quiet);
+                messages::set_quiet(cmd.marking.output.quiet);
                 let (report, summary) = coverage::run_find(&cmd.options()?)?;
                 if let Some(report) = &report {
-                    print_report(report, &cmd.output)?;
+                    print_report(report, &cmd.marking.output)?;
                 }
                 let mut stdout = std::io::stdout().lock();
                 write!(stdout, "\n{}\n{}\n", summary.table(), summary.last_line())
@@ -538,13 +524,13 @@ impl FindCmd {
             _ => unreachable!("clap requires --corpus or --generate with --budget"),
         };
         Ok(FindOptions {
-            report: self.coverage.options(&self.output),
-            kind: self.marker.marker,
-            inject_into: self.inject_into.clone(),
-            marked: self.marked.clone(),
-            build: self.build.clone(),
-            points: self.points.clone(),
-            markers_path: self.marker.markers.clone(),
+            report: self.marking.coverage.options(&self.marking.output),
+            kind: self.marking.marker.marker,
+            inject_into: self.tree.inject_into.clone(),
+            marked: self.tree.marked.clone(),
+            build: self.tree.build.clone(),
+            points: self.tree.points.clone(),
+            markers_path: self.marking.marker.markers.clone(),
             source,
             run: t.run.clone(),
             run_timeout: Duration::from_secs(t.run_timeout),

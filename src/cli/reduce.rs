@@ -67,61 +67,58 @@ pub struct ReduceArgs {
     #[arg(long, help_heading = "Reduction")]
     strict_spec: bool,
 
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// Where the result, the statistics and the report go, and what is printed.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Output")]
+struct OutputArgs {
     /// Output file [default: STEM.reduced.cpp beside FILE; required when FILE is -].
-    #[arg(
-        short = 'o',
-        long,
-        value_name = "OUT",
-        required_if_eq("file", "-"),
-        help_heading = "Output"
-    )]
+    #[arg(short = 'o', long, value_name = "OUT", required_if_eq("file", "-"))]
     output: Option<PathBuf>,
 
     /// File name the test read from standard input gets (its checks see it under this name).
-    #[arg(
-        long,
-        value_name = "NAME",
-        default_value = "stdin.cpp",
-        help_heading = "Output"
-    )]
+    #[arg(long, value_name = "NAME", default_value = "stdin.cpp")]
     name: String,
 
     /// Write search statistics as JSON to this file.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    #[arg(long, value_name = "FILE")]
     stats: Option<PathBuf>,
 
     /// Continue from an existing output file if it is still interesting.
-    #[arg(long, help_heading = "Output")]
+    #[arg(long)]
     resume: bool,
 
     /// Also write a bug report with blame into this directory (see `mfppr report`).
-    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    #[arg(long, value_name = "DIR")]
     report: Option<PathBuf>,
 
     /// With --report: shell command printing the library's version.
-    #[arg(long, value_name = "CMD", help_heading = "Output")]
+    #[arg(long, value_name = "CMD")]
     library_version: Option<String>,
 
     /// With --report: write into a non-empty directory.
-    #[arg(long, help_heading = "Output")]
+    #[arg(long)]
     force: bool,
 
     /// No progress lines on stderr.
-    #[arg(short, long, conflicts_with = "verbose", help_heading = "Output")]
+    #[arg(short, long, conflicts_with = "verbose")]
     quiet: bool,
 
     /// -v: the diff size of each accepted candidate; -vv: also each candidate tried.
-    #[arg(short, long, action = ArgAction::Count, help_heading = "Output")]
+    #[arg(short, long, action = ArgAction::Count)]
     verbose: u8,
 
     /// Print a unified diff of the result against the input on stdout (the summary goes to
     /// stderr).
-    #[arg(long, help_heading = "Output")]
+    #[arg(long)]
     print_diff: bool,
 
     /// Keep the check directories of interesting and timed-out candidates in DIR/1, DIR/2 …
     /// (DIR must be new or empty).
-    #[arg(long, value_name = "DIR", help_heading = "Output")]
+    #[arg(long, value_name = "DIR")]
     save_temps: Option<PathBuf>,
 }
 
@@ -130,42 +127,46 @@ impl ReduceArgs {
     pub fn options(&self, flags: &CompilerFlags) -> ReduceOptions {
         let mut opts = ReduceOptions::new(&self.file, &self.check);
         self.reduction.apply(&mut opts);
-        opts.output = self.output.clone();
+        opts.output = self.out.output.clone();
         flags.apply(&self.reduction.include, &mut opts);
         if let Some(jobs) = self.jobs {
             opts.jobs = jobs as usize;
         }
-        opts.stats = self.stats.clone();
-        opts.resume = self.resume;
-        opts.quiet = self.quiet;
+        opts.stats = self.out.stats.clone();
+        opts.resume = self.out.resume;
+        opts.quiet = self.out.quiet;
         opts.strict_spec = self.strict_spec;
-        opts.verbose = self.verbose;
-        opts.save_temps = self.save_temps.clone();
+        opts.verbose = self.out.verbose;
+        opts.save_temps = self.out.save_temps.clone();
         opts
     }
 
     /// Run the command.
     pub fn run(self) -> anyhow::Result<ExitCode> {
-        crate::messages::set_quiet(self.quiet);
+        crate::messages::set_quiet(self.out.quiet);
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
         let mut opts = self.options(&flags);
         // Standard input lives in a temp dir for the whole reduction.
         let _stdin_dir = if is_stdin(&self.file) {
-            let (dir, path) = stdin_to_file(&self.name)?;
+            let (dir, path) = stdin_to_file(&self.out.name)?;
             opts.input = path;
             Some(dir)
         } else {
             None
         };
-        if let Some(dir) = &self.save_temps {
+        if let Some(dir) = &self.out.save_temps {
             prepare_save_temps(dir)?;
         }
-        let report_dir = match &self.report {
-            Some(dir) => Some(crate::bug_report::prepare(dir, self.force, &opts.input)?),
+        let report_dir = match &self.out.report {
+            Some(dir) => Some(crate::bug_report::prepare(
+                dir,
+                self.out.force,
+                &opts.input,
+            )?),
             None => None,
         };
         let outcome = reduce(&opts)?;
-        if self.print_diff {
+        if self.out.print_diff {
             print!(
                 "{}",
                 unified_diff(&opts.input, &outcome.output, &self.file)?
@@ -180,7 +181,7 @@ impl ReduceArgs {
                 check: self.check.clone(),
                 include_dirs: opts.include_dirs.clone(),
                 specs: self.reduction.spec.clone(),
-                library_version: self.library_version.clone(),
+                library_version: self.out.library_version.clone(),
                 stats: Some(outcome.summary()),
                 env: opts.extra_env.clone(),
             };

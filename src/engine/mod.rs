@@ -33,7 +33,7 @@ use crate::error::{coded, ExitKind};
 use crate::opportunity::{Opportunities, OpportunityKind};
 use crate::oracle::{Oracle, Verdict};
 use beliefs::{Calibration, Hints};
-use runs::{Reporter, RunReport, RunResult, Running, Runs, StartRun};
+use runs::{Flight, Reporter, RunReport, RunResult, Running, Runs, StartRun};
 use search::{Search, Step};
 use workshop::Workshop;
 
@@ -324,19 +324,16 @@ impl<'a> Engine<'a> {
                     (verdict, started.elapsed())
                 })
             };
-            let mut runs = Runs::default();
-            let result = self.take_over(&mut runs, scope, &sender).and_then(|()| {
-                self.search(
-                    &mut search,
-                    &mut workshop,
-                    &mut runs,
-                    start,
-                    &results,
-                    on_accept,
-                )
-            });
+            let mut flight = Flight {
+                runs: Runs::default(),
+                start,
+                results: &results,
+            };
+            let result = self
+                .take_over(&mut flight.runs, scope, &sender)
+                .and_then(|()| self.search(&mut search, &mut workshop, &mut flight, on_accept));
             // Whatever happened, nothing in flight is needed any more: kill it and wait for it.
-            self.drain(&mut runs, &results);
+            self.drain(&mut flight.runs, &results);
             result
         });
         crate::messages::clear_status();
@@ -401,9 +398,7 @@ impl<'a> Engine<'a> {
         &mut self,
         search: &mut Search,
         workshop: &mut Workshop<'r>,
-        runs: &mut Runs,
-        start: &StartRun<'_>,
-        results: &mpsc::Receiver<RunReport>,
+        flight: &mut Flight<'_>,
         on_accept: &mut OnAccept<'_>,
     ) -> anyhow::Result<()> {
         loop {
@@ -433,7 +428,7 @@ impl<'a> Engine<'a> {
                     // Only speculation (more than one job) uses the calibration.
                     let believed = (self.options.jobs > 1 && self.hints.chance(&c).is_none())
                         .then(|| search.chance(&c));
-                    let verdict = self.await_verdict(search, &c, workshop, runs, start, results)?;
+                    let verdict = self.await_verdict(search, &c, workshop, flight)?;
                     if let Some(p) = believed {
                         self.calibration.add(p, verdict == Verdict::Interesting);
                     }
@@ -469,15 +464,14 @@ impl<'a> Engine<'a> {
         search: &Search,
         c: &Candidate,
         workshop: &mut Workshop<'_>,
-        runs: &mut Runs,
-        start: &StartRun<'_>,
-        results: &mpsc::Receiver<RunReport>,
+        flight: &mut Flight<'_>,
     ) -> anyhow::Result<Verdict> {
         loop {
-            if let Some(verdict) = self.verdict_of(c.kind, &c.text.hash, runs)? {
+            if let Some(verdict) = self.verdict_of(c.kind, &c.text.hash, &mut flight.runs)? {
                 return Ok(verdict);
             }
-            let mut arrived = self.schedule(search, c, workshop, runs, start, results)?;
+            let mut arrived = self.schedule(search, c, workshop, flight)?;
+            let (runs, results) = (&mut flight.runs, flight.results);
             if arrived.is_empty() {
                 let waited = Instant::now();
                 let received = results.recv();

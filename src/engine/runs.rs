@@ -104,3 +104,10 @@ impl<'a> Reporter<'a> {
 /// the engine's channel.
 pub(super) type StartRun<'s> =
     dyn Fn(u64, blake3::Hash, Arc<Vec<u8>>, Arc<AtomicBool>) -> anyhow::Result<()> + 's;
+
+/// One search's oracle runs: those in flight, how to start another, and where their ends arrive.
+pub(super) struct Flight<'s> {
+    pub(super) runs: Runs,
+    pub(super) start: &'s StartRun<'s>,
+    pub(super) results: &'s mpsc::Receiver<RunReport>,
+}

@@ -13,7 +13,7 @@
 use std::collections::{BinaryHeap, HashSet};
 use std::sync::mpsc;
 
-use super::runs::{RunReport, Runs, StartRun};
+use super::runs::{Flight, RunReport, Runs, StartRun};
 use super::search::Search;
 use super::workshop::Workshop;
 use super::{Candidate, Engine};
@@ -236,10 +236,13 @@ impl Engine<'_> {
         search: &Search,
         c: &Candidate,
         workshop: &mut Workshop<'_>,
-        runs: &mut Runs,
-        start: &StartRun<'_>,
-        results: &mpsc::Receiver<RunReport>,
+        flight: &mut Flight<'_>,
     ) -> anyhow::Result<Vec<RunReport>> {
+        let Flight {
+            runs,
+            start,
+            results,
+        } = flight;
         // What is wanted starts as soon as it is found, on the slots already free; the slots of
         // runs nothing needs any more are given out at the end.
         self.launch(c, runs, start)?;

@@ -43,6 +43,16 @@ pub(super) struct Original<'a> {
     pub(super) opportunities: &'a dyn Opportunities,
 }
 
+/// What the initial checks run with: the options, the check, the input, the spare slots' queue
+/// and the scope of their threads (so that the search can take over runs still going).
+pub(super) struct Setup<'a, 's, 'e: 's> {
+    pub(super) opts: &'a ReduceOptions,
+    pub(super) oracle: &'e ScriptOracle,
+    pub(super) original: &'a Original<'a>,
+    pub(super) queue: &'e SpareQueue,
+    pub(super) scope: &'s std::thread::Scope<'s, 'e>,
+}
+
 /// What the initial checks found out besides the original being interesting.
 pub(super) struct Initial<'e> {
     /// The per-run timeout.
@@ -58,15 +68,10 @@ pub(super) struct Initial<'e> {
 
 /// Run the check on the original (and trivial tests and the search's likely first candidates
 /// alongside it): fail unless it is interesting; set the oracle's contract and per-run timeout.
-pub(super) fn check_original<'s, 'e: 's>(
-    opts: &ReduceOptions,
-    oracle: &'e ScriptOracle,
-    original: &Original<'_>,
-    queue: &'e SpareQueue,
-    scope: &'s std::thread::Scope<'s, 'e>,
-) -> anyhow::Result<Initial<'e>> {
+pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<Initial<'e>> {
+    let (opts, oracle, queue) = (setup.opts, setup.oracle, setup.queue);
     oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
-    let initial = initial_checks(opts, oracle, original, queue, scope)?;
+    let initial = initial_checks(setup)?;
     if crate::interrupt::requested() {
         return Err(coded(
             ExitKind::Interrupted,
@@ -176,13 +181,8 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
 /// implies). Returns the original's run; the runs on the spare slots are in `queue`.
 ///
 /// [`Engine::adopt`]: crate::engine::Engine::adopt
-fn initial_checks<'s, 'e: 's>(
-    opts: &ReduceOptions,
-    oracle: &'e ScriptOracle,
-    original: &Original<'_>,
-    queue: &'e SpareQueue,
-    scope: &'s std::thread::Scope<'s, 'e>,
-) -> anyhow::Result<Run> {
+fn initial_checks(setup: &Setup<'_, '_, '_>) -> anyhow::Result<Run> {
+    let (opts, queue) = (setup.opts, setup.queue);
     let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
     if !opts.quiet {
         crate::messages::progress(format!(
@@ -199,7 +199,7 @@ fn initial_checks<'s, 'e: 's>(
         queue.push(SpareRun::new(test.to_vec(), None));
     }
     let started = Instant::now();
-    let initial = run_original(opts, oracle, original, queue, scope, spare)?;
+    let initial = run_original(setup, spare)?;
     let limit = match &initial {
         Ok(run) if contract(opts, run).is_some() => derived_timeout(opts, run),
         _ => {
@@ -214,14 +214,14 @@ fn initial_checks<'s, 'e: 's>(
 /// The original's run, with `spare` slots working through `queue` meanwhile (their threads in
 /// `scope`) and the candidates ahead queued as they are found. A long check says so every
 /// [`WAIT_NOTE_EVERY`].
-fn run_original<'s, 'e: 's>(
-    opts: &ReduceOptions,
-    oracle: &'e ScriptOracle,
-    original: &Original<'_>,
-    queue: &'e SpareQueue,
-    scope: &'s std::thread::Scope<'s, 'e>,
-    spare: usize,
-) -> anyhow::Result<anyhow::Result<Run>> {
+fn run_original(setup: &Setup<'_, '_, '_>, spare: usize) -> anyhow::Result<anyhow::Result<Run>> {
+    let Setup {
+        opts,
+        oracle,
+        original,
+        queue,
+        scope,
+    } = *setup;
     let no_cancel = AtomicBool::new(false);
     let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);
     let file = original.endings.to_file(original.text);

@@ -24,7 +24,7 @@ use crate::opportunity::Opportunities;
 use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
 use crate::passes::{MfppOpportunities, PassOptions};
 
-use initial::{check_original, warn_if_trivial_is_interesting, Original, SpareQueue};
+use initial::{check_original, warn_if_trivial_is_interesting, Original, Setup, SpareQueue};
 pub(crate) use plan::origin_path;
 use plan::{plan_outputs, resume_from, ReducePaths};
 use recheck::{recheck, RECHECK_HISTORY};
@@ -238,26 +238,25 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
             .or_else(|| cache_dir.as_ref().map(|d| d.path().to_path_buf())),
     );
 
-    let opportunities = MfppOpportunities::new(
-        catalogue,
-        PassOptions {
-            keep_checks: opts.keep_checks,
-            drop_oracle: opts.drop_oracle,
-            tail: opts.tail,
-        },
-    );
+    let opportunities = opportunities(opts, catalogue);
 
-    // The original must be interesting before anything is written.
-    let original = Original {
-        text: &text,
-        endings,
-        opportunities: &opportunities,
-    };
-    // The spare slots' runs of the initial checks may go on in the search: their threads live
-    // until it ends; whatever it did not take over is killed on the way out.
+    // The original must be interesting before anything is written. The spare slots' runs of
+    // the initial checks may go on in the search: their threads live until it ends; whatever it
+    // did not take over is killed on the way out.
     let queue = SpareQueue::new();
     let reduced = std::thread::scope(|scope| {
-        let reduced = check_and_search(opts, &oracle, &original, &paths, &queue, scope);
+        let setup = Setup {
+            opts,
+            oracle: &oracle,
+            original: &Original {
+                text: &text,
+                endings,
+                opportunities: &opportunities,
+            },
+            queue: &queue,
+            scope,
+        };
+        let reduced = check_and_search(&setup, &paths);
         queue.cancel_all();
         reduced
     });
@@ -295,18 +294,25 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     }
 }
 
+/// The reduction's opportunities in a test with `catalogue`, as `opts` ask.
+fn opportunities(opts: &ReduceOptions, catalogue: Catalogue) -> MfppOpportunities {
+    let options = PassOptions {
+        keep_checks: opts.keep_checks,
+        drop_oracle: opts.drop_oracle,
+        tail: opts.tail,
+    };
+    MfppOpportunities::new(catalogue, options)
+}
+
 /// The initial checks, then (if the original is interesting) the search: how the search ended,
 /// its stats (the setup checks counted), the size of the result on disk and the per-run timeout.
-fn check_and_search<'s, 'e: 's>(
-    opts: &ReduceOptions,
-    oracle: &'e ScriptOracle,
-    original: &Original<'_>,
+fn check_and_search(
+    setup: &Setup<'_, '_, '_>,
     paths: &ReducePaths,
-    queue: &'e SpareQueue,
-    scope: &'s std::thread::Scope<'s, 'e>,
 ) -> anyhow::Result<(anyhow::Result<()>, Stats, usize, Duration)> {
+    let (opts, oracle, original) = (setup.opts, setup.oracle, setup.original);
     let (text, endings) = (original.text, original.endings);
-    let initial = check_original(opts, oracle, original, queue, scope)?;
+    let initial = check_original(setup)?;
     let oracle = EndingsOracle {
         inner: oracle,
         endings,

@@ -25,7 +25,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 
 use super::metamorphic::{self, TestMc};
 use super::reach::{self, Found, McChoice, McView, TestFile};
@@ -135,10 +134,6 @@ pub fn run(opts: &PipelineOptions) -> Result<FindSummary> {
 /// Collect and run the tests; the summary before any reduction, the known marker ids and the
 /// runs.
 fn find_points(opts: &PipelineOptions) -> Result<(FindSummary, BTreeSet<String>, Found)> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.max(1))
-        .build()
-        .context("cannot start the worker threads")?;
     let tests = match &opts.source {
         TestSource::Corpus(dir) => reach::corpus(dir)?,
         TestSource::Generate { template, budget } => {
@@ -148,7 +143,7 @@ fn find_points(opts: &PipelineOptions) -> Result<(FindSummary, BTreeSet<String>,
                 *budget,
                 &opts.out.join("generated"),
                 opts.run_timeout,
-                &pool,
+                opts.jobs,
             )?
         }
     };
@@ -165,7 +160,7 @@ fn find_points(opts: &PipelineOptions) -> Result<(FindSummary, BTreeSet<String>,
         &opts.injected,
         &known,
         opts.run_timeout,
-        &pool,
+        opts.jobs,
     )?;
     write_found(&opts.out, &found)?;
     usable_runs(opts, &found)?;
@@ -266,24 +261,14 @@ fn analyse_tests(
         tests.len(),
         opts.jobs
     ));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.max(1))
-        .build()
-        .context("cannot start the worker threads")?;
-    let list: Vec<(&String, &PathBuf)> = tests.iter().collect();
-    let results: Vec<Result<std::result::Result<TestMc, String>>> = pool.install(|| {
-        list.par_iter()
-            .map(|(name, path)| {
-                let sub = dir.join(name.replace(['/', '\\'], "_"));
-                std::fs::create_dir_all(&sub)
-                    .with_context(|| format!("cannot create {}", sub.display()))?;
-                Ok(metamorphic::analyse(path, &sub, build).map_err(|e| format!("{e:#}")))
-            })
-            .collect()
-    });
+    let results = crate::pool::map(opts.jobs, "mfppr-metamorphic", tests, |(name, path)| {
+        let sub = dir.join(name.replace(['/', '\\'], "_"));
+        std::fs::create_dir_all(&sub)
+            .with_context(|| format!("cannot create {}", sub.display()))?;
+        Ok(metamorphic::analyse(path, &sub, build).map_err(|e| format!("{e:#}")))
+    })?;
     let mut analyses = BTreeMap::new();
-    for ((name, _), analysis) in list.into_iter().zip(results) {
-        let analysis = analysis?;
+    for (name, analysis) in tests.keys().zip(results) {
         match &analysis {
             Ok(mc) => {
                 for n in &mc.notes {

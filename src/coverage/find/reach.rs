@@ -3,18 +3,17 @@
 //! Tests come from a corpus directory or from a generator command run once per seed. Each test
 //! is built and run by the user's `--run` command (with `MFPPR_INJECTED` naming the marked copy of
 //! the library) in a fresh directory; every `MFPPR-COV <id> ` line it prints on stderr or stdout
-//! counts as reaching marker `<id>`. Runs go in parallel on a rayon pool of `-j N` threads; the
-//! results are ordered by test name, so nothing depends on N.
+//! counts as reaching marker `<id>`. Runs go in parallel on `-j N` threads (`crate::pool::map`);
+//! the results are ordered by test name, so nothing depends on N.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 use serde::Serialize;
 
-use super::shell::{self, ShellRun};
+use super::shell;
 use crate::error::{coded, ExitKind};
 
 /// The environment variable naming the injected tree for `--run` commands.
@@ -105,7 +104,7 @@ fn test_file(name: String, path: PathBuf) -> Result<TestFile> {
     Ok(TestFile { name, path, bytes })
 }
 
-/// Run `template` (with `{seed}` and `{out}`) for seeds `1..=budget` on `pool`, writing
+/// Run `template` (with `{seed}` and `{out}`) for seeds `1..=budget` on `jobs` threads, writing
 /// `dir/seed-<n>.cpp`. Seeds whose command fails or writes nothing are reported on stderr and
 /// skipped; it is an error when none works.
 pub fn generate(
@@ -113,28 +112,22 @@ pub fn generate(
     budget: u32,
     dir: &Path,
     timeout: Duration,
-    pool: &rayon::ThreadPool,
+    jobs: usize,
 ) -> Result<Vec<TestFile>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let width = budget.to_string().len();
-    let results: Vec<Result<(u32, PathBuf, ShellRun)>> = pool.install(|| {
-        (1..=budget)
-            .into_par_iter()
-            .map(|seed| {
-                let out = dir.join(format!("seed-{seed:0width$}.cpp"));
-                let cmd = shell::expand(
-                    template,
-                    &[("seed", &seed.to_string()), ("out", &out.to_string_lossy())],
-                );
-                let run = shell::run(&cmd, dir, &[], timeout)?;
-                Ok((seed, out, run))
-            })
-            .collect()
-    });
+    let results = crate::pool::map(jobs, "mfppr-generate", 1..=budget, |seed| {
+        let out = dir.join(format!("seed-{seed:0width$}.cpp"));
+        let cmd = shell::expand(
+            template,
+            &[("seed", &seed.to_string()), ("out", &out.to_string_lossy())],
+        );
+        let run = shell::run(&cmd, dir, &[], timeout)?;
+        Ok((seed, out, run))
+    })?;
     let mut tests = Vec::new();
     let mut first_failure = None;
-    for r in results {
-        let (seed, out, run) = r?;
+    for (seed, out, run) in results {
         if run.passed() && out.is_file() {
             let name = out
                 .file_name()
@@ -172,7 +165,7 @@ pub fn markers_in(output: &[u8], known: &BTreeSet<String>) -> BTreeSet<String> {
         .collect()
 }
 
-/// Run `run_template` on every test on `pool` (in a fresh directory each, with
+/// Run `run_template` on every test on `jobs` threads (in a fresh directory each, with
 /// [`INJECTED_ENV`] = `injected`), and choose the smallest passing test per marker.
 pub fn find(
     tests: &[TestFile],
@@ -180,15 +173,11 @@ pub fn find(
     injected: &Path,
     known: &BTreeSet<String>,
     timeout: Duration,
-    pool: &rayon::ThreadPool,
+    jobs: usize,
 ) -> Result<Found> {
-    let runs: Vec<Result<TestRun>> = pool.install(|| {
-        tests
-            .par_iter()
-            .map(|t| run_test(t, run_template, injected, known, timeout))
-            .collect()
-    });
-    let mut runs = runs.into_iter().collect::<Result<Vec<_>>>()?;
+    let mut runs = crate::pool::map(jobs, "mfppr-find", tests, |t| {
+        run_test(t, run_template, injected, known, timeout)
+    })?;
     runs.sort_by(|a, b| a.test.name.cmp(&b.test.name));
     let (chosen, reached_by) = choose(&runs);
     Ok(Found {
@@ -482,12 +471,8 @@ mod tests {
                    printf 'echo MFPPR-COV P%s x >&2\\n# %*s\\n' $(( {seed} % 2 + 1 )) {seed} '' > {out}";
         let mut results = Vec::new();
         for jobs in [1, 3] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(jobs)
-                .build()
-                .unwrap();
             let out = gen_dir.join(jobs.to_string());
-            let tests = generate(gen, 4, &out, Duration::from_secs(20), &pool).unwrap();
+            let tests = generate(gen, 4, &out, Duration::from_secs(20), jobs).unwrap();
             let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
             assert_eq!(names, vec!["seed-1.cpp", "seed-2.cpp", "seed-4.cpp"]);
             let found = find(
@@ -496,7 +481,7 @@ mod tests {
                 dir.path(),
                 &known,
                 Duration::from_secs(20),
-                &pool,
+                jobs,
             )
             .unwrap();
             let chosen: Vec<(String, String)> = found

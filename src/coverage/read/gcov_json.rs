@@ -27,36 +27,43 @@ struct Doc {
     #[serde(default)]
     current_working_directory: Option<String>,
     #[serde(default)]
-    files: Vec<File>,
+    files: Vec<File<Func>>,
 }
 
+/// A source file of a gcov JSON document or a gcovr report, its functions as `F`.
 #[derive(Deserialize)]
-struct File {
-    file: String,
+#[serde(bound(deserialize = "F: Deserialize<'de>"))]
+pub(super) struct File<F> {
+    pub(super) file: String,
     #[serde(default)]
-    lines: Vec<Line>,
+    pub(super) lines: Vec<Line>,
     #[serde(default)]
-    functions: Vec<Func>,
+    pub(super) functions: Vec<F>,
 }
 
+/// A line entry of a gcov JSON document or a gcovr report (the `gcovr/…` keys are gcovr's).
 #[derive(Deserialize)]
-struct Line {
+pub(super) struct Line {
     line_number: i64,
     count: i64,
     #[serde(default)]
     branches: Vec<Branch>,
     #[serde(default)]
     conditions: Vec<Condition>,
+    #[serde(default, rename = "gcovr/excluded")]
+    excluded: bool,
+    #[serde(default, rename = "gcovr/noncode")]
+    noncode: bool,
 }
 
 #[derive(Deserialize)]
-pub(super) struct Branch {
-    pub(super) count: i64,
+struct Branch {
+    count: i64,
 }
 
 /// One boolean expression of a line, as gcov (format 2) and gcovr (≥ 8.0) write it.
 #[derive(Deserialize)]
-pub(super) struct Condition {
+struct Condition {
     count: i64,
     #[serde(default)]
     not_covered_true: Vec<i64>,
@@ -126,20 +133,7 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
         let key = key.to_string_lossy().into_owned();
         // Make the file known even when it has no executable line.
         cov.files.entry(key.clone()).or_default();
-        for l in &f.lines {
-            let line = checked_line(l.line_number, &f.file, origin)?;
-            let count = checked_count(l.count, line, &f.file, origin)?;
-            cov.add_line(&key, line, count);
-            add_outcomes(
-                &mut cov,
-                &key,
-                &f.file,
-                line,
-                &l.branches,
-                &l.conditions,
-                origin,
-            )?;
-        }
+        add_lines(&mut cov, &key, &f.file, &f.lines, origin)?;
         for func in f.functions {
             let start = checked_line(func.start_line, &f.file, origin)?;
             let end = checked_line(func.end_line, &f.file, origin)?.max(start);
@@ -168,17 +162,37 @@ pub fn parse(doc: Value, origin: &Path) -> Result<Coverage> {
     Ok(cov)
 }
 
-/// Record the branch counts and condition outcomes of one line entry under `key` (`file` as the
-/// document names it, for errors); shared with gcovr's reader.
-pub(super) fn add_outcomes(
+/// Add the line entries of `file` (under `key`; `file` as the document names it, for errors)
+/// with their branch counts and condition outcomes, but not those gcovr marks excluded or not
+/// code; shared with gcovr's reader.
+pub(super) fn add_lines(
+    cov: &mut Coverage,
+    key: &str,
+    file: &str,
+    lines: &[Line],
+    origin: &Path,
+) -> Result<()> {
+    for l in lines {
+        let line = checked_line(l.line_number, file, origin)?;
+        let count = checked_count(l.count, line, file, origin)?;
+        if !l.excluded && !l.noncode {
+            cov.add_line(key, line, count);
+            add_outcomes(cov, key, file, line, l, origin)?;
+        }
+    }
+    Ok(())
+}
+
+/// Record the branch counts and condition outcomes of line entry `l` under `key`.
+fn add_outcomes(
     cov: &mut Coverage,
     key: &str,
     file: &str,
     line: u32,
-    branches: &[Branch],
-    conditions: &[Condition],
+    l: &Line,
     origin: &Path,
 ) -> Result<()> {
+    let (branches, conditions) = (&l.branches, &l.conditions);
     if !branches.is_empty() {
         let counts = branches
             .iter()

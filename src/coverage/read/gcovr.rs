@@ -28,7 +28,7 @@ use anyhow::Result;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::gcov_json::{add_outcomes, checked_count, checked_line, Branch, Condition};
+use super::gcov_json::{add_lines, checked_count, checked_line, File};
 use crate::coverage::model::{Coverage, Function};
 use crate::error::{coded, ExitKind};
 
@@ -38,30 +38,7 @@ pub const MAX_MINOR: u32 = 15;
 #[derive(Deserialize)]
 struct Doc {
     #[serde(default)]
-    files: Vec<File>,
-}
-
-#[derive(Deserialize)]
-struct File {
-    file: String,
-    #[serde(default)]
-    lines: Vec<Line>,
-    #[serde(default)]
-    functions: Vec<Func>,
-}
-
-#[derive(Deserialize)]
-struct Line {
-    line_number: i64,
-    count: i64,
-    #[serde(default)]
-    branches: Vec<Branch>,
-    #[serde(default)]
-    conditions: Vec<Condition>,
-    #[serde(default, rename = "gcovr/excluded")]
-    excluded: bool,
-    #[serde(default, rename = "gcovr/noncode")]
-    noncode: bool,
+    files: Vec<File<Func>>,
 }
 
 #[derive(Deserialize)]
@@ -134,26 +111,6 @@ fn read_doc(doc: Value, origin: &Path) -> Result<Doc> {
             ),
         )
     })
-}
-
-/// Add the lines of `file` (under `key`) that are code and not excluded, with their branches
-/// and conditions.
-fn add_lines(
-    cov: &mut Coverage,
-    key: &str,
-    file: &str,
-    lines: &[Line],
-    origin: &Path,
-) -> Result<()> {
-    for l in lines {
-        let line = checked_line(l.line_number, file, origin)?;
-        let count = checked_count(l.count, line, file, origin)?;
-        if !l.excluded && !l.noncode {
-            cov.add_line(key, line, count);
-            add_outcomes(cov, key, file, line, &l.branches, &l.conditions, origin)?;
-        }
-    }
-    Ok(())
 }
 
 /// Add one function of `file` (under `key`): its range, mangled name and count; a function with

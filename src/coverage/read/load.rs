@@ -17,7 +17,6 @@ use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 use serde_json::Value;
 
 use super::{gcov_json, gcov_text, gcovr};
@@ -107,10 +106,8 @@ pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<Loaded> {
             files.push(p.clone());
         }
     }
-    let parts: Vec<Loaded> = files
-        .par_iter()
-        .map(|f| load_file(f, opts))
-        .collect::<Result<_>>()?;
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parts = crate::pool::map(workers, "mfppr-load", &files, |f| load_file(f, opts))?;
     let mut loaded = Loaded::default();
     for part in parts {
         loaded.coverage.merge(part.coverage);
