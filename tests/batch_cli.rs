@@ -8,7 +8,7 @@
 //! shell check. Hostile file names: `tests/batch_hostile.rs`; the whole corpus:
 //! `tests/campaign.rs`.
 
-use crate::common;
+mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -7,7 +7,7 @@
 //! with apt-get when they are missing); without them it skips, or fails under
 //! `MFPPR_REQUIRE_TOOLS=1`. The cluster is always stopped and its directory removed.
 
-use crate::common;
+mod common;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};

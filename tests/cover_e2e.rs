@@ -3,7 +3,7 @@
 //! for the suite), `--marker abort`, and in-place injection undone byte for byte by
 //! `cover restore`.
 
-use crate::common;
+mod common;
 
 use std::path::Path;
 
