@@ -177,10 +177,7 @@ pub(crate) fn prune(sa: &mut Standalone) -> Result<()> {
         if reached || d.name.as_deref() == Some("main") {
             kept.push(d.clone());
         } else {
-            let end = test[d.span.end..]
-                .find(|c: char| !c.is_whitespace())
-                .map_or(test.len(), |p| d.span.end + p);
-            test.replace_range(d.span.start..end, "");
+            test.replace_range(with_space_after(&test, &d.span), "");
         }
     }
     sa.test = test.trim_end().to_string();
@@ -359,11 +356,32 @@ fn matching_close(s: &str) -> Option<usize> {
 fn operand_at(text: &str, span: &Range<usize>, value: &str) -> String {
     let before = text[..span.start].trim_end();
     let after = text[span.end..].trim_start();
-    if before.ends_with(['(', ',']) && after.starts_with([',', ')']) {
-        value.trim().to_string()
+    let assigned = before.ends_with('=')
+        && !before[..before.len() - 1].ends_with(|c: char| "=!<>+-*/%&|^".contains(c));
+    if (before.ends_with(['(', ',']) || assigned || before.ends_with("return"))
+        && after.starts_with([',', ')', ';'])
+    {
+        unwrapped(value).to_string()
     } else {
         as_operand(value)
     }
+}
+
+/// `value` trimmed, without parentheses around all of it.
+fn unwrapped(value: &str) -> &str {
+    let mut v = value.trim();
+    while v.starts_with('(') && matching_close(v) == Some(v.len() - 1) {
+        v = v[1..v.len() - 1].trim();
+    }
+    v
+}
+
+/// `span` extended over the whitespace after it.
+fn with_space_after(text: &str, span: &Range<usize>) -> Range<usize> {
+    let end = text[span.end..]
+        .find(|c: char| !c.is_whitespace())
+        .map_or(text.len(), |p| span.end + p);
+    span.start..end
 }
 
 /// The test text with `name` inlined at `site`.
@@ -459,7 +477,7 @@ fn inline(doc: &Document, text: &str, name: &str, site: &Site) -> Option<String>
         site.call.start - stmt.span.start,
         site.call.end - stmt.span.start,
     );
-    call_site.replace_range(cs..ce, value.trim());
+    call_site.replace_range(cs..ce, unwrapped(&value));
     lines.push(call_site);
     let mut out = text.to_string();
     out.replace_range(stmt.span.clone(), &lines.join(&format!("\n{indent}")));
@@ -494,8 +512,16 @@ impl ContextObject {
             .iter()
             .map(|(r, v)| (r.clone(), operand_at(text, r, v)))
             .collect();
-        edits.push((self.decl.clone(), self.replacement.clone()));
-        edits.extend(self.dead.iter().map(|r| (r.clone(), String::new())));
+        let decl = match self.replacement.is_empty() {
+            true => with_space_after(text, &self.decl),
+            false => self.decl.clone(),
+        };
+        edits.push((decl, self.replacement.clone()));
+        edits.extend(
+            self.dead
+                .iter()
+                .map(|r| (with_space_after(text, r), String::new())),
+        );
         edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
         let mut out = text.to_string();
         for (r, with) in edits {
@@ -631,11 +657,10 @@ impl Fold {
         if let Some((r, with)) = &self.redeclare {
             edits.push((r.clone(), with.clone()));
         }
-        let def = f.body[self.def].span.clone();
-        let end = text[def.end..]
-            .find(|c: char| !c.is_whitespace())
-            .map_or(text.len(), |p| def.end + p);
-        edits.push((def.start..end, String::new()));
+        edits.push((
+            with_space_after(text, &f.body[self.def].span),
+            String::new(),
+        ));
         edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
         let mut out = text.to_string();
         for (r, with) in edits {
@@ -882,7 +907,7 @@ mod tests {
         let got = run(Kind::Context, &got);
         assert_eq!(
             got.test,
-            "int main()\n{\n    z3::context ctx;\n    \n    \n    \
+            "int main()\n{\n    z3::context ctx;\n    \
              z3::expr d = ctx.int_val(3);\n    z3::expr d_1 = ctx.int_val(12 + 1);\n    \
              z3::expr t = d;\n    z3::expr r = t - d_1 * (t / d_1);\n    \
              metalib::checks::check_equal(r, d);\n}"
@@ -892,7 +917,7 @@ mod tests {
         let got = run(Kind::Fold, &got);
         assert_eq!(
             got.test,
-            "int main()\n{\n    z3::context ctx;\n    \n    \n    \
+            "int main()\n{\n    z3::context ctx;\n    \
              z3::expr d = ctx.int_val(3);\n    z3::expr d_1 = ctx.int_val(12 + 1);\n    \
              metalib::checks::check_equal(d - d_1 * (d / d_1), d);\n}"
         );
