@@ -137,8 +137,9 @@ fn check_export(name: &str, bug: &str, check: Option<&str>, with_check: bool) {
     ] {
         assert!(!text.contains(gone), "{name}: {gone} left\n{text}");
     }
+    // (The minimal standalone may fold `ref` into the check.)
     assert!(
-        text.contains("ref") && text.contains("in"),
+        text.contains("in") && (with_check || text.contains("ref")),
         "{name}:\n{text}"
     );
     let (built, passed) = build_and_run(&out, &lib, &[]);
