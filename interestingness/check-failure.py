@@ -50,11 +50,13 @@ import _mfppr_check as mc  # noqa: E402
 
 
 def failure_of(status, err):
-    """How a run failed: `check <name>` (a metalib::checks assertion), `exception <type>` (an
+    """How a run failed: `check <name>` (a metalib::checks assertion, or one in a global
+    function `check...`, as mfppr's minimal standalone writes a check), `exception <type>` (an
     uncaught exception), `signal <n>`, `exit <n>`; None when it exited 0."""
     for line in err.splitlines():
         if "Assertion" in line and "failed" in line:
-            m = re.search(r"metalib::checks::(\w+)", line)
+            m = re.search(r"metalib::checks::(\w+)", line) or re.search(
+                r"(?:^|[\s*&])(check\w*)\(", line)
             if m:
                 return "check " + m.group(1)
     if status == 0:

@@ -129,6 +129,12 @@ pub struct ExportInfo {
     pub error: Option<String>,
     /// Oracle runs of the export's minimisation.
     pub oracle_calls: usize,
+    /// Bytes of the first verified export, before the minimal standalone's rewrites.
+    pub first_bytes: usize,
+    /// Oracle runs of those rewrites (part of `oracle_calls`).
+    pub shrink_oracle_calls: usize,
+    /// The rewrites the check accepted (`2 functions called once inlined`, …).
+    pub shrunk: Vec<String>,
 }
 
 /// `report.json`.
@@ -205,6 +211,9 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
                 verified: true,
                 error: None,
                 oracle_calls: m.oracle_calls,
+                first_bytes: m.first_bytes,
+                shrink_oracle_calls: m.shrink_calls,
+                shrunk: m.shrunk,
             },
         ),
         Err(e) => (
@@ -215,6 +224,9 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
                 verified: false,
                 error: Some(e.to_string()),
                 oracle_calls: 0,
+                first_bytes: 0,
+                shrink_oracle_calls: 0,
+                shrunk: Vec::new(),
             },
         ),
     };
@@ -408,7 +420,18 @@ fn readme(r: &BugReport) -> String {
         r.export.bytes,
         r.export.lines,
         match &r.export.error {
-            None => "the check passes on it".to_string(),
+            None => format!(
+                "the check passes on it; minimised from {} bytes{}, {} oracle run{} of {}",
+                r.export.first_bytes,
+                if r.export.shrunk.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", r.export.shrunk.join(", "))
+                },
+                r.export.shrink_oracle_calls,
+                if r.export.shrink_oracle_calls == 1 { "" } else { "s" },
+                r.export.oracle_calls
+            ),
             Some(e) => format!("NOT verified: {e}"),
         }
     ));

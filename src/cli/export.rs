@@ -64,12 +64,19 @@ impl ExportArgs {
                 let oracle = ScriptOracle::new(check, &self.file, env)?;
                 let (export, m) = minimise(&sa, &oracle)?;
                 let note = format!(
-                    "{} of {} pulled-in spec declarations kept, {} oracle call{}; the check \
-                     passes",
+                    "{} of {} pulled-in spec declarations kept, {} oracle call{} ({} minimising \
+                     from {} bytes{}); the check passes",
                     m.kept,
                     m.pulled,
                     m.oracle_calls,
-                    if m.oracle_calls == 1 { "" } else { "s" }
+                    if m.oracle_calls == 1 { "" } else { "s" },
+                    m.shrink_calls,
+                    m.first_bytes,
+                    if m.shrunk.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", m.shrunk.join(", "))
+                    }
                 );
                 (export, note)
             }

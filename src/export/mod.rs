@@ -21,6 +21,7 @@ use crate::edit::{self, Edit};
 use crate::error::{coded, ExitKind};
 use crate::oracle::{ScriptOracle, Verdict};
 
+mod shrink;
 mod simplify;
 
 /// Calls that only mark fuzz regions or template blocks; dropped from the export.
@@ -35,8 +36,8 @@ const MARKERS: [&str; 5] = [
 /// A spec declaration the test needs.
 #[derive(Clone, Debug)]
 pub(crate) struct Chunk {
-    /// Enclosing namespaces.
-    pub namespaces: Vec<String>,
+    /// Its declaration (enclosing namespaces, name, the names it uses).
+    pub decl: Declaration,
     /// Its source text.
     pub text: String,
     /// The only declaration a reference of the test (or of another required chunk) can mean:
@@ -108,21 +109,22 @@ impl Standalone {
             .zip(needed.into_iter().zip(required))
             .filter(|(_, (n, _))| *n)
             .map(|((d, text), (_, required))| Chunk {
-                namespaces: d.namespaces,
+                decl: d,
                 text,
                 required,
             })
             .collect();
-        let includes = simplify::used_includes(walk.includes, &chunks, &test);
-        Ok(Standalone {
-            includes,
+        let mut sa = Standalone {
+            includes: walk.includes,
             chunks,
             test,
             source: path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-        })
+        };
+        shrink::prune(&mut sa)?;
+        Ok(sa)
     }
 
     /// The export text with the chunks `keep` marks (all when shorter), unformatted.
@@ -139,12 +141,13 @@ impl Standalone {
             if !keep.get(i).copied().unwrap_or(true) {
                 continue;
             }
-            if chunk.namespaces != open {
+            let namespaces = &chunk.decl.namespaces;
+            if namespaces != open {
                 close(&mut out, open);
-                if !chunk.namespaces.is_empty() {
-                    out.push_str(&format!("namespace {} {{\n", chunk.namespaces.join("::")));
+                if !namespaces.is_empty() {
+                    out.push_str(&format!("namespace {} {{\n", namespaces.join("::")));
                 }
-                open = &chunk.namespaces;
+                open = namespaces;
             }
             out.push_str(&chunk.text);
             out.push_str("\n\n");
@@ -531,19 +534,30 @@ pub(crate) struct Minimised {
     pub kept: usize,
     /// Oracle runs (including the verification runs).
     pub oracle_calls: usize,
+    /// Bytes of the first verified export, before the rewrites of [`shrink`].
+    pub first_bytes: usize,
+    /// Oracle runs of those rewrites (part of `oracle_calls`).
+    pub shrink_calls: usize,
+    /// The rewrites the check accepted, one line per kind (`2 functions called once inlined`).
+    pub shrunk: Vec<String>,
 }
+
+/// At most this many oracle runs judge the rewrites of [`shrink`] (issue 28: ≤ 10 a report).
+const SHRINK_RUNS: usize = 8;
 
 /// Verify the formatted export is interesting, then drop the pulled-in declarations that are not
 /// [`Chunk::required`] one at a time (last first, so a user goes before what it uses) while it
-/// stays interesting. Returns the final text, the last one found interesting.
+/// stays interesting; then make it minimal with the rewrites of [`shrink`], each kind's keys
+/// judged all at once and halved on rejection (at most [`SHRINK_RUNS`] runs). Returns the final
+/// text, the last one found interesting.
 pub(crate) fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String, Minimised)> {
     let cancel = AtomicBool::new(false);
     let mut stats = Minimised {
         pulled: sa.chunks.len(),
         ..Minimised::default()
     };
-    let mut judge = |text: &str| -> Result<(bool, String)> {
-        stats.oracle_calls += 1;
+    let judge = |text: &str, calls: &mut usize| -> Result<(bool, String)> {
+        *calls += 1;
         let run = oracle.run(text.as_bytes(), &cancel)?;
         Ok((
             oracle.verdict_of(run.end) == Verdict::Interesting,
@@ -552,7 +566,7 @@ pub(crate) fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String
     };
     let mut keep = vec![true; sa.chunks.len()];
     let mut text = format(&sa.render(&keep)).0;
-    let (ok, tail) = judge(&text)?;
+    let (ok, tail) = judge(&text, &mut stats.oracle_calls)?;
     if !ok {
         return Err(not_interesting(&tail));
     }
@@ -562,13 +576,49 @@ pub(crate) fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String
         }
         keep[i] = false;
         let smaller = format(&sa.render(&keep)).0;
-        if judge(&smaller)?.0 {
+        if judge(&smaller, &mut stats.oracle_calls)?.0 {
             text = smaller;
         } else {
             keep[i] = true;
         }
     }
     stats.kept = keep.iter().filter(|k| **k).count();
+    stats.first_bytes = text.len();
+    let mut current = sa.clone();
+    let mut flags = keep.iter();
+    current
+        .chunks
+        .retain(|_| flags.next().copied().unwrap_or(true));
+    for kind in shrink::Kind::ALL {
+        let mut accepted = 0;
+        let mut groups = vec![shrink::keys(kind, &current)?];
+        while let Some(group) = groups.pop() {
+            if group.is_empty() || stats.shrink_calls == SHRINK_RUNS {
+                continue;
+            }
+            let Some(candidate) = shrink::apply(kind, &current, &group)? else {
+                continue;
+            };
+            let smaller = format(&candidate.render(&[])).0;
+            if smaller.len() >= text.len() {
+                continue;
+            }
+            if judge(&smaller, &mut stats.shrink_calls)?.0 {
+                current = candidate;
+                text = smaller;
+                accepted += group.len();
+            } else if group.len() > 1 {
+                let half = group.len() / 2;
+                groups.push(group[half..].to_vec());
+                groups.push(group[..half].to_vec());
+            }
+        }
+        if accepted > 0 {
+            stats.shrunk.push(format!("{accepted} {}", kind.describe()));
+        }
+    }
+    stats.oracle_calls += stats.shrink_calls;
+    stats.kept = current.chunks.len();
     Ok((text, stats))
 }
 

@@ -262,17 +262,17 @@ pub(super) fn inline_calls(decls: &[(Declaration, String)], mut test: String) ->
 /// A spec class of public data members and one constructor that only initialises each of them
 /// from a parameter (the fuzz context): its qualified name, its members (type, name) and, per
 /// constructor parameter, the member it initialises.
-struct PlainClass {
-    qualified: String,
-    members: Vec<(String, String)>,
-    params: Vec<usize>,
+pub(super) struct PlainClass {
+    pub(super) qualified: String,
+    pub(super) members: Vec<(String, String)>,
+    pub(super) params: Vec<usize>,
 }
 
 /// A constructor's parameter names and its `member(value)` initialisers.
 type Ctor = (Vec<String>, Vec<(String, String)>);
 
 /// `text` (the declaration of class `name` in `namespaces`) as a [`PlainClass`].
-fn plain_class(namespaces: &[String], name: &str, text: &str) -> Option<PlainClass> {
+pub(super) fn plain_class(namespaces: &[String], name: &str, text: &str) -> Option<PlainClass> {
     let head = text.trim_start();
     let rest = head
         .strip_prefix("class")
@@ -358,7 +358,7 @@ fn last_ident(s: &str) -> &str {
 }
 
 /// `s` split at `sep` outside parentheses, brackets and braces.
-fn split_top(s: &str, sep: u8) -> Vec<&str> {
+pub(super) fn split_top(s: &str, sep: u8) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut from = 0;
@@ -454,7 +454,7 @@ pub(super) fn scalarise(decls: &[(Declaration, String)], mut test: String) -> Re
 
 /// Every use of the variable `name` in `f` as the span of `name.member` and the member's index;
 /// `None` when a use reads no member of `class`.
-fn member_uses(
+pub(super) fn member_uses(
     f: &crate::document::Function,
     name: &str,
     class: &PlainClass,
@@ -501,7 +501,7 @@ pub(super) fn used_includes(includes: Vec<String>, chunks: &[Chunk], test: &str)
 
 /// The (possibly `::`-qualified) names in C++ `text`, outside comments and string and
 /// character literals, with their spans.
-fn qualified_names(text: &str) -> Vec<(Range<usize>, String)> {
+pub(super) fn qualified_names(text: &str) -> Vec<(Range<usize>, String)> {
     let b = text.as_bytes();
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut out = Vec::new();
