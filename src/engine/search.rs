@@ -24,10 +24,11 @@
 //! **Edit caching.** A single opportunity found uninteresting is remembered by its
 //! [`Gathered::fingerprint`](crate::opportunity::Gathered::fingerprint) for the rest of the
 //! kind's search (a changed opportunity gets a new fingerprint). The kind's next search keeps
-//! them too, even when other kinds accepted candidates since — except for fuzz reduction, whose
-//! verdicts depend on the values other kinds change (they are kept only if nothing was accepted
-//! since). A kept opportunity is not judged again; that is what makes the later rounds cheap
-//! (measured on real MF++ output: `scripts/bench-real`, docs/speed.md).
+//! them too, even when other kinds removed variants, steps or recursion since — but not once a
+//! fuzz reduction was accepted (it changes the values the test computes), and fuzz reduction
+//! keeps its own only if nothing at all was accepted since. A kept opportunity is not judged
+//! again; that is what makes the later rounds cheap (measured on real MF++ output:
+//! `scripts/bench-real`, docs/speed.md).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -174,9 +175,11 @@ pub(super) struct Search {
     failed: Learned<u64>,
     /// Candidates accepted so far, of any kind.
     accepts: u64,
-    /// Each kind's `failed` when its last pass ended, with `accepts` then: its next pass keeps
-    /// them ([`Search::failed_of`]).
-    failed_before: BTreeMap<OpportunityKind, (Learned<u64>, u64)>,
+    /// Fuzz reductions accepted so far (they change the values the test computes).
+    value_accepts: u64,
+    /// Each kind's `failed` when its last pass ended, with `accepts` and `value_accepts` then:
+    /// its next pass keeps them ([`Search::failed_of`]).
+    failed_before: BTreeMap<OpportunityKind, (Learned<u64>, u64, u64)>,
     /// Texts accepted so far (never offered again, so the search ends even if a pass cycles).
     history: Learned<blake3::Hash>,
     /// How likely each opportunity is to be needed, for speculation.
@@ -201,6 +204,7 @@ impl Search {
             done: false,
             failed: Learned::default(),
             accepts: 0,
+            value_accepts: 0,
             failed_before: BTreeMap::new(),
             history,
             beliefs: Beliefs::default(),
@@ -423,7 +427,7 @@ impl Search {
     /// current kind's).
     fn end_pass(&mut self, pass: &Pass) {
         self.failed_before
-            .insert(pass.kind, (self.failed.clone(), self.accepts));
+            .insert(pass.kind, (self.failed.clone(), self.accepts, self.value_accepts));
         if !pass.resumed {
             self.kind += 1;
         }
@@ -434,6 +438,9 @@ impl Search {
         let before = self.text.bytes.len();
         self.history.insert(c.text.hash);
         self.accepts += 1;
+        if c.kind == OpportunityKind::Fuzz {
+            self.value_accepts += 1;
+        }
         self.text = c.text;
         self.accepted_in_round |= !c.kind.is_tail();
         pass.size = Some(pass.windows.as_ref().map_or(c.size, |w| w.size));
@@ -492,14 +499,19 @@ impl Search {
         }
     }
 
-    /// What `kind`'s search starts with as found uninteresting: what its last pass found. For
-    /// fuzz reduction only if no other kind accepted a candidate since: its verdicts change with
-    /// the input values other kinds change (measured: kept across their accepts, a fuzz
-    /// reduction that had become possible was missed).
+    /// What `kind`'s search starts with as found uninteresting: what its last pass found, if
+    /// no fuzz reduction was accepted since (it changes the values the test computes, so any
+    /// verdict may change; measured: kept across one, a recursion fold that had become possible
+    /// was missed), and for fuzz reduction itself only if nothing was accepted since (its
+    /// verdicts depend on every value the other kinds change).
     fn failed_of(&self, kind: OpportunityKind) -> Learned<u64> {
         match self.failed_before.get(&kind) {
-            Some((failed, at)) if *at == self.accepts || kind != OpportunityKind::Fuzz => {
-                failed.clone()
+            Some((failed, at, values)) if *values == self.value_accepts => {
+                if kind != OpportunityKind::Fuzz || *at == self.accepts {
+                    failed.clone()
+                } else {
+                    Learned::default()
+                }
             }
             _ => Learned::default(),
         }
