@@ -426,8 +426,10 @@ impl Search {
     /// The pass is over: the search goes on with the next kind (a resumed pass was not the
     /// current kind's).
     fn end_pass(&mut self, pass: &Pass) {
-        self.failed_before
-            .insert(pass.kind, (self.failed.clone(), self.accepts, self.value_accepts));
+        self.failed_before.insert(
+            pass.kind,
+            (self.failed.clone(), self.accepts, self.value_accepts),
+        );
         if !pass.resumed {
             self.kind += 1;
         }
