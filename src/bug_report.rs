@@ -176,33 +176,79 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     let cancel = AtomicBool::new(false);
     let run = oracle.run(&text, &cancel)?;
     if oracle.verdict_of(run.end) != Verdict::Interesting {
-        return Err(coded(
-            ExitKind::NotInteresting,
-            format!(
-                "{} is not interesting to the check (it ended with {}; stderr: {}); nothing to report. Reproduce with:\n{}",
-                opts.file.display(),
-                describe(run.end),
-                run.stderr_tail,
-                oracle.reproduction_command()
-            ),
-        ));
+        return Err(not_interesting(opts, run.end, &run.stderr_tail, &oracle));
     }
-    let sa = match Standalone::build(&opts.file, &text, &opts.include_dirs, &opts.specs) {
-        Ok(sa) => sa,
-        Err(e) => {
-            // The MF++-valid result is still worth having: write it, then say why no standalone.
-            crate::atomic::write_atomic(&out.paths[1], &text)?;
-            return Err(e.context(format!(
-                "no standalone export ({} is written)",
-                out.paths[1].display()
-            )));
-        }
-    };
+    let sa = standalone(opts, &text, out)?;
     let library_version = opts.library_version.as_deref().map(library_version);
     let variants = variants(&model);
     let blame = blame(&text, &model, &catalogue, &oracle)?;
+    let (standalone, export) = export(&sa, &oracle);
+    let program = build_and_run(standalone.as_bytes(), &opts.env);
+    let versions = match &library_version {
+        Some(_) => Vec::new(),
+        None => crate::versions::versions(&standalone),
+    };
+    let export = ExportInfo {
+        bytes: standalone.len(),
+        lines: non_blank(&standalone),
+        ..export
+    };
+    let report = BugReport {
+        source: opts.file.display().to_string(),
+        check_end: describe(run.end),
+        message: run.stderr_tail,
+        reproduction: oracle.reproduction_command(),
+        library_version,
+        versions,
+        program,
+        variants,
+        blame,
+        export,
+        stats: opts.stats.clone(),
+    };
+    save(out, &standalone, &text, &report)?;
+    Ok(report)
+}
 
-    let (standalone, export) = match minimise(&sa, &oracle) {
+/// The error of a test the check does not find interesting: how the check ended and how to
+/// reproduce it.
+fn not_interesting(
+    opts: &BugReportOptions,
+    end: RunEnd,
+    stderr_tail: &str,
+    oracle: &ScriptOracle,
+) -> anyhow::Error {
+    coded(
+        ExitKind::NotInteresting,
+        format!(
+            "{} is not interesting to the check (it ended with {}; stderr: {}); nothing to report. Reproduce with:\n{}",
+            opts.file.display(),
+            describe(end),
+            stderr_tail,
+            oracle.reproduction_command()
+        ),
+    )
+}
+
+/// The standalone export of `text`; when there is none, `reduced.cpp` is still written.
+fn standalone(opts: &BugReportOptions, text: &[u8], out: &BugReportDir) -> Result<Standalone> {
+    match Standalone::build(&opts.file, text, &opts.include_dirs, &opts.specs) {
+        Ok(sa) => Ok(sa),
+        Err(e) => {
+            // The MF++-valid result is still worth having: write it, then say why no standalone.
+            crate::atomic::write_atomic(&out.paths[1], text)?;
+            Err(e.context(format!(
+                "no standalone export ({} is written)",
+                out.paths[1].display()
+            )))
+        }
+    }
+}
+
+/// The minimised standalone text and its export information (sizes left to fill in); the
+/// unverified export, with a warning, when minimising fails.
+fn export(sa: &Standalone, oracle: &ScriptOracle) -> (String, ExportInfo) {
+    let (standalone, export) = match minimise(sa, oracle) {
         Ok((t, m)) => (
             t,
             ExportInfo {
@@ -235,35 +281,17 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
             "{e}; standalone.cpp is written unverified, the last text the check did not judge"
         ));
     }
-    let program = build_and_run(standalone.as_bytes(), &opts.env);
-    let versions = match &library_version {
-        Some(_) => Vec::new(),
-        None => crate::versions::versions(&standalone),
-    };
-    let export = ExportInfo {
-        bytes: standalone.len(),
-        lines: non_blank(&standalone),
-        ..export
-    };
-    let report = BugReport {
-        source: opts.file.display().to_string(),
-        check_end: describe(run.end),
-        message: run.stderr_tail,
-        reproduction: oracle.reproduction_command(),
-        library_version,
-        versions,
-        program,
-        variants,
-        blame,
-        export,
-        stats: opts.stats.clone(),
-    };
+    (standalone, export)
+}
+
+/// Write the report's four files into `out`.
+fn save(out: &BugReportDir, standalone: &str, text: &[u8], report: &BugReport) -> Result<()> {
     crate::atomic::write_atomic(&out.paths[0], standalone.as_bytes())?;
-    crate::atomic::write_atomic(&out.paths[1], &text)?;
-    crate::atomic::write_atomic(&out.paths[2], readme(&report).as_bytes())?;
-    let json = serde_json::to_string_pretty(&report)?;
+    crate::atomic::write_atomic(&out.paths[1], text)?;
+    crate::atomic::write_atomic(&out.paths[2], readme(report).as_bytes())?;
+    let json = serde_json::to_string_pretty(report)?;
     crate::atomic::write_atomic(&out.paths[3], json.as_bytes())?;
-    Ok(report)
+    Ok(())
 }
 
 impl BugReportDir {
@@ -338,20 +366,41 @@ fn variants(model: &TestModel) -> Vec<VariantRow> {
 /// `README.md`: what fails, blame, the variants, how to reproduce.
 fn readme(r: &BugReport) -> String {
     let mut s = format!("# Failure report for `{}`\n\n", r.source);
-    let p = &r.program;
-    {
-        if p.built {
-            s.push_str(&format!(
-                "The standalone program (`standalone.cpp`, built as the check builds) ends with {}; its stderr ends:\n\n```\n{}\n```\n\n",
-                p.end, p.stderr_tail
-            ));
-        } else {
-            s.push_str(&format!(
-                "The standalone program was {}:\n\n```\n{}\n```\n\n",
-                p.end, p.stderr_tail
-            ));
-        }
+    s.push_str(&failure(r));
+    s.push_str(&blame_section(&r.blame));
+    s.push_str(&variants_section(&r.variants));
+    s.push_str(&format!(
+        "\n## Files\n\n- `standalone.cpp`: compiles against the library alone ({} bytes, {} lines; {}).\n- `reduced.cpp`: the MF++-valid reduced test.\n\n",
+        r.export.bytes,
+        r.export.lines,
+        export_summary(&r.export)
+    ));
+    if let Some(st) = &r.stats {
+        s.push_str(&format!("## Reduction\n\n{st}\n\n"));
     }
+    s.push_str(&format!("## Reproduce\n\n```sh\n{}\n```\n", r.reproduction));
+    s.push_str(&format!(
+        "\nThe standalone alone, in this directory:\n\n```sh\n{}\n```\n",
+        r.program.command
+    ));
+    s
+}
+
+/// The README's account of the failure: how the standalone program and the check script end,
+/// and the library's versions.
+fn failure(r: &BugReport) -> String {
+    let p = &r.program;
+    let mut s = if p.built {
+        format!(
+            "The standalone program (`standalone.cpp`, built as the check builds) ends with {}; its stderr ends:\n\n```\n{}\n```\n\n",
+            p.end, p.stderr_tail
+        )
+    } else {
+        format!(
+            "The standalone program was {}:\n\n```\n{}\n```\n\n",
+            p.end, p.stderr_tail
+        )
+    };
     s.push_str(&format!(
         "The check script's verdict: it ends with {} (the failure is there):\n\n```\n{}\n```\n\n",
         r.check_end, r.message
@@ -366,8 +415,13 @@ fn readme(r: &BugReport) -> String {
         }
         s.push('\n');
     }
-    s.push_str("## Blame\n\n");
-    let b = &r.blame;
+    s
+}
+
+/// The README's blame section: base operations, suspects and the table of folds, and what
+/// blame cost.
+fn blame_section(b: &Blame) -> String {
+    let mut s = String::from("## Blame\n\n");
     if b.base_operations_implicated {
         s.push_str("The failure survives folding every MR to its family's base: the library's base operations alone fail (a library bug, not a spec bug).\n\n");
     }
@@ -400,10 +454,16 @@ fn readme(r: &BugReport) -> String {
         s.push('\n');
     }
     s.push_str(&format!(
-        "Blame: {} oracle runs, {:.1} s.\n\n## Variants (same inputs)\n\n",
+        "Blame: {} oracle runs, {:.1} s.\n\n",
         b.oracle_calls, b.secs
     ));
-    for v in &r.variants {
+    s
+}
+
+/// The README's variants section: each variant's chain and checks.
+fn variants_section(variants: &[VariantRow]) -> String {
+    let mut s = String::from("## Variants (same inputs)\n\n");
+    for v in variants {
         s.push_str(&format!(
             "- `{}`: {}{}\n",
             v.name,
@@ -415,35 +475,27 @@ fn readme(r: &BugReport) -> String {
             }
         ));
     }
-    s.push_str(&format!(
-        "\n## Files\n\n- `standalone.cpp`: compiles against the library alone ({} bytes, {} lines; {}).\n- `reduced.cpp`: the MF++-valid reduced test.\n\n",
-        r.export.bytes,
-        r.export.lines,
-        match &r.export.error {
-            None => format!(
-                "the check passes on it; minimised from {} bytes{}, {} oracle run{} of {}",
-                r.export.first_bytes,
-                if r.export.shrunk.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", r.export.shrunk.join(", "))
-                },
-                r.export.shrink_oracle_calls,
-                if r.export.shrink_oracle_calls == 1 { "" } else { "s" },
-                r.export.oracle_calls
-            ),
-            Some(e) => format!("NOT verified: {e}"),
-        }
-    ));
-    if let Some(st) = &r.stats {
-        s.push_str(&format!("## Reduction\n\n{st}\n\n"));
-    }
-    s.push_str(&format!("## Reproduce\n\n```sh\n{}\n```\n", r.reproduction));
-    s.push_str(&format!(
-        "\nThe standalone alone, in this directory:\n\n```sh\n{}\n```\n",
-        r.program.command
-    ));
     s
+}
+
+/// Whether the check passes on the standalone, and how it was minimised; or why it is not
+/// verified.
+fn export_summary(e: &ExportInfo) -> String {
+    match &e.error {
+        None => format!(
+            "the check passes on it; minimised from {} bytes{}, {} oracle run{} of {}",
+            e.first_bytes,
+            if e.shrunk.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", e.shrunk.join(", "))
+            },
+            e.shrink_oracle_calls,
+            if e.shrink_oracle_calls == 1 { "" } else { "s" },
+            e.oracle_calls
+        ),
+        Some(err) => format!("NOT verified: {err}"),
+    }
 }
 
 #[cfg(test)]

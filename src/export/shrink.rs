@@ -390,6 +390,45 @@ fn inline(doc: &Document, text: &str, name: &str, site: &Site) -> Option<String>
     let callee = functions.iter().find(|f| f.name == name)?;
     let caller = &functions[site.caller];
     let (stmts, ret) = straight_line(callee, text)?;
+    let (renames, mut lines) = inline_names(doc, text, callee, caller, site, &stmts)?;
+    for s in &stmts {
+        lines.push(renamed(
+            text,
+            &renames,
+            s.span.clone(),
+            s.decl.as_ref().map(|d| &d.name_span),
+            s,
+        ));
+    }
+    let last = code(callee).pop()?;
+    let value = renamed(text, &renames, ret, None, last);
+    let stmt = &caller.body[site.stmt];
+    let indent = indent_of(text, &stmt.span);
+    let mut call_site = text[stmt.span.clone()].to_string();
+    let (cs, ce) = (
+        site.call.start - stmt.span.start,
+        site.call.end - stmt.span.start,
+    );
+    call_site.replace_range(cs..ce, unwrapped(&value));
+    lines.push(call_site);
+    let mut out = text.to_string();
+    out.replace_range(stmt.span.clone(), &lines.join(&format!("\n{indent}")));
+    Some(out)
+}
+
+/// Names and what they become, a later rename of a name overriding an earlier one.
+type Renames = Vec<(String, String)>;
+
+/// What each name of the body of `callee` (`stmts`) becomes when inlined into `caller` at
+/// `site`, and the declarations of the parameters that become variables.
+fn inline_names(
+    doc: &Document,
+    text: &str,
+    callee: &Function,
+    caller: &Function,
+    site: &Site,
+    stmts: &[&Stmt],
+) -> Option<(Renames, Vec<String>)> {
     let params = params_text(callee, text)?;
     let taken: HashSet<String> = doc.identifiers().into_iter().map(|(n, _)| n).collect();
     let mut fresh_taken = taken.clone();
@@ -405,13 +444,12 @@ fn inline(doc: &Document, text: &str, name: &str, site: &Site) -> Option<String>
         fresh_taken.insert(new.clone());
         new
     };
-    // What each name of the body becomes.
-    let mut renames: Vec<(String, String)> = Vec::new();
+    let mut renames: Renames = Vec::new();
     let mut declared: Vec<String> = Vec::new();
     for ((p, ptext), arg) in callee.params.iter().zip(&params).zip(&site.args) {
         let arg = text[arg.clone()].trim();
         let plain = is_ident(arg) || (is_number(arg) && !arg.starts_with('-'));
-        if plain && !modified(&stmts, &p.name, text) {
+        if plain && !modified(stmts, &p.name, text) {
             renames.push((p.name.clone(), arg.to_string()));
             continue;
         }
@@ -423,65 +461,57 @@ fn inline(doc: &Document, text: &str, name: &str, site: &Site) -> Option<String>
         declared.push(format!("{ty}{new} = {arg};"));
         renames.push((p.name.clone(), new));
     }
-    for s in &stmts {
+    for s in stmts {
         if let Some(d) = &s.decl {
             let new = fresh(&d.name);
             renames.push((d.name.clone(), new));
         }
     }
-    let rename = |span: Range<usize>, extra: Option<&Range<usize>>, s: &Stmt| -> String {
-        let mut edits: Vec<(Range<usize>, String)> = s
-            .idents
-            .iter()
-            .filter(|(_, r)| r.start >= span.start && r.end <= span.end)
-            .filter(|(_, r)| !text[..r.start].trim_end().ends_with(['.', '>', ':']))
-            .filter_map(|(n, r)| {
-                let to = renames.iter().rev().find(|(from, _)| from == n)?;
-                Some((r.clone(), to.1.clone()))
-            })
-            .collect();
-        if let Some(r) = extra {
-            let n = &text[r.clone()];
-            if let Some((_, to)) = renames.iter().rev().find(|(from, _)| from == n) {
-                edits.push((r.clone(), to.clone()));
-            }
+    Some((renames, declared))
+}
+
+/// The text at `span` of statement `s` with its names (and the name at `extra`) renamed by
+/// `renames`, the last rename of a name winning.
+fn renamed(
+    text: &str,
+    renames: &[(String, String)],
+    span: Range<usize>,
+    extra: Option<&Range<usize>>,
+    s: &Stmt,
+) -> String {
+    let mut edits: Vec<(Range<usize>, String)> = s
+        .idents
+        .iter()
+        .filter(|(_, r)| r.start >= span.start && r.end <= span.end)
+        .filter(|(_, r)| !text[..r.start].trim_end().ends_with(['.', '>', ':']))
+        .filter_map(|(n, r)| {
+            let to = renames.iter().rev().find(|(from, _)| from == n)?;
+            Some((r.clone(), to.1.clone()))
+        })
+        .collect();
+    if let Some(r) = extra {
+        let n = &text[r.clone()];
+        if let Some((_, to)) = renames.iter().rev().find(|(from, _)| from == n) {
+            edits.push((r.clone(), to.clone()));
         }
-        edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
-        let mut out = text[span.clone()].to_string();
-        for (r, to) in edits {
-            out.replace_range(r.start - span.start..r.end - span.start, &to);
-        }
-        out
-    };
-    let mut lines = declared;
-    for s in &stmts {
-        lines.push(rename(
-            s.span.clone(),
-            s.decl.as_ref().map(|d| &d.name_span),
-            s,
-        ));
     }
-    let last = code(callee).pop()?;
-    let value = rename(ret, None, last);
-    let stmt = &caller.body[site.stmt];
-    let indent: String = {
-        let line = text[..stmt.span.start].rfind('\n').map_or(0, |p| p + 1);
-        let before = &text[line..stmt.span.start];
-        match before.trim().is_empty() {
-            true => before.to_string(),
-            false => String::new(),
-        }
-    };
-    let mut call_site = text[stmt.span.clone()].to_string();
-    let (cs, ce) = (
-        site.call.start - stmt.span.start,
-        site.call.end - stmt.span.start,
-    );
-    call_site.replace_range(cs..ce, unwrapped(&value));
-    lines.push(call_site);
-    let mut out = text.to_string();
-    out.replace_range(stmt.span.clone(), &lines.join(&format!("\n{indent}")));
-    Some(out)
+    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    let mut out = text[span.clone()].to_string();
+    for (r, to) in edits {
+        out.replace_range(r.start - span.start..r.end - span.start, &to);
+    }
+    out
+}
+
+/// The indentation before the statement at `span`: the whitespace from its line's start, or
+/// nothing when other text precedes it on the line.
+fn indent_of(text: &str, span: &Range<usize>) -> String {
+    let line = text[..span.start].rfind('\n').map_or(0, |p| p + 1);
+    let before = &text[line..span.start];
+    match before.trim().is_empty() {
+        true => before.to_string(),
+        false => String::new(),
+    }
 }
 
 /// Whether `caller` (its parameters or body) uses the name `n`.
@@ -673,38 +703,15 @@ impl Fold {
 /// The folds of `f` (see the module doc).
 fn folds(f: &Function, text: &str) -> Vec<Fold> {
     let stmts = code(f);
-    let index = |s: &Stmt| f.body.iter().position(|b| b.span == s.span).unwrap_or(0);
     let locals: Vec<(&str, &str)> = stmts
         .iter()
         .filter_map(|s| s.decl.as_ref())
         .map(|d| (d.name.as_str(), d.type_text.as_str()))
         .collect();
-    let reads = |s: &Stmt, var: &str| -> Vec<Range<usize>> {
-        s.idents
-            .iter()
-            .filter(|(n, r)| n == var && s.assigns.as_ref().is_none_or(|(_, a)| a != r))
-            .filter(|(_, r)| !text[..r.start].trim_end().ends_with(['.', '>', ':']))
-            .map(|(_, r)| r.clone())
-            .collect()
-    };
     let mut out = Vec::new();
     for (i, s) in stmts.iter().enumerate() {
-        // The variable defined and its value.
-        let (var, value, is_decl) = match (&s.decl, &s.assigns) {
-            (Some(d), _) if !d.direct_init && !d.multiple => {
-                let Some(init) = d.init.clone() else { continue };
-                (d.name.clone(), init, true)
-            }
-            (None, Some((name, span))) => {
-                let after = text[span.end..s.span.end].trim_start();
-                if !after.starts_with('=') || after.starts_with("==") {
-                    continue;
-                }
-                let start = s.span.end - after.len() + 1;
-                let value = start..s.span.start + text[s.span.clone()].trim_end().len() - 1;
-                (name.clone(), value, false)
-            }
-            _ => continue,
+        let Some((var, value, is_decl)) = definition(s, text) else {
+            continue;
         };
         let value_text = text[value.clone()].trim();
         let local = locals
@@ -715,69 +722,123 @@ fn folds(f: &Function, text: &str) -> Vec<Fold> {
         if !local || value_text.is_empty() || value_text.starts_with('{') {
             continue;
         }
+        let def = f.body.iter().position(|b| b.span == s.span).unwrap_or(0);
         let rest = &stmts[i + 1..];
-        // A copy of a name or a number that nothing later assigns: replaced everywhere.
-        if is_decl && (is_ident(value_text) || is_number(value_text)) {
-            let until_last = rest
-                .iter()
-                .rposition(|t| !reads(t, &var).is_empty())
-                .map_or(0, |p| p + 1);
-            // The name copied is not changed before the last read, except by the statement of
-            // the last read assigning it (its value is computed first).
-            let source_stable = !is_ident(value_text)
-                || rest[..until_last].iter().enumerate().all(|(k, t)| {
-                    !modified(&[t], value_text, text)
-                        || (k + 1 == until_last
-                            && t.assigns.as_ref().is_some_and(|(n, _)| n == value_text))
-                });
-            if until_last > 0 && !modified(rest, &var, text) && source_stable {
-                out.push(Fold {
-                    def: index(s),
-                    var: var.clone(),
-                    value: value.clone(),
-                    uses: rest.iter().flat_map(|t| reads(t, &var)).collect(),
-                    redeclare: None,
-                });
-                continue;
-            }
-        }
-        // Read once, by the next statement.
-        let Some(next) = rest.first() else { continue };
-        let uses = reads(next, &var);
-        let next_text = &text[next.span.clone()];
-        if uses.len() != 1
-            || next_text.contains("&&")
-            || next_text.contains("||")
-            || next_text.contains(['?', '['])
-        {
-            continue;
-        }
-        let reassigns = next.assigns.as_ref().is_some_and(|(n, _)| *n == var);
-        let later: Vec<&Stmt> = rest[1..].to_vec();
-        let read_later = later.iter().any(|t| !reads(t, &var).is_empty());
-        let redeclare = if is_decl && reassigns {
-            let d = s.decl.as_ref();
-            let ty = d.map(|d| text[s.span.start..d.name_span.start].to_string());
-            ty.map(|ty| (next.span.start..next.span.start, ty))
-        } else {
-            None
+        let copy = match is_decl {
+            true => copy_fold(def, &var, &value, rest, text),
+            false => None,
         };
-        let ok = if reassigns {
-            true
-        } else {
-            !read_later && (!is_decl || later.iter().all(|t| !mentions(t, &var)))
-        };
-        if ok {
-            out.push(Fold {
-                def: index(s),
-                var,
-                value,
-                uses,
-                redeclare,
-            });
-        }
+        out.extend(copy.or_else(|| next_fold(s, def, var, value, is_decl, rest, text)));
     }
     out
+}
+
+/// The variable that `s` defines, its value's span, and whether `s` declares it
+/// (`T x = E;`, not `x = E;`).
+fn definition(s: &Stmt, text: &str) -> Option<(String, Range<usize>, bool)> {
+    match (&s.decl, &s.assigns) {
+        (Some(d), _) if !d.direct_init && !d.multiple => {
+            Some((d.name.clone(), d.init.clone()?, true))
+        }
+        (None, Some((name, span))) => {
+            let after = text[span.end..s.span.end].trim_start();
+            if !after.starts_with('=') || after.starts_with("==") {
+                return None;
+            }
+            let start = s.span.end - after.len() + 1;
+            let value = start..s.span.start + text[s.span.clone()].trim_end().len() - 1;
+            Some((name.clone(), value, false))
+        }
+        _ => None,
+    }
+}
+
+/// The spans where `s` reads `var`: not where it assigns it, not a member of that name.
+fn reads(s: &Stmt, var: &str, text: &str) -> Vec<Range<usize>> {
+    s.idents
+        .iter()
+        .filter(|(n, r)| n == var && s.assigns.as_ref().is_none_or(|(_, a)| a != r))
+        .filter(|(_, r)| !text[..r.start].trim_end().ends_with(['.', '>', ':']))
+        .map(|(_, r)| r.clone())
+        .collect()
+}
+
+/// The fold of `var`, declared by statement `def` as a copy of a name or a number (`value`),
+/// that nothing of `rest` assigns: replaced everywhere.
+fn copy_fold(
+    def: usize,
+    var: &str,
+    value: &Range<usize>,
+    rest: &[&Stmt],
+    text: &str,
+) -> Option<Fold> {
+    let value_text = text[value.clone()].trim();
+    if !is_ident(value_text) && !is_number(value_text) {
+        return None;
+    }
+    let until_last = rest
+        .iter()
+        .rposition(|t| !reads(t, var, text).is_empty())
+        .map_or(0, |p| p + 1);
+    // The name copied is not changed before the last read, except by the statement of
+    // the last read assigning it (its value is computed first).
+    let source_stable = !is_ident(value_text)
+        || rest[..until_last].iter().enumerate().all(|(k, t)| {
+            !modified(&[t], value_text, text)
+                || (k + 1 == until_last && t.assigns.as_ref().is_some_and(|(n, _)| n == value_text))
+        });
+    (until_last > 0 && !modified(rest, var, text) && source_stable).then(|| Fold {
+        def,
+        var: var.to_string(),
+        value: value.clone(),
+        uses: rest.iter().flat_map(|t| reads(t, var, text)).collect(),
+        redeclare: None,
+    })
+}
+
+/// The fold of `var`, defined by `s` (statement `def`) as `value`, into the first statement
+/// of `rest`, when that reads it once and nothing after it needs the variable.
+fn next_fold(
+    s: &Stmt,
+    def: usize,
+    var: String,
+    value: Range<usize>,
+    is_decl: bool,
+    rest: &[&Stmt],
+    text: &str,
+) -> Option<Fold> {
+    let next = rest.first()?;
+    let uses = reads(next, &var, text);
+    let next_text = &text[next.span.clone()];
+    if uses.len() != 1
+        || next_text.contains("&&")
+        || next_text.contains("||")
+        || next_text.contains(['?', '['])
+    {
+        return None;
+    }
+    let reassigns = next.assigns.as_ref().is_some_and(|(n, _)| *n == var);
+    let later = &rest[1..];
+    let read_later = later.iter().any(|t| !reads(t, &var, text).is_empty());
+    let redeclare = if is_decl && reassigns {
+        let d = s.decl.as_ref();
+        let ty = d.map(|d| text[s.span.start..d.name_span.start].to_string());
+        ty.map(|ty| (next.span.start..next.span.start, ty))
+    } else {
+        None
+    };
+    let ok = if reassigns {
+        true
+    } else {
+        !read_later && (!is_decl || later.iter().all(|t| !mentions(t, &var)))
+    };
+    ok.then_some(Fold {
+        def,
+        var,
+        value,
+        uses,
+        redeclare,
+    })
 }
 
 /// Whether `s` mentions the name `var` at all.
