@@ -426,12 +426,7 @@ impl Progress {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         let here = self.done_here.fetch_add(1, Ordering::SeqCst) + 1;
         if !self.quiet {
-            let groups: HashSet<&str> = guard
-                .1
-                .iter()
-                .filter(|r| r.outcome == Outcome::Reduced)
-                .map(|r| triage::key(r, self.group_by))
-                .collect();
+            let groups = triage::summarise(&guard.1, self.group_by).groups;
             let elapsed = self.began.elapsed().as_secs_f64();
             let left = elapsed / here as f64 * (self.total - done) as f64;
             crate::messages::progress(format!(

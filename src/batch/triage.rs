@@ -150,9 +150,11 @@ pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro:
             record.library_signature = record.signature.clone();
             record.library_ops = Vec::new();
             record.signature_from = "mrs".to_string();
-            record.message = Some(format!(
-                "no standalone export, so no library signature: {e:#}"
-            ));
+            let why = format!("no standalone export, so no library signature: {e:#}");
+            record.message = Some(match record.message.take() {
+                Some(m) => format!("{m}; {why}"),
+                None => why,
+            });
         }
     }
 }
@@ -446,6 +448,55 @@ mod tests {
         let table = render(&s);
         assert!(table.starts_with("4 tests: 1 not_interesting, 3 reduced\n"));
         assert!(table.contains("check_card | relations::subtract"));
+    }
+
+    fn by_library(stem: &str, failure: &str, ops: &[&str]) -> Record {
+        let ops: Vec<String> = ops.iter().map(|o| o.to_string()).collect();
+        Record {
+            failure: Some(failure.to_string()),
+            library_signature: format!("{failure} | {}", ops.join(" ")),
+            library_ops: ops,
+            signature_from: FROM_LIBRARY.to_string(),
+            ..rec(
+                stem,
+                Outcome::Reduced,
+                &format!("{failure} | relations::{stem}"),
+                900,
+            )
+        }
+    }
+
+    #[test]
+    fn library_groups_merge_into_same_failure_subsets_whatever_the_order() {
+        let mut records = vec![
+            by_library("a", "check_card", &["iset::subtract"]),
+            by_library(
+                "b",
+                "check_card",
+                &["iset::from_interval", "iset::subtract"],
+            ),
+            by_library("c", "check_equal", &["iset::subtract", "iset::unite"]),
+            by_library("d", "check_card", &["iset::complement"]),
+            by_library("e", "check_card", &[]),
+            Record {
+                signature_from: "mrs".into(),
+                library_signature: "check_card | relations::x".into(),
+                ..by_library("f", "check_card", &[])
+            },
+        ];
+        let s = summarise(&records, GroupBy::Library);
+        let groups: Vec<(&str, &[String])> = s
+            .groups
+            .iter()
+            .map(|g| (g.signature.as_str(), g.members.as_slice()))
+            .collect();
+        assert_eq!(groups[0].0, "check_card | iset::subtract");
+        assert_eq!(groups[0].1, ["a", "b"]);
+        assert_eq!(groups.len(), 5, "{groups:?}");
+        assert_eq!(s.group_by, "library");
+        records.reverse();
+        assert_eq!(summarise(&records, GroupBy::Library), s);
+        assert_eq!(summarise(&records, GroupBy::Mrs).groups.len(), 6);
     }
 
     #[test]
