@@ -217,11 +217,9 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
             .arg(root().join("fixtures/iset/spec"))
             .output()
             .unwrap();
-        assert!(
-            ran.status.success(),
-            "{}",
-            String::from_utf8_lossy(&ran.stderr)
-        );
+        let stderr = String::from_utf8_lossy(&ran.stderr).into_owned();
+        assert!(ran.status.success(), "{stderr}");
+        stderr
     };
     retriage("mrs");
     assert_eq!(
@@ -236,6 +234,35 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let r = record(&all, TESTS[1]);
     assert_eq!(r["signature_from"], "library");
     assert_eq!(r["library_signature"], MERGE_SIGNATURE);
+
+    // A journal of an older mfppr (no library signature): the results give it again, and a
+    // result that is gone keeps its MR-family signature, with a warning.
+    let journal = out.join("results.jsonl");
+    let current = std::fs::read(&journal).unwrap();
+    let older: String = journal_lines(&out)
+        .iter()
+        .map(|line| {
+            let mut v: Value = serde_json::from_str(line).unwrap();
+            let fields = v.as_object_mut().unwrap();
+            for k in ["library_ops", "library_signature", "signature_from"] {
+                fields.remove(k);
+            }
+            format!("{v}\n")
+        })
+        .collect();
+    std::fs::write(&journal, &older).unwrap();
+    assert_eq!(retriage("library"), "");
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+    let gone = format!("{}.reduced.cpp", TESTS[1]);
+    std::fs::write(&journal, older.replace(&gone, "gone.reduced.cpp")).unwrap();
+    let warned = retriage("library");
+    assert!(
+        warned.contains(&format!("cannot re-triage {}", TESTS[1])),
+        "{warned}"
+    );
+    assert_eq!(groups(&out).len(), 3, "{:?}", groups(&out));
+    std::fs::write(&journal, current).unwrap();
+    retriage("library");
     for t in &TESTS[1..] {
         let r = record(&all, t);
         let text = reduced_bytes(&out, t);
