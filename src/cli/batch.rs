@@ -19,6 +19,9 @@ Examples:
   mfppr batch failing/ --check … -o campaign --emit-tasks tasks.txt
   scripts/batch-parallel tasks.txt        (or: sbatch --array=1-N scripts/batch-slurm.sbatch tasks.txt)
   mfppr batch --collect campaign
+  mfppr batch --triage-only campaign --group-by mrs
+    groups the finished results again (here by suspect MR families instead of the library
+    operations of their standalone exports), reducing nothing.
 
 A test whose original is not interesting, or whose check cannot run, is recorded and skipped.
 Task files are bash: one line per test, file names with newlines or quotes included.
