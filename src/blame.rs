@@ -197,7 +197,7 @@ fn qualified_in_metalib(callee: &str) -> Option<String> {
 
 /// The library operation a call names: a qualified function outside the spec (`z3::mod`), or a
 /// member function of a library object (`ctx.c.int_val` → `.int_val`).
-fn library_op(callee: &str) -> Option<String> {
+pub(crate) fn library_op(callee: &str) -> Option<String> {
     if callee.contains("::") {
         (!callee.starts_with("fuzz::") && !callee.starts_with("metalib::"))
             .then(|| callee.to_string())

@@ -21,6 +21,9 @@ use serde_json::Value;
 /// Smallest first: the passing test, then two tests of the merge bug (blame: `relations::shift`).
 const TESTS: &[&str] = &["t_iset_4", "t_iset_82", "t_iset_16"];
 const PASSING: &str = "t_iset_4";
+/// The library signature of both merge tests.
+const MERGE_SIGNATURE: &str =
+    "check_equal | iset::from_interval iset::intersect iset::lower iset::shift iset::subtract iset::unite iset::upper";
 
 fn mfppr() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mfppr"))
@@ -193,18 +196,73 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         "{stdout}"
     );
 
-    // Both merge tests are one bug (blame names the shift MR of each): one group.
+    // Both merge tests are one bug: one group, by the library operations their standalone
+    // exports call (those blame's shift MR reaches), and by the MR family with --group-by mrs.
     let local = groups(&out);
+    let merge_tests = vec![TESTS[2].to_string(), TESTS[1].to_string()];
+    let passing = ("not_interesting".to_string(), vec![PASSING.to_string()]);
     assert_eq!(
         local,
         vec![
-            (
-                "check_equal | relations::shift".to_string(),
-                vec![TESTS[2].to_string(), TESTS[1].to_string()]
-            ),
-            ("not_interesting".to_string(), vec![PASSING.to_string()]),
+            (MERGE_SIGNATURE.to_string(), merge_tests.clone()),
+            passing.clone()
         ]
     );
+    let summary = std::fs::read(out.join("summary.json")).unwrap();
+    let retriage = |by: &str| {
+        let ran = mfppr()
+            .args(["batch", "--group-by", by, "--triage-only"])
+            .arg(&out)
+            .arg("-I")
+            .arg(root().join("fixtures/iset/spec"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&ran.stderr).into_owned();
+        assert!(ran.status.success(), "{stderr}");
+        stderr
+    };
+    retriage("mrs");
+    assert_eq!(
+        groups(&out),
+        vec![
+            ("check_equal | relations::shift".to_string(), merge_tests),
+            passing
+        ]
+    );
+    retriage("library");
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+    let r = record(&all, TESTS[1]);
+    assert_eq!(r["signature_from"], "library");
+    assert_eq!(r["library_signature"], MERGE_SIGNATURE);
+
+    // A journal of an older mfppr (no library signature): the results give it again, and a
+    // result that is gone keeps its MR-family signature, with a warning.
+    let journal = out.join("results.jsonl");
+    let current = std::fs::read(&journal).unwrap();
+    let older: String = journal_lines(&out)
+        .iter()
+        .map(|line| {
+            let mut v: Value = serde_json::from_str(line).unwrap();
+            let fields = v.as_object_mut().unwrap();
+            for k in ["library_ops", "library_signature", "signature_from"] {
+                fields.remove(k);
+            }
+            format!("{v}\n")
+        })
+        .collect();
+    std::fs::write(&journal, &older).unwrap();
+    assert_eq!(retriage("library"), "");
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+    let gone = format!("{}.reduced.cpp", TESTS[1]);
+    std::fs::write(&journal, older.replace(&gone, "gone.reduced.cpp")).unwrap();
+    let warned = retriage("library");
+    assert!(
+        warned.contains(&format!("cannot re-triage {}", TESTS[1])),
+        "{warned}"
+    );
+    assert_eq!(groups(&out).len(), 3, "{:?}", groups(&out));
+    std::fs::write(&journal, current).unwrap();
+    retriage("library");
     for t in &TESTS[1..] {
         let r = record(&all, t);
         let text = reduced_bytes(&out, t);

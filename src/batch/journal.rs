@@ -82,8 +82,21 @@ pub(crate) struct Record {
     /// Check runs of blame (part of `oracle_calls`).
     #[serde(default)]
     pub blame_calls: u64,
-    /// The triage signature: `failure | suspects` (reduced tests), or the outcome.
+    /// The MR-family signature (`--group-by mrs`): `failure | suspects` (reduced tests), or the
+    /// outcome.
     pub signature: String,
+    /// Sorted library operations the result's standalone export calls (reduced tests whose
+    /// standalone can be built; see [`crate::export::library_operations`]).
+    #[serde(default)]
+    pub library_ops: Vec<String>,
+    /// The library signature (`--group-by library`, the default): `failure | library operations`,
+    /// or the MR-family `signature` when the standalone cannot be built; empty in journals of
+    /// older versions and for tests not reduced.
+    #[serde(default)]
+    pub library_signature: String,
+    /// Where `library_signature` comes from: `library`, or `mrs` (no standalone export).
+    #[serde(default)]
+    pub signature_from: String,
     /// The reduced test (reduced tests only).
     pub output: Option<PathBuf>,
     /// The stats JSON (reduced tests only).
@@ -111,6 +124,9 @@ impl Record {
             suspects_from: String::new(),
             blame_calls: 0,
             signature: String::new(),
+            library_ops: Vec::new(),
+            library_signature: String::new(),
+            signature_from: String::new(),
             output: None,
             stats: None,
             message: None,
@@ -235,6 +251,9 @@ mod tests {
             suspects_from: "blame".into(),
             blame_calls: 1,
             signature: "check_equal | relations::shift".into(),
+            library_ops: vec!["iset::shift".into(), "iset::unite".into()],
+            library_signature: "check_equal | iset::shift iset::unite".into(),
+            signature_from: "library".into(),
             output: Some(PathBuf::from(format!("/o/{stem}/{stem}.reduced.cpp"))),
             stats: None,
             message: None,

@@ -58,6 +58,8 @@ pub(crate) struct BatchOptions {
     pub resume: bool,
     /// No progress lines.
     pub quiet: bool,
+    /// What the triage groups by.
+    pub group_by: triage::GroupBy,
 }
 
 impl BatchOptions {
@@ -325,6 +327,7 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     record.library_calls = found.library_calls;
     record.suspects_from = found.from;
     record.blame_calls = found.blame_calls;
+    triage::sign_by_library(record, &output, &reduced, &ro);
     record.output = Some(output);
     record.stats = Some(stats);
     Ok(())
@@ -411,6 +414,7 @@ struct Progress {
     total: usize,
     began: Instant,
     quiet: bool,
+    group_by: triage::GroupBy,
 }
 
 impl Progress {
@@ -422,12 +426,7 @@ impl Progress {
         let done = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         let here = self.done_here.fetch_add(1, Ordering::SeqCst) + 1;
         if !self.quiet {
-            let groups: HashSet<&str> = guard
-                .1
-                .iter()
-                .filter(|r| r.outcome == Outcome::Reduced)
-                .map(|r| r.signature.as_str())
-                .collect();
+            let groups = triage::summarise(&guard.1, self.group_by).groups;
             let elapsed = self.began.elapsed().as_secs_f64();
             let left = elapsed / here as f64 * (self.total - done) as f64;
             crate::messages::progress(format!(
@@ -535,13 +534,14 @@ pub(crate) fn run(tests: &[Test], opts: &BatchOptions) -> anyhow::Result<Campaig
         total: tests.len(),
         began: Instant::now(),
         quiet: opts.quiet,
+        group_by: opts.group_by,
     };
     let failed = reduce_pending(&pending, opts, &progress);
     let (_, records) = progress
         .journal
         .into_inner()
         .unwrap_or_else(|p| p.into_inner());
-    let summary = triage::summarise(&latest_per_stem(records));
+    let summary = triage::summarise(&latest_per_stem(records), opts.group_by);
     triage::write_summary(&opts.out_dir, &summary)?;
     if crate::interrupt::requested()
         || failed.as_ref().map(exit_kind) == Some(ExitKind::Interrupted)
@@ -575,7 +575,7 @@ pub(crate) struct Collected {
 /// `out_dir` into the journal (those not in it yet) and summarise the whole journal; a task of
 /// the last task file emitted for `out_dir` (`OUTDIR/tasks.json`) with no record is counted as
 /// `missing` in the summary, never journaled, so that collecting after a rerun finds its result.
-pub(crate) fn collect(out_dir: &Path) -> anyhow::Result<Collected> {
+pub(crate) fn collect(out_dir: &Path, group_by: triage::GroupBy) -> anyhow::Result<Collected> {
     if !out_dir.is_dir() {
         return Err(coded(
             ExitKind::Input,
@@ -623,9 +623,56 @@ pub(crate) fn collect(out_dir: &Path) -> anyhow::Result<Collected> {
             records.push(missing_record(task));
         }
     }
-    let summary = triage::summarise(&records);
+    let summary = triage::summarise(&records, group_by);
     triage::write_summary(out_dir, &summary)?;
     Ok(Collected { summary, missing })
+}
+
+/// `--triage-only OUTDIR`: group the finished results journaled in `out_dir` again by `group_by`,
+/// reducing nothing, and write the summary (the same bytes as the campaign's own, grouped the
+/// same way). A reduced test journaled by an older mfppr (no `signature_from`) gets its library
+/// signature from its result now (with `ro`'s include directories and specs); where that cannot
+/// be done, a warning says so and the test keeps its MR-family signature.
+pub(crate) fn triage_only(
+    out_dir: &Path,
+    group_by: triage::GroupBy,
+    ro: &ReduceOptions,
+) -> anyhow::Result<CampaignSummary> {
+    if !out_dir.join(journal::JOURNAL).is_file() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{} holds no campaign journal ({}); give the -o of a finished campaign",
+                out_dir.display(),
+                journal::JOURNAL
+            ),
+        ));
+    }
+    let _lock = lock_out_dir(out_dir)?;
+    let mut records = latest_per_stem(journal::read(out_dir)?);
+    let older = records
+        .iter_mut()
+        .filter(|r| r.outcome == Outcome::Reduced && r.signature_from.is_empty());
+    for r in older {
+        let Some(output) = r.output.clone() else {
+            continue;
+        };
+        match std::fs::read(&output) {
+            Ok(text) => triage::sign_by_library(r, &output, &text, ro),
+            Err(e) => r.message = Some(format!("cannot read {}: {e}", output.display())),
+        }
+        if r.signature_from != triage::FROM_LIBRARY {
+            crate::messages::warn(format!(
+                "cannot re-triage {} by its library operations ({}); it keeps its MR-family \
+                 signature",
+                r.stem,
+                r.message.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    let summary = triage::summarise(&records, group_by);
+    triage::write_summary(out_dir, &summary)?;
+    Ok(summary)
 }
 
 /// The summary's record of an emitted task that left no result.
@@ -743,6 +790,7 @@ mod tests {
             tests_at_once: 3,
             resume: false,
             quiet: true,
+            group_by: triage::GroupBy::Library,
         };
         assert_eq!(opts.jobs_per_test(), 2);
         opts.tests_at_once = 16;

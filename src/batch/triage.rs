@@ -18,8 +18,10 @@ use serde::Serialize;
 
 use super::journal::{Outcome, Record};
 use crate::atomic::write_atomic;
+use crate::export::Standalone;
 use crate::model::{parse_qualified_mr, Instance, Step, TestModel};
 use crate::oracle::RunEnd;
+use crate::reduce::ReduceOptions;
 
 /// The summary's file name inside the batch output directory.
 pub(crate) const SUMMARY: &str = "summary.json";
@@ -113,6 +115,59 @@ pub(crate) fn signature(failure: &str, suspects: &[String], from: &str) -> Strin
     format!("{failure} | {}", suspects.join(" "))
 }
 
+/// What the triage groups by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum GroupBy {
+    /// The failure and the library operations the standalone export of the result calls.
+    #[default]
+    Library,
+    /// The failure and the suspect MR families (blame).
+    Mrs,
+}
+
+/// [`Record::signature_from`] of a library signature.
+pub(crate) const FROM_LIBRARY: &str = "library";
+
+/// Fill the library signature of the reduced `record` (its failure, suspects and blame already
+/// known; result `text` at `path`): the failure and the library operations its standalone export
+/// calls, only those the blamed MR calls reach when blame localised the failure (an MR family
+/// whose folding removes it); when the export cannot be built, its MR-family signature stands in
+/// (`signature_from: mrs`) and the message says why.
+pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro: &ReduceOptions) {
+    let failure = record.failure.clone().unwrap_or_default();
+    let ops = Standalone::build(path, text, &ro.include_dirs, &ro.specs)
+        .and_then(|sa| crate::export::library_operations(&sa));
+    match ops {
+        Ok(mut ops) => {
+            if record.suspects_from == "blame" {
+                ops.retain(|op| record.library_calls.contains(op));
+            }
+            record.library_signature = format!("{failure} | {}", ops.join(" "));
+            record.library_ops = ops;
+            record.signature_from = FROM_LIBRARY.to_string();
+        }
+        Err(e) => {
+            record.library_signature = record.signature.clone();
+            record.library_ops = Vec::new();
+            record.signature_from = "mrs".to_string();
+            let why = format!("no standalone export, so no library signature: {e:#}");
+            record.message = Some(match record.message.take() {
+                Some(m) => format!("{m}; {why}"),
+                None => why,
+            });
+        }
+    }
+}
+
+/// The signature `record` is grouped by: its library signature (when it has one) or its
+/// MR-family one.
+pub(crate) fn key(record: &Record, by: GroupBy) -> &str {
+    match by {
+        GroupBy::Library if !record.library_signature.is_empty() => &record.library_signature,
+        _ => &record.signature,
+    }
+}
+
 /// The smallest test of a group.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub(crate) struct Representative {
@@ -146,6 +201,8 @@ pub(crate) struct Group {
 pub(crate) struct CampaignSummary {
     /// Finished tests.
     pub tests: usize,
+    /// What the groups are grouped by.
+    pub group_by: String,
     /// Tests per outcome.
     pub outcomes: BTreeMap<String, usize>,
     /// Groups of reduced tests, largest first (the bugs found).
@@ -154,8 +211,8 @@ pub(crate) struct CampaignSummary {
     pub not_reduced: Vec<Group>,
 }
 
-/// Group `records` (one per test) by signature.
-pub(crate) fn summarise(records: &[Record]) -> CampaignSummary {
+/// Group `records` (one per test) by their signature of `by`.
+pub(crate) fn summarise(records: &[Record], by: GroupBy) -> CampaignSummary {
     let mut outcomes = BTreeMap::new();
     for r in records {
         *outcomes.entry(r.outcome.name().to_string()).or_insert(0) += 1;
@@ -164,16 +221,20 @@ pub(crate) fn summarise(records: &[Record]) -> CampaignSummary {
         records.iter().partition(|r| r.outcome == Outcome::Reduced);
     CampaignSummary {
         tests: records.len(),
+        group_by: format!("{by:?}").to_lowercase(),
         outcomes,
-        groups: groups(&reduced),
-        not_reduced: groups(&other),
+        groups: groups(&reduced, by),
+        not_reduced: groups(&other, GroupBy::Mrs),
     }
 }
 
-fn groups(records: &[&Record]) -> Vec<Group> {
+fn groups(records: &[&Record], by: GroupBy) -> Vec<Group> {
     let mut by_signature: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for r in records {
-        by_signature.entry(&r.signature).or_default().push(r);
+        by_signature.entry(key(r, by)).or_default().push(r);
+    }
+    if by == GroupBy::Library {
+        merge_into_subsets(&mut by_signature);
     }
     let mut groups: Vec<Group> = by_signature
         .into_iter()
@@ -207,6 +268,46 @@ fn groups(records: &[&Record]) -> Vec<Group> {
         g.id = i + 1;
     }
     groups
+}
+
+/// Merge each group of library signatures into the group (same failure) whose library operations
+/// are a non-empty proper subset of its own: the fewest operations, then the most members, then
+/// the signature. Groups are visited fewest operations first, so a group is merged into one that
+/// stays; the result depends only on the set of signatures, never on the order tests finished.
+fn merge_into_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
+    let library: Vec<(&str, &str, BTreeSet<&str>)> = by_signature
+        .iter()
+        .filter(|(_, m)| m[0].signature_from == FROM_LIBRARY)
+        .map(|(sig, m)| {
+            let ops = m[0].library_ops.iter().map(String::as_str).collect();
+            (*sig, m[0].failure.as_deref().unwrap_or_default(), ops)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..library.len()).collect();
+    order.sort_by_key(|&i| (library[i].2.len(), library[i].0));
+    let mut roots: Vec<usize> = Vec::new();
+    let mut moves: Vec<(&str, &str)> = Vec::new();
+    for i in order {
+        let (sig, failure, ops) = &library[i];
+        let target = roots
+            .iter()
+            .filter(|&&j| {
+                let (_, f, o) = &library[j];
+                f == failure && !o.is_empty() && o.len() < ops.len() && o.is_subset(ops)
+            })
+            .min_by_key(|&&j| {
+                let (s, _, o) = &library[j];
+                (o.len(), std::cmp::Reverse(by_signature[s].len()), *s)
+            });
+        match target {
+            Some(&j) => moves.push((sig, library[j].0)),
+            None => roots.push(i),
+        }
+    }
+    for (from, to) in moves {
+        let members = by_signature.remove(from).unwrap_or_default();
+        by_signature.entry(to).or_default().extend(members);
+    }
 }
 
 /// Write `summary` as `dir/summary.json`.
@@ -334,7 +435,7 @@ mod tests {
             ),
             rec("d", Outcome::NotInteresting, "not_interesting", 1000),
         ];
-        let s = summarise(&records);
+        let s = summarise(&records, GroupBy::Mrs);
         assert_eq!(s.tests, 4);
         assert_eq!(s.outcomes["reduced"], 3);
         assert_eq!(s.outcomes["not_interesting"], 1);
@@ -347,6 +448,55 @@ mod tests {
         let table = render(&s);
         assert!(table.starts_with("4 tests: 1 not_interesting, 3 reduced\n"));
         assert!(table.contains("check_card | relations::subtract"));
+    }
+
+    fn by_library(stem: &str, failure: &str, ops: &[&str]) -> Record {
+        let ops: Vec<String> = ops.iter().map(|o| o.to_string()).collect();
+        Record {
+            failure: Some(failure.to_string()),
+            library_signature: format!("{failure} | {}", ops.join(" ")),
+            library_ops: ops,
+            signature_from: FROM_LIBRARY.to_string(),
+            ..rec(
+                stem,
+                Outcome::Reduced,
+                &format!("{failure} | relations::{stem}"),
+                900,
+            )
+        }
+    }
+
+    #[test]
+    fn library_groups_merge_into_same_failure_subsets_whatever_the_order() {
+        let mut records = vec![
+            by_library("a", "check_card", &["iset::subtract"]),
+            by_library(
+                "b",
+                "check_card",
+                &["iset::from_interval", "iset::subtract"],
+            ),
+            by_library("c", "check_equal", &["iset::subtract", "iset::unite"]),
+            by_library("d", "check_card", &["iset::complement"]),
+            by_library("e", "check_card", &[]),
+            Record {
+                signature_from: "mrs".into(),
+                library_signature: "check_card | relations::x".into(),
+                ..by_library("f", "check_card", &[])
+            },
+        ];
+        let s = summarise(&records, GroupBy::Library);
+        let groups: Vec<(&str, &[String])> = s
+            .groups
+            .iter()
+            .map(|g| (g.signature.as_str(), g.members.as_slice()))
+            .collect();
+        assert_eq!(groups[0].0, "check_card | iset::subtract");
+        assert_eq!(groups[0].1, ["a", "b"]);
+        assert_eq!(groups.len(), 5, "{groups:?}");
+        assert_eq!(s.group_by, "library");
+        records.reverse();
+        assert_eq!(summarise(&records, GroupBy::Library), s);
+        assert_eq!(summarise(&records, GroupBy::Mrs).groups.len(), 6);
     }
 
     #[test]

@@ -19,6 +19,9 @@ Examples:
   mfppr batch failing/ --check … -o campaign --emit-tasks tasks.txt
   scripts/batch-parallel tasks.txt        (or: sbatch --array=1-N scripts/batch-slurm.sbatch tasks.txt)
   mfppr batch --collect campaign
+  mfppr batch --triage-only campaign --group-by mrs
+    groups the finished results again (here by suspect MR families instead of the library
+    operations of their standalone exports), reducing nothing.
 
 A test whose original is not interesting, or whose check cannot run, is recorded and skipped.
 Task files are bash: one line per test, file names with newlines or quotes included.
@@ -34,14 +37,14 @@ journal; continue with --resume).";
 #[command(after_help = AFTER_HELP)]
 pub struct BatchArgs {
     /// MF++ tests, or directories searched for `*.cpp` tests.
-    #[arg(value_name = "INPUT", required_unless_present = "collect")]
+    #[arg(value_name = "INPUT", required_unless_present_any = ["collect", "triage_only"])]
     inputs: Vec<PathBuf>,
 
     /// Interestingness script: an executable, or a .py file run with python3.
     #[arg(
         long,
         value_name = "SCRIPT",
-        required_unless_present = "collect",
+        required_unless_present_any = ["collect", "triage_only"],
         help_heading = "Interestingness"
     )]
     check: Option<PathBuf>,
@@ -62,7 +65,7 @@ pub struct BatchArgs {
         short = 'o',
         long,
         value_name = "OUTDIR",
-        required_unless_present = "collect",
+        required_unless_present_any = ["collect", "triage_only"],
         help_heading = "Output"
     )]
     output: Option<PathBuf>,
@@ -87,6 +90,26 @@ pub struct BatchArgs {
         help_heading = "Scale-out"
     )]
     collect: Option<PathBuf>,
+
+    /// Group the finished results under OUTDIR again (by --group-by), reducing nothing.
+    #[arg(
+        long,
+        value_name = "OUTDIR",
+        conflicts_with_all = ["inputs", "check", "output", "emit_tasks", "one", "collect"],
+        help_heading = "Triage"
+    )]
+    triage_only: Option<PathBuf>,
+
+    /// What groups the results: the library operations the standalone export of each result
+    /// calls, or the suspect MR families (blame); both with the failure.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "BY",
+        help_heading = "Triage"
+    )]
+    group_by: triage::GroupBy,
 
     /// Reduce the single INPUT as the campaign's test STEM (the command of a task file).
     #[arg(long, value_name = "STEM", hide = true, conflicts_with = "emit_tasks")]
@@ -145,6 +168,7 @@ impl BatchArgs {
             tests_at_once,
             resume: self.resume,
             quiet: self.quiet,
+            group_by: self.group_by,
         }
     }
 
@@ -152,7 +176,7 @@ impl BatchArgs {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         crate::messages::set_quiet(self.quiet);
         if let Some(dir) = &self.collect {
-            let collected = batch::collect(dir)?;
+            let collected = batch::collect(dir, self.group_by)?;
             print!("{}", triage::render(&collected.summary));
             if let Some(first) = collected.missing.first() {
                 return Err(coded(
@@ -164,6 +188,15 @@ impl BatchArgs {
                     ),
                 ));
             }
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(dir) = &self.triage_only {
+            let flags = CompilerFlags::parse(&self.compiler_flags)?;
+            let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
+            self.reduction.apply(&mut ro);
+            flags.apply(&self.reduction.include, &mut ro);
+            let summary = batch::triage_only(dir, self.group_by, &ro)?;
+            print!("{}", triage::render(&summary));
             return Ok(ExitCode::SUCCESS);
         }
         let (Some(check), Some(out_dir)) = (self.check.clone(), self.output.clone()) else {

@@ -9,7 +9,7 @@
 //! declarations the export might compile without (a wrongly removed declaration fails to
 //! compile, so this cannot slip), and [`format()`] indents with `clang-format` when installed.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -157,6 +157,23 @@ impl Standalone {
         out.push('\n');
         out
     }
+}
+
+/// The library operations `sa` calls, sorted: the calls of its functions that name the library
+/// under test ([`crate::blame::library_op`]), except those of the spec's checks
+/// (`metalib::checks`: the check's own equality or solver calls) and of the standard library.
+pub(crate) fn library_operations(sa: &Standalone) -> Result<Vec<String>> {
+    let doc = Document::parse(sa.render(&[]).into_bytes())?;
+    let ops: BTreeSet<String> = doc
+        .outline()
+        .functions
+        .iter()
+        .filter(|f| !(f.namespaces.len() >= 2 && f.namespaces[..2] == ["metalib", "checks"]))
+        .flat_map(|f| &f.calls)
+        .filter_map(|c| crate::blame::library_op(&c.callee))
+        .filter(|op| !op.starts_with("std::"))
+        .collect();
+    Ok(ops.into_iter().collect())
 }
 
 /// Close the namespace definition of `open` (nothing when it is the global one).
