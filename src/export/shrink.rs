@@ -573,34 +573,14 @@ fn context_objects(doc: &Document, text: &str, chunks: &[Chunk]) -> Vec<ContextO
     let Some(main) = doc.outline().functions.iter().find(|f| f.name == "main") else {
         return out;
     };
-    for stmt in &main.body {
-        let Some(decl) = stmt.decl.as_ref().filter(|d| d.direct_init && !d.multiple) else {
-            continue;
-        };
-        let ty = decl.type_text.trim_start_matches("::");
-        let Some(class) = classes.iter().find(|c| c.qualified == ty) else {
-            continue;
-        };
-        let args = decl
-            .init
-            .as_ref()
-            .and_then(|init| {
-                text[init.clone()]
-                    .trim()
-                    .strip_prefix('(')
-                    .and_then(|a| a.strip_suffix(')'))
-            })
-            .map(|a| split_top(a, b','));
-        let Some(args) = args.filter(|a| a.len() == class.params.len()) else {
-            continue;
-        };
-        let Some(uses) = super::simplify::member_uses(main, &decl.name, class, text) else {
-            continue;
-        };
-        let mut values = vec![String::new(); class.members.len()];
-        for (arg, &member) in args.iter().zip(&class.params) {
-            values[member] = arg.trim().to_string();
-        }
+    for super::simplify::ClassObject {
+        stmt,
+        var,
+        class,
+        values,
+        uses,
+    } in super::simplify::class_objects(main, text, &classes)
+    {
         let read: HashSet<usize> = uses.iter().map(|(_, m)| *m).collect();
         let mut declared = Vec::new();
         let mut with = vec![String::new(); class.members.len()];
@@ -616,13 +596,13 @@ fn context_objects(doc: &Document, text: &str, chunks: &[Chunk]) -> Vec<ContextO
             if (reference && is_ident(value)) || is_number(value) {
                 with[m] = value.clone();
             } else {
-                let new = format!("{}_{name}", decl.name);
+                let new = format!("{var}_{name}");
                 declared.push(format!("{ty} {new} = {value};"));
                 with[m] = new;
             }
         }
         out.push(ContextObject {
-            var: decl.name.clone(),
+            var,
             decl: stmt.span.clone(),
             replacement: declared.join(" "),
             uses: uses

@@ -392,43 +392,25 @@ pub(super) fn scalarise(decls: &[(Declaration, String)], mut test: String) -> Re
     let taken: HashSet<String> = doc.identifiers().into_iter().map(|(n, _)| n).collect();
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     for f in doc.outline().functions.iter().filter(|f| f.name == "main") {
-        for stmt in &f.body {
-            let Some(decl) = stmt.decl.as_ref().filter(|d| d.direct_init && !d.multiple) else {
-                continue;
-            };
-            let ty = decl.type_text.trim_start_matches("::");
-            let Some(class) = classes.iter().find(|c| c.qualified == ty) else {
-                continue;
-            };
-            let Some(init) = decl.init.as_ref() else {
-                continue;
-            };
-            let args = test[init.clone()]
-                .trim()
-                .strip_prefix('(')
-                .and_then(|a| a.strip_suffix(')'))
-                .map(|a| split_top(a, b','));
-            let Some(args) = args.filter(|a| a.len() == class.params.len()) else {
-                continue;
-            };
-            let Some(uses) = member_uses(f, &decl.name, class, &test) else {
-                continue;
-            };
+        for ClassObject {
+            stmt,
+            var,
+            class,
+            values,
+            uses,
+        } in class_objects(f, &test, &classes)
+        {
             let names: Vec<String> = class
                 .members
                 .iter()
                 .map(|(_, m)| {
                     if taken.contains(m) {
-                        format!("{}_{m}", decl.name)
+                        format!("{var}_{m}")
                     } else {
                         m.clone()
                     }
                 })
                 .collect();
-            let mut values = vec![String::new(); class.members.len()];
-            for (arg, &member) in args.iter().zip(&class.params) {
-                values[member] = arg.trim().to_string();
-            }
             let indent: String = {
                 let line = test[..stmt.span.start].rfind('\n').map_or(0, |p| p + 1);
                 test[line..stmt.span.start].to_string()
@@ -450,6 +432,64 @@ pub(super) fn scalarise(decls: &[(Declaration, String)], mut test: String) -> Re
         test.replace_range(span, &with);
     }
     Ok(test)
+}
+
+/// A variable of a [`PlainClass`] declared in `main` with its constructor's arguments, whose
+/// every use reads a member.
+pub(super) struct ClassObject<'f, 'c> {
+    /// Its declaration statement.
+    pub(super) stmt: &'f crate::document::Stmt,
+    pub(super) var: String,
+    pub(super) class: &'c PlainClass,
+    /// Each member's value (the constructor argument it is set from), by member index.
+    pub(super) values: Vec<String>,
+    /// Every use: the span of `var.member` and the member's index ([`member_uses`]).
+    pub(super) uses: Vec<(Range<usize>, usize)>,
+}
+
+/// The variables of `classes` that `main` (`f`) declares as `T v(args…);` with one argument per
+/// constructor parameter and reads only member by member.
+pub(super) fn class_objects<'f, 'c>(
+    f: &'f crate::document::Function,
+    test: &str,
+    classes: &'c [PlainClass],
+) -> Vec<ClassObject<'f, 'c>> {
+    let mut out = Vec::new();
+    for stmt in &f.body {
+        let Some(decl) = stmt.decl.as_ref().filter(|d| d.direct_init && !d.multiple) else {
+            continue;
+        };
+        let ty = decl.type_text.trim_start_matches("::");
+        let Some(class) = classes.iter().find(|c| c.qualified == ty) else {
+            continue;
+        };
+        let Some(init) = decl.init.as_ref() else {
+            continue;
+        };
+        let args = test[init.clone()]
+            .trim()
+            .strip_prefix('(')
+            .and_then(|a| a.strip_suffix(')'))
+            .map(|a| split_top(a, b','));
+        let Some(args) = args.filter(|a| a.len() == class.params.len()) else {
+            continue;
+        };
+        let Some(uses) = member_uses(f, &decl.name, class, test) else {
+            continue;
+        };
+        let mut values = vec![String::new(); class.members.len()];
+        for (arg, &member) in args.iter().zip(&class.params) {
+            values[member] = arg.trim().to_string();
+        }
+        out.push(ClassObject {
+            stmt,
+            var: decl.name.clone(),
+            class,
+            values,
+            uses,
+        });
+    }
+    out
 }
 
 /// Every use of the variable `name` in `f` as the span of `name.member` and the member's index;
