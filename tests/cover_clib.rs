@@ -203,7 +203,7 @@ fn build_once_find_reduce_and_verify_on_a_compiled_c_library() {
     let err = ok(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.ends_with("cover: 5 new lines, 2 reached, 2 reduced, 2 verified\n"),
+        stdout.ends_with("cover: 5 new lines, 2 reached, 1 tests, 1 checked (1 metamorphic, 0 value), 1 executed only\n"),
         "{stdout}\n{err}"
     );
     let summary: serde_json::Value =

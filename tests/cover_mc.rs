@@ -569,7 +569,7 @@ fn find_prefers_a_test_whose_mc_holds_the_marker_and_its_reduction_keeps_it_ther
     let last = stdout.lines().last().unwrap();
     assert_eq!(
         last,
-        "cover: 2 new lines, 2 reached, 2 reduced, 2 verified, 1 metamorphic"
+        "cover: 2 new lines, 2 reached, 1 tests, 1 checked (1 metamorphic, 0 value), 1 executed only"
     );
 
     // mfppr's MC of the larger test against one cut and built by hand.

@@ -109,15 +109,25 @@ fn find_reduce_and_verify_on_the_fixture_library() {
     let count = |k: &str| summary[k].as_u64().unwrap();
     assert!(count("reached") >= 1, "{stdout}\n{stderr}");
     assert_eq!(count("tests"), 2);
+    assert_eq!(count("reduced"), count("reached"));
+    assert_eq!(count("verified"), count("reduced"));
+    let suite = |k: &str| summary["suite"][k].as_u64().unwrap();
     assert_eq!(
         last_line(&stdout),
         format!(
-            "cover: {} new lines, {} reached, {} reduced, {} verified",
+            "cover: {} new lines, {} reached, {} tests, {} checked ({} metamorphic, {} value), {} executed only",
             count("new_lines"),
             count("reached"),
-            count("reduced"),
-            count("verified")
+            suite("tests"),
+            suite("metamorphic") + suite("value"),
+            suite("metamorphic"),
+            suite("value"),
+            suite("executed_only")
         )
+    );
+    assert_eq!(
+        suite("metamorphic") + suite("value") + suite("executed_only"),
+        count("reached")
     );
     let points = summary["points"].as_array().unwrap();
     let reduced: Vec<&serde_json::Value> =

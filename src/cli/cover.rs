@@ -61,9 +61,15 @@ its --mc-tests smallest passing tests in which it is metamorphic is chosen inste
 smallest), with the reason; its reduction keeps it metamorphic (the oracle gets MC_PAIR=k and
 MFPPR_EXE, and asks that exactly one side reaches the marker) and is checked again under gcov
 (`, kept` or `, lost`). OUT/metamorphic.json has each analysed test's pairs and lines; OUT also
-gets find.json (the plain smallest-test choice) and summary.json;
-the last line printed is `cover: P new lines, R reached, D reduced, V verified` (with
-`, M metamorphic` under --metamorphic).";
+gets find.json (the plain smallest-test choice) and summary.json. After --reduce, each distinct
+reduced test is run with the value of the statement reaching each new line replaced by another
+value of the program: the line is `checked (metamorphic, pair r_0/r_k)` or `checked (value)` when
+a check then fails, else `executed only`; with a --printer for the value's type, such a value
+gets a regression check of what the library prints today (`checked (value): regression check
+(current behaviour)`). As few tests as give every line its best check go to OUT/tests/, each
+headed by the lines it covers, with OUT/tests/INDEX.md; the last line printed is then `cover: P
+new lines, R reached, T tests, C checked (M metamorphic, V value), E executed only` (without
+--reduce: `cover: P new lines, R reached, D reduced, V verified`, and `, M metamorphic`).";
 
 fn default_jobs() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
@@ -317,6 +323,11 @@ struct ReduceArgs {
     /// marked, built library) instead of compiling it itself: for a compiled library.
     #[arg(long, requires = "reduce")]
     reduce_with_run: bool,
+    /// How to print values of a type for regression checks, as TYPE:EXPR with {} for the value
+    /// (repeatable): e.g. 'isl::set:{}.to_str()', 'z3::expr:{}.to_string()'. A new line that
+    /// no check sees gets `assert(std::string(EXPR) == "<what the library prints today>")`.
+    #[arg(long, value_name = "TYPE:EXPR", requires = "reduce")]
+    printer: Vec<String>,
 }
 
 /// gcov verification of each reduced test, and metamorphic coverage with the same build.
@@ -546,6 +557,14 @@ impl FindCmd {
             verify: self.verify.verify_gcov.then(|| self.verify.settings()),
             metamorphic: self.verify.metamorphic.then(|| self.verify.settings()),
             mc_tests: self.verify.mc_tests as usize,
+            printers: r
+                .printer
+                .iter()
+                .map(|p| {
+                    coverage::find::checked::Printer::parse(p)
+                        .map_err(|e| coded(ExitKind::Usage, format!("{e:#}")))
+                })
+                .collect::<Result<_>>()?,
         })
     }
 }

@@ -364,6 +364,8 @@ pub struct FindOptions {
     /// With `metamorphic`: how many of the smallest tests reaching a marker may be analysed to
     /// find one whose MC holds it (`--mc-tests`).
     pub mc_tests: usize,
+    /// Printers for regression checks (`--printer`).
+    pub printers: Vec<crate::coverage::find::checked::Printer>,
 }
 
 /// Run `cover find` (see [`FindOptions`]); the report (none with `--marked`) and the pipeline's
@@ -408,6 +410,7 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<NewLinesReport>, FindSumma
         verify,
         metamorphic,
         mc_tests: opts.mc_tests.max(1),
+        printers: opts.printers.clone(),
     })?;
     Ok((report, summary))
 }

@@ -6,10 +6,12 @@
 //! Reads coverage only through [`crate::coverage::read`]; never edits the user's sources (markers
 //! come from [`crate::coverage::inject`](mod@crate::coverage::inject)).
 
+pub mod checked;
 pub mod embedded;
 pub mod metamorphic;
 pub mod pipeline;
 pub mod reach;
 pub mod shell;
+pub mod suite;
 pub mod summary;
 pub mod verify;

@@ -99,6 +99,8 @@ pub struct PipelineOptions {
     /// With `metamorphic`: at most this many of the smallest tests reaching a marker are
     /// analysed to find one whose MC holds it (`--mc-tests`, at least 1).
     pub mc_tests: usize,
+    /// Printers for the regression checks of values no check sees (`--printer`).
+    pub printers: Vec<super::checked::Printer>,
 }
 
 /// Run find, then (as asked) reduce and verify; see the module docs.
@@ -114,6 +116,7 @@ pub fn run(opts: &PipelineOptions) -> Result<FindSummary> {
             reduced: 0,
             verified: 0,
             metamorphic: opts.metamorphic.as_ref().map(|_| 0),
+            suite: None,
             points: Vec::new(),
         };
         summary.write(&opts.out)?;
@@ -127,6 +130,8 @@ pub fn run(opts: &PipelineOptions) -> Result<FindSummary> {
     }
     if let Some(step) = &opts.reduce {
         reduce_points(opts, step, &known, &mut summary)?;
+        super::suite::check_points(opts, &mut summary)?;
+        summary.write(&opts.out)?;
     }
     Ok(summary)
 }
@@ -221,6 +226,7 @@ fn found_summary(opts: &PipelineOptions, found: &Found) -> FindSummary {
         reduced: 0,
         verified: 0,
         metamorphic: None,
+        suite: None,
         points: opts
             .markers
             .iter()
@@ -239,6 +245,9 @@ fn found_summary(opts: &PipelineOptions, found: &Found) -> FindSummary {
                 chosen_because: String::new(),
                 mc_pair: None,
                 mc_kept: None,
+                check: None,
+                check_reason: String::new(),
+                suite_test: None,
                 note: String::new(),
             })
             .collect(),

@@ -49,9 +49,33 @@ pub struct Point {
     /// the reduced test.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mc_kept: Option<bool>,
+    /// After the reductions: how a check sees the line in its suite test (`checked (metamorphic,
+    /// pair r_0/r_k)`, `checked (value)`, `checked (value): regression check (current
+    /// behaviour)`, `executed only`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+    /// Why: the statement reaching the line and what a changed value did.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub check_reason: String,
+    /// The suite test (`OUT/tests/<id>.cpp`) that covers it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite_test: Option<PathBuf>,
     /// What went wrong, if anything.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub note: String,
+}
+
+/// The counts of the suite tests (after the reductions).
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteCounts {
+    /// Tests kept in `OUT/tests/`.
+    pub tests: usize,
+    /// Reached markers a metamorphic check sees.
+    pub metamorphic: usize,
+    /// Reached markers a value check (an assertion, or a regression check) sees.
+    pub value: usize,
+    /// Reached markers no check sees.
+    pub executed_only: usize,
 }
 
 /// The pipeline's result, also written as `OUT/summary.json`.
@@ -72,6 +96,9 @@ pub struct FindSummary {
     /// With `--metamorphic`: reached markers whose line is in the source test's MC.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metamorphic: Option<usize>,
+    /// After the reductions: the suite tests and how their checks see the reached markers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteCounts>,
     /// Per marker.
     pub points: Vec<Point>,
 }
@@ -103,9 +130,23 @@ impl FindSummary {
         }
     }
 
-    /// The one-line result: `cover: P new lines, R reached, D reduced, V verified`, and
-    /// `, M metamorphic` with `--metamorphic`.
+    /// The one-line result: after the reductions `cover: P new lines, R reached, T tests, C
+    /// checked (M metamorphic, V value), E executed only`; before (or without `--reduce`) `cover:
+    /// P new lines, R reached, D reduced, V verified`, and `, M metamorphic` with `--metamorphic`.
     pub fn last_line(&self) -> String {
+        if let Some(s) = &self.suite {
+            return format!(
+                "cover: {} new lines, {} reached, {} tests, {} checked ({} metamorphic, {} value), \
+                 {} executed only",
+                self.new_lines,
+                self.reached,
+                s.tests,
+                s.metamorphic + s.value,
+                s.metamorphic,
+                s.value,
+                s.executed_only
+            );
+        }
         let mut line = format!(
             "cover: {} new lines, {} reached, {} reduced, {} verified",
             self.new_lines, self.reached, self.reduced, self.verified
@@ -156,6 +197,9 @@ impl FindSummary {
                     }
                     row.push(verdict);
                 }
+                if self.suite.is_some() {
+                    row.push(p.check.clone().unwrap_or_else(|| "-".into()));
+                }
                 row
             })
             .collect();
@@ -171,6 +215,9 @@ impl FindSummary {
         .to_vec();
         if self.metamorphic.is_some() {
             header.push("METAMORPHIC".into());
+        }
+        if self.suite.is_some() {
+            header.push("CHECK".into());
         }
         let mut widths: Vec<usize> = header.iter().map(String::len).collect();
         for r in &rows {
@@ -223,6 +270,9 @@ mod tests {
             chosen_because: String::new(),
             mc_pair: None,
             mc_kept: None,
+            check: None,
+            check_reason: String::new(),
+            suite_test: None,
             note: String::new(),
         };
         let mut s = FindSummary {
@@ -233,6 +283,7 @@ mod tests {
             reduced: 0,
             verified: 0,
             metamorphic: None,
+            suite: None,
             points: vec![
                 point("P1", true, Some(1004), Some(true)),
                 point("P2", true, None, None),

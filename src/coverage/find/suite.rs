@@ -1,0 +1,347 @@
+//! Tests worth adding to the library's suite (issue 30): after the reductions, every distinct
+//! reduced test is analysed by [`super::checked`] (which markers it reaches and how each is
+//! checked, regression checks added where a printer allows), then as few of them are kept as
+//! give every reached marker the best verdict any of them gives it ([`choose`]). Each kept test
+//! is written to `OUT/tests/<first marker>.cpp` with a comment listing the lines it covers and
+//! their checks, and `OUT/tests/INDEX.md` lists them all.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::checked::{self, Checked, MarkerCheck, Runner, Verdict};
+use super::pipeline::PipelineOptions;
+use super::summary::{FindSummary, SuiteCounts};
+use crate::atomic::write_atomic;
+use crate::coverage::inject::Marker;
+use crate::messages::{note, progress, warn};
+
+/// One reduced test, as read from `OUT/<id>.cpp`.
+struct Distinct {
+    /// The first marker whose reduction gave it.
+    id: String,
+    /// Its source test's name.
+    source: String,
+    text: Vec<u8>,
+}
+
+/// The reduced tests of `summary`, one per distinct text, in point order.
+fn distinct(summary: &FindSummary) -> Result<Vec<Distinct>> {
+    let mut out: Vec<Distinct> = Vec::new();
+    for p in &summary.points {
+        let Some(path) = &p.reduced else { continue };
+        let text =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if !out.iter().any(|d| d.text == text) {
+            out.push(Distinct {
+                id: p.id.clone(),
+                source: p
+                    .source_test
+                    .as_ref()
+                    .map(|t| t.name.clone())
+                    .unwrap_or_default(),
+                text,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The tests to keep: indices into `analyses` with the markers each is kept for. A marker's best
+/// verdict is the best any test gives it; greedily, the test giving the most markers not yet
+/// assigned their best verdict (then the most reached, then the smallest, then the first) is kept,
+/// until every reached marker is assigned.
+pub fn choose(analyses: &[Option<Checked>]) -> Vec<(usize, Vec<MarkerCheck>)> {
+    let mut best: BTreeMap<&str, u8> = BTreeMap::new();
+    for c in analyses.iter().flatten() {
+        for m in &c.markers {
+            let r = best.entry(m.marker.as_str()).or_insert(0);
+            *r = (*r).max(m.verdict.rank());
+        }
+    }
+    let mut left: BTreeSet<&str> = best.keys().copied().collect();
+    let mut kept = Vec::new();
+    while !left.is_empty() {
+        let score = |c: &Checked| {
+            let fresh: Vec<&MarkerCheck> = c
+                .markers
+                .iter()
+                .filter(|m| left.contains(m.marker.as_str()))
+                .collect();
+            let at_best = fresh
+                .iter()
+                .filter(|m| m.verdict.rank() == best[m.marker.as_str()])
+                .count();
+            (at_best, fresh.len(), std::cmp::Reverse(c.text.len()))
+        };
+        let pick = analyses
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.as_ref().map(|c| (i, c)))
+            .filter(|(i, _)| !kept.iter().any(|(k, _)| k == i))
+            .map(|(i, c)| (score(c), std::cmp::Reverse(i), i))
+            .max();
+        let Some(((at_best, _, _), _, i)) = pick else {
+            break;
+        };
+        if at_best == 0 {
+            break;
+        }
+        let c = analyses[i].as_ref().expect("picked an analysed test");
+        let mine: Vec<MarkerCheck> = c
+            .markers
+            .iter()
+            .filter(|m| {
+                left.contains(m.marker.as_str()) && m.verdict.rank() == best[m.marker.as_str()]
+            })
+            .cloned()
+            .collect();
+        for m in &mine {
+            left.remove(m.marker.as_str());
+        }
+        kept.push((i, mine));
+    }
+    kept
+}
+
+/// The comment heading a kept test.
+fn heading(source: &str, marks: &[MarkerCheck], markers: &BTreeMap<&str, &Marker>) -> String {
+    let mut s =
+        format!("// mfppr cover: a test for new lines of the library (reduced from {source}).\n");
+    for m in marks {
+        let place = markers
+            .get(m.marker.as_str())
+            .map(|k| format!("{}:{}", k.file, k.line))
+            .unwrap_or_default();
+        let _ = writeln!(s, "//   {place} ({}): {}", m.marker, m.verdict.label());
+    }
+    s
+}
+
+/// The analysis of every distinct reduced test, `-j N` at once; `None` (with a warning) for a
+/// test that could not be analysed.
+fn analyse_all(
+    opts: &PipelineOptions,
+    tests: &[Distinct],
+    known: &BTreeSet<String>,
+) -> Result<Vec<Option<Checked>>> {
+    let runner = Runner {
+        run: &opts.run,
+        injected: &opts.injected,
+        known,
+        timeout: opts.run_timeout,
+        printers: &opts.printers,
+    };
+    let results = crate::pool::map(opts.jobs, "mfppr-checked", tests, |d| {
+        let dir = tempfile::Builder::new()
+            .prefix("mfppr-checked-")
+            .tempdir()
+            .context("cannot create a temporary directory; check TMPDIR and free space")?;
+        Ok(checked::analyse(&d.text, dir.path(), &runner).map_err(|e| format!("{e:#}")))
+    })?;
+    let mut unprinted = BTreeSet::new();
+    let out = tests
+        .iter()
+        .zip(results)
+        .map(|(d, r)| match r {
+            Ok(c) => {
+                note(format!(
+                    "check {}: {} marker(s), {} run(s)",
+                    d.id,
+                    c.markers.len(),
+                    c.runs
+                ));
+                unprinted.extend(c.unprinted.iter().cloned());
+                Some(c)
+            }
+            Err(e) => {
+                warn(format!("check {}: not analysed: {e}", d.id));
+                None
+            }
+        })
+        .collect();
+    for ty in unprinted {
+        note(format!(
+            "check: no printer for {ty}, so its values get no regression check; declare one with \
+             --printer '{ty}:EXPR' ({{}} is the value)"
+        ));
+    }
+    Ok(out)
+}
+
+/// Analyse, choose and write the suite tests (module docs); record each point's verdict and test.
+pub fn check_points(opts: &PipelineOptions, summary: &mut FindSummary) -> Result<()> {
+    let tests = distinct(summary)?;
+    progress(format!(
+        "check: how the checks see the new lines, in {} distinct reduced test(s) (-j {})",
+        tests.len(),
+        opts.jobs
+    ));
+    let known: BTreeSet<String> = opts.markers.iter().map(|m| m.id.clone()).collect();
+    let analyses = analyse_all(opts, &tests, &known)?;
+    let order: BTreeMap<&str, usize> = opts
+        .markers
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.id.as_str(), i))
+        .collect();
+    let mut kept = choose(&analyses);
+    for (_, marks) in &mut kept {
+        marks.sort_by_key(|m| order.get(m.marker.as_str()).copied());
+    }
+    let dir = opts.out.join("tests");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let markers: BTreeMap<&str, &Marker> =
+        opts.markers.iter().map(|m| (m.id.as_str(), m)).collect();
+    let mut index = String::from(
+        "# Tests for new lines\n\nWritten by `mfppr cover find`: each test covers the lines listed, \
+         with the check that sees them.\n\n| test | lines | check | bytes |\n|---|---|---|---|\n",
+    );
+    let mut assigned: BTreeMap<String, (MarkerCheck, PathBuf)> = BTreeMap::new();
+    for (i, marks) in &kept {
+        let d = &tests[*i];
+        let c = analyses[*i].as_ref().expect("kept tests were analysed");
+        let name = format!("{}.cpp", marks[0].marker);
+        let path = dir.join(&name);
+        let mut text = heading(&d.source, marks, &markers).into_bytes();
+        text.extend_from_slice(&c.text);
+        write_atomic(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+        write_index_row(&mut index, &name, marks, &markers, text.len());
+        for m in marks {
+            assigned.insert(m.marker.clone(), (m.clone(), path.clone()));
+        }
+    }
+    write_atomic(&dir.join("INDEX.md"), index.as_bytes())
+        .with_context(|| format!("cannot write {}", dir.join("INDEX.md").display()))?;
+    record(summary, assigned, kept.len());
+    Ok(())
+}
+
+fn write_index_row(
+    index: &mut String,
+    name: &str,
+    marks: &[MarkerCheck],
+    markers: &BTreeMap<&str, &Marker>,
+    bytes: usize,
+) {
+    let lines: Vec<String> = marks
+        .iter()
+        .filter_map(|m| markers.get(m.marker.as_str()))
+        .map(|k| format!("{}:{}", k.file, k.line))
+        .collect();
+    let mut checks: Vec<String> = marks.iter().map(|m| m.verdict.label()).collect();
+    checks.dedup();
+    let _ = writeln!(
+        index,
+        "| [{name}]({name}) | {} | {} | {bytes} |",
+        lines.join(", "),
+        checks.join("; ")
+    );
+}
+
+/// Give each point its verdict and test, and count them.
+fn record(
+    summary: &mut FindSummary,
+    mut assigned: BTreeMap<String, (MarkerCheck, PathBuf)>,
+    tests: usize,
+) {
+    for p in &mut summary.points {
+        if p.source_test.is_none() {
+            continue;
+        }
+        match assigned.remove(&p.id) {
+            Some((m, path)) => {
+                p.check = Some(m.verdict.label());
+                p.check_reason = format!("{}: {}", m.statement, m.reason);
+                p.suite_test = Some(path);
+            }
+            None => {
+                p.check = Some(Verdict::ExecutedOnly.label());
+                p.check_reason = if p.reduced.is_some() {
+                    "its reduced test was not analysed or does not reach it when run".into()
+                } else {
+                    "not reduced".into()
+                };
+            }
+        }
+    }
+    let count = |f: &dyn Fn(&str) -> bool| {
+        summary
+            .points
+            .iter()
+            .filter(|p| p.check.as_deref().is_some_and(f))
+            .count()
+    };
+    summary.suite = Some(SuiteCounts {
+        tests,
+        metamorphic: count(&|c| c.starts_with("checked (metamorphic")),
+        value: count(&|c| c.starts_with("checked (value")),
+        executed_only: count(&|c| c == "executed only"),
+    });
+    note(format!(
+        "check: {} test(s) for {} reached marker(s) in {}",
+        tests,
+        summary.reached,
+        Path::new("tests").display()
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked(markers: &[(&str, Verdict)], bytes: usize) -> Option<Checked> {
+        Some(Checked {
+            text: vec![b' '; bytes],
+            markers: markers
+                .iter()
+                .map(|(m, v)| MarkerCheck {
+                    marker: m.to_string(),
+                    verdict: v.clone(),
+                    statement: String::new(),
+                    reason: String::new(),
+                })
+                .collect(),
+            runs: 0,
+            unprinted: BTreeSet::new(),
+        })
+    }
+
+    #[test]
+    fn one_test_per_best_verdict_and_duplicates_merge() {
+        let meta = Verdict::Metamorphic {
+            pair: "r_0/r_1".into(),
+        };
+        let value = Verdict::Value { regression: true };
+        let analyses = vec![
+            // Reaches A, B, C: executed only for A, value for B and C.
+            checked(
+                &[
+                    ("A", Verdict::ExecutedOnly),
+                    ("B", value.clone()),
+                    ("C", value.clone()),
+                ],
+                500,
+            ),
+            // Checks A metamorphically.
+            checked(&[("A", meta.clone())], 900),
+            // Not analysed.
+            None,
+            // Same as the first but larger: never needed.
+            checked(&[("B", value.clone()), ("C", value.clone())], 800),
+        ];
+        let kept = choose(&analyses);
+        let got: Vec<(usize, Vec<String>)> = kept
+            .iter()
+            .map(|(i, ms)| (*i, ms.iter().map(|m| m.marker.clone()).collect()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(0, vec!["B".into(), "C".into()]), (1, vec!["A".into()])]
+        );
+        assert_eq!(kept[1].1[0].verdict, meta);
+        assert!(choose(&[None]).is_empty());
+    }
+}
