@@ -2,7 +2,8 @@
 //! line reached only in the shared input gets a regression check that fails when the library is
 //! built with that line computing something else (and the reduced test without the check does
 //! not); a metamorphically covered line stays metamorphic; two lines whose reductions give one
-//! test share one suite test; `OUT/tests/INDEX.md` and the last line count them. Also a type
+//! test share one suite test, whose standalone export compiles and fails alike against the library
+//! alone; `OUT/tests/INDEX.md` and the last line count them. Also a type
 //! with no printer (executed only, said once with the flag to use) and a printer that prints
 //! differently from run to run (no check, said so).
 
@@ -238,7 +239,7 @@ fn input_lines_get_a_regression_check_that_a_changed_library_fails() {
     let files: Vec<String> = std::fs::read_dir(w.join("out/tests"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".cpp"))
+        .filter(|n| n.ends_with(".cpp") && !n.ends_with(".standalone.cpp"))
         .collect();
     assert_eq!(suite["tests"].as_u64().unwrap() as usize, files.len());
     assert!(files.len() <= 2, "{files:?}");
@@ -269,6 +270,23 @@ fn input_lines_get_a_regression_check_that_a_changed_library_fails() {
     assert!(!ok && err.contains("Assertion"), "{err}");
     let (ok, err) = build_and_run(&w.join("b2"), &test10, &[&spec, &lib]);
     assert!(ok, "{err}");
+    // Its standalone export compiles against the library alone, passes there, and its
+    // regression check fails on the changed library too.
+    let alone = test10.with_file_name(format!(
+        "{}.standalone.cpp",
+        test10.file_stem().unwrap().to_string_lossy()
+    ));
+    let text = std::fs::read_to_string(&alone).unwrap();
+    assert!(
+        !text.contains("spec.h") && text.contains("#include \"lib.h\""),
+        "{text}"
+    );
+    assert!(text.contains("regression check"), "{text}");
+    assert!(index.contains(".standalone.cpp"), "{index}");
+    let (ok, err) = build_and_run(&w.join("b4"), &alone, &[&lib]);
+    assert!(ok, "{err}");
+    let (ok, err) = build_and_run(&w.join("b5"), &alone, &[&changed]);
+    assert!(!ok && err.contains("Assertion"), "{err}");
     let reduced = w.join("out/lib_h-L11.cpp");
     let (ok, err) = build_and_run(&w.join("b3"), &reduced, &[&spec, &changed]);
     assert!(ok, "the reduced test already checked line 11: {err}");

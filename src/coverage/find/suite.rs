@@ -3,7 +3,9 @@
 //! checked, regression checks added where a printer allows), then as few of them are kept as
 //! give every reached marker the best verdict any of them gives it ([`choose`]). Each kept test
 //! is written to `OUT/tests/<first marker>.cpp` with a comment listing the lines it covers and
-//! their checks, and `OUT/tests/INDEX.md` lists them all.
+//! their checks, with its standalone export beside it (`<first marker>.standalone.cpp`: the
+//! spec's declarations pulled in, the library's headers included; kept only when it passes with
+//! the `--run` command and still reaches every line listed), and `OUT/tests/INDEX.md` lists them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -13,6 +15,7 @@ use anyhow::{Context, Result};
 
 use super::checked::{self, Checked, MarkerCheck, Runner, Verdict};
 use super::pipeline::PipelineOptions;
+use super::reach::{self, TestFile};
 use super::summary::{FindSummary, SuiteCounts};
 use crate::atomic::write_atomic;
 use crate::coverage::inject::Marker;
@@ -197,7 +200,8 @@ pub fn check_points(opts: &PipelineOptions, summary: &mut FindSummary) -> Result
         opts.markers.iter().map(|m| (m.id.as_str(), m)).collect();
     let mut index = String::from(
         "# Tests for new lines\n\nWritten by `mfppr cover find`: each test covers the lines listed, \
-         with the check that sees them.\n\n| test | lines | check | bytes |\n|---|---|---|---|\n",
+         with the check that sees them; the standalone export compiles against the library alone.\n\n\
+         | test | lines | check | bytes | standalone |\n|---|---|---|---|---|\n",
     );
     let mut assigned: BTreeMap<String, (MarkerCheck, PathBuf)> = BTreeMap::new();
     for (i, marks) in &kept {
@@ -208,7 +212,8 @@ pub fn check_points(opts: &PipelineOptions, summary: &mut FindSummary) -> Result
         let mut text = heading(&d.source, marks, &markers).into_bytes();
         text.extend_from_slice(&c.text);
         write_atomic(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
-        write_index_row(&mut index, &name, marks, &markers, text.len());
+        let alone = standalone(opts, &path, &text, marks, &known)?;
+        write_index_row(&mut index, &name, marks, &markers, text.len(), &alone);
         for m in marks {
             assigned.insert(m.marker.clone(), (m.clone(), path.clone()));
         }
@@ -225,6 +230,7 @@ fn write_index_row(
     marks: &[MarkerCheck],
     markers: &BTreeMap<&str, &Marker>,
     bytes: usize,
+    alone: &std::result::Result<(String, usize), String>,
 ) {
     let lines: Vec<String> = marks
         .iter()
@@ -233,12 +239,69 @@ fn write_index_row(
         .collect();
     let mut checks: Vec<String> = marks.iter().map(|m| m.verdict.label()).collect();
     checks.dedup();
+    let alone = match alone {
+        Ok((file, bytes)) => format!("[{file}]({file}), {bytes} bytes"),
+        Err(why) => format!("none: {why}"),
+    };
     let _ = writeln!(
         index,
-        "| [{name}]({name}) | {} | {} | {bytes} |",
+        "| [{name}]({name}) | {} | {} | {bytes} | {alone} |",
         lines.join(", "),
         checks.join("; ")
     );
+}
+
+/// Write the standalone export of the kept test `path` (bytes `text`) beside it when it passes
+/// with the `--run` command and reaches every marker of `marks`; its file name and size, or why
+/// there is none (said in a note).
+fn standalone(
+    opts: &PipelineOptions,
+    path: &Path,
+    text: &[u8],
+    marks: &[MarkerCheck],
+    known: &BTreeSet<String>,
+) -> Result<std::result::Result<(String, usize), String>> {
+    let mut include: Vec<PathBuf> = vec![opts.injected.clone()];
+    if let Some(step) = &opts.reduce {
+        include.extend(step.include_dirs.iter().cloned());
+        include.push(step.source_root.clone());
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = format!("{stem}.standalone.cpp");
+    let out = path.with_file_name(&file);
+    let why = match crate::export::Standalone::build(path, text, &include, &[]) {
+        Err(e) => format!("cannot export: {e:#}"),
+        Ok(sa) => {
+            let (export, _) = crate::export::format(&sa.render(&[]));
+            write_atomic(&out, export.as_bytes())
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            let t = TestFile {
+                name: file.clone(),
+                path: out.clone(),
+                bytes: export.len() as u64,
+            };
+            let run = reach::run_test(&t, &opts.run, &opts.injected, known, opts.run_timeout)?;
+            let missing: Vec<&str> = marks
+                .iter()
+                .map(|m| m.marker.as_str())
+                .filter(|m| !run.markers.iter().any(|r| r == m))
+                .collect();
+            if run.passed() && missing.is_empty() {
+                return Ok(Ok((file, export.len())));
+            }
+            let _ = std::fs::remove_file(&out);
+            if run.passed() {
+                format!("the export does not reach {}", missing.join(", "))
+            } else {
+                format!("the export does not pass: {}", run.note)
+            }
+        }
+    };
+    note(format!("check {stem}: no standalone export: {why}"));
+    Ok(Err(why))
 }
 
 /// Give each point its verdict and test, and count them.
