@@ -6,8 +6,10 @@
 //!
 //! 1. **Where.** The test is run once with a `MFPPR-STMT <i>` line printed before each statement
 //!    of `main`; the statement printed last before a marker's `MFPPR-COV` line reaches it.
-//! 2. **Perturb.** That statement's value (`T x = E;`, `x = E;`) is replaced by another value of
-//!    the program: `x`'s earlier value, else an earlier variable (same type first). When the run
+//! 2. **Perturb.** That statement's value (`T x = E;`, `x = E;`) is replaced by another value:
+//!    the spec's generators of its type (`metalib::generators::empty::base(fctx, (E))`: valid by
+//!    the spec, and seldom equal to `x`), `x`'s earlier value, earlier variables (same type
+//!    first). When the run
 //!    then fails in a check statement (a `metalib::checks::…` call or an `assert`), the marker is
 //!    `checked (metamorphic, pair r_0/r_k)` (a metamorphic check failed) or `checked (value)` (an
 //!    assertion failed). A replacement that does not compile or fails outside a check is not a
@@ -40,7 +42,34 @@ use crate::edit::{self, Edit};
 use crate::model::TestModel;
 
 /// At most this many replacement values are tried per statement.
-const MAX_REPLACEMENTS: usize = 3;
+const MAX_REPLACEMENTS: usize = 4;
+
+/// A spec generator `metalib::generators::<family>::<name>(fuzz_context, T) -> T`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generator {
+    /// The qualified name.
+    pub name: String,
+    /// The type it returns, normalised.
+    pub type_text: String,
+}
+
+/// The generators of `catalogue` that take a fuzz context and one value.
+pub fn generators(catalogue: &Catalogue) -> Vec<Generator> {
+    catalogue
+        .mrs
+        .iter()
+        .filter(|m| {
+            m.kind == crate::catalogue::MrKind::Generator
+                && m.executable
+                && m.params.len() == 2
+                && m.params[0].contains("fuzz_context")
+        })
+        .map(|m| Generator {
+            name: m.qualified(),
+            type_text: normalise_type(&m.return_type),
+        })
+        .collect()
+}
 
 /// A printer for values of one type: `--printer 'TYPE:EXPR'`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,6 +195,8 @@ pub struct Runner<'a> {
     pub timeout: Duration,
     /// `--printer`s.
     pub printers: &'a [Printer],
+    /// The spec's generators (replacement values).
+    pub generators: &'a [Generator],
 }
 
 /// What one run of an instrumented candidate showed.
@@ -292,12 +323,34 @@ impl Parsed {
             .map(|d| normalise_type(&d.type_text))
     }
 
-    /// Replacement values for statement `i` setting `var`: `var`'s earlier value (an
-    /// assignment), then variables declared before `i`, those of the same type first, nearest
-    /// first.
-    fn replacements(&self, i: usize, var: &str) -> Vec<String> {
+    /// Replacement values for statement `i` setting `var` to the text `value`: the spec's
+    /// generators applied to it (with a fuzz context variable of `main` declared before `i`; those
+    /// returning `var`'s type first), `var`'s earlier value (an assignment), then variables
+    /// declared before `i`, those of the same type first, nearest first.
+    fn replacements(
+        &self,
+        i: usize,
+        var: &str,
+        value: &str,
+        generators: &[Generator],
+    ) -> Vec<String> {
         let ty = self.type_of(var, i);
         let mut out = Vec::new();
+        let direct = self.stmts[i].decl.as_ref().is_some_and(|d| d.direct_init);
+        let ctx = self.stmts[..i]
+            .iter()
+            .filter_map(|s| s.decl.as_ref())
+            .find(|d| d.type_text.contains("fuzz_context"))
+            .map(|d| d.name.clone());
+        if let (Some(ctx), false) = (ctx, direct) {
+            for same in [true, false] {
+                for g in generators {
+                    if (Some(&g.type_text) == ty.as_ref()) == same {
+                        out.push(format!("{}({ctx}, ({}))", g.name, value.trim()));
+                    }
+                }
+            }
+        }
         if self.stmts[i].decl.is_none() {
             out.push(var.to_string());
         }
@@ -305,7 +358,7 @@ impl Parsed {
             .iter()
             .rev()
             .filter_map(|s| s.decl.as_ref())
-            .filter(|d| d.name != var && !d.multiple)
+            .filter(|d| d.name != var && !d.multiple && !d.type_text.contains("fuzz_context"))
             .map(|d| (d.name.clone(), normalise_type(&d.type_text)))
             .collect();
         for same in [true, false] {
@@ -436,8 +489,9 @@ fn run(runner: &Runner, dir: &Path, text: &[u8], runs: &mut usize) -> Result<Tra
 struct Perturbed {
     verdict: Verdict,
     reason: String,
-    /// A replacement that ran and passed (a change no check saw), for verifying a value check.
-    unseen: Option<String>,
+    /// Replacements that ran and passed (changes no check saw, or no changes), for verifying a
+    /// value check.
+    unseen: Vec<String>,
 }
 
 /// The analysis (see the module docs) of the test `text`, scratch files in `dir`.
@@ -508,7 +562,7 @@ fn judge(
     let done = |verdict, reason: String| Perturbed {
         verdict,
         reason,
-        unseen: None,
+        unseen: Vec::new(),
     };
     if let Some(check) = p.check_of(i) {
         return Ok(match check {
@@ -528,9 +582,10 @@ fn judge(
             "the statement reaching it computes no value a check could read".into(),
         ));
     };
-    let mut unseen = None;
+    let mut unseen = Vec::new();
     let mut tried = Vec::new();
-    for alt in p.replacements(i, &var) {
+    let value = String::from_utf8_lossy(&p.text[span.clone()]).into_owned();
+    for alt in p.replacements(i, &var, &value, runner.generators) {
         let mut edits = base.to_vec();
         edits.push(Edit::replace(span.clone(), alt.clone()));
         let t = run(runner, dir, &edit::apply(&p.text, &edits), runs)?;
@@ -540,7 +595,7 @@ fn judge(
         }
         if t.passed {
             tried.push(format!("{alt} (no check fails)"));
-            unseen.get_or_insert(alt);
+            unseen.push(alt);
             continue;
         }
         match t.last.and_then(|l| p.check_of(l).map(|c| (l, c))) {
@@ -736,38 +791,41 @@ fn verify_check(
     dir: &Path,
     runs: &mut usize,
 ) -> Result<(Verdict, String)> {
-    let unseen = markers
+    let unseen: Vec<String> = markers
         .iter()
         .find(|(_, i, _)| *i == w.stmt)
-        .and_then(|(_, _, j)| j.unseen.clone());
+        .map(|(_, _, j)| j.unseen.clone())
+        .unwrap_or_default();
     let kept = Verdict::Value { regression: true };
-    let Some(alt) = unseen else {
+    if unseen.is_empty() {
         return Ok((
             kept,
             format!("a regression check pins the printed value of {}", w.var),
         ));
-    };
+    }
     let (_, span) = p.value_of(w.stmt).expect("a value statement");
-    let mut edits = instrumented.to_vec();
-    edits.push(Edit::replace(span, alt.clone()));
-    let t = run(runner, dir, &edit::apply(&p.text, &edits), runs)?;
-    Ok(if !t.passed && t.last == Some(w.stmt) {
-        (
-            kept,
-            format!(
-                "a regression check pins the printed value of {}; with {} = {alt} it fails",
-                w.var, w.var
-            ),
-        )
-    } else {
-        (
-            Verdict::ExecutedOnly,
-            format!(
-                "the regression check of {} does not see {} = {alt}",
-                w.var, w.var
-            ),
-        )
-    })
+    for alt in &unseen {
+        let mut edits = instrumented.to_vec();
+        edits.push(Edit::replace(span.clone(), alt.clone()));
+        let t = run(runner, dir, &edit::apply(&p.text, &edits), runs)?;
+        if !t.passed && t.last == Some(w.stmt) {
+            return Ok((
+                kept,
+                format!(
+                    "a regression check pins the printed value of {}; with {} = {alt} it fails",
+                    w.var, w.var
+                ),
+            ));
+        }
+    }
+    Ok((
+        Verdict::ExecutedOnly,
+        format!(
+            "the regression check of {} sees none of {}: they print the same",
+            w.var,
+            unseen.join(", ")
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -812,13 +870,35 @@ mod tests {
         let (var, span) = p.value_of(v).unwrap();
         assert_eq!((var.as_str(), &TEST[span]), ("v", "half(11)"));
         assert_eq!(p.type_of("v", v).as_deref(), Some("int"));
-        assert_eq!(p.replacements(v, "v"), vec!["output_var_0"]);
+        assert_eq!(
+            p.replacements(v, "v", "half(11)", &[]),
+            vec!["output_var_0"]
+        );
         let assign = find("output_var_0 = v");
         let (var, span) = p.value_of(assign).unwrap();
         assert_eq!((var.as_str(), &TEST[span]), ("output_var_0", " v + 1"));
         assert_eq!(
-            p.replacements(assign, "output_var_0"),
+            p.replacements(assign, "output_var_0", " v + 1", &[]),
             vec!["output_var_0", "v"]
+        );
+        let gens = [Generator {
+            name: "metalib::generators::empty::base".into(),
+            type_text: "int".into(),
+        }];
+        let with_ctx = TEST.replace(
+            "int main() {\n",
+            "int main() {\n    fuzz::fuzz_context fctx(1);\n",
+        );
+        let q = Parsed::new(with_ctx.as_bytes()).unwrap();
+        let qv = (0..q.stmts.len())
+            .find(|&i| q.stmt_text(i).starts_with("int v"))
+            .unwrap();
+        assert_eq!(
+            q.replacements(qv, "v", "half(11)", &gens),
+            vec![
+                "metalib::generators::empty::base(fctx, (half(11)))",
+                "output_var_0"
+            ]
         );
         let step = find("r_1 = neg(r_1)");
         assert_eq!(p.variant[step], Some(1));

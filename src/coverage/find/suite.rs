@@ -27,6 +27,8 @@ struct Distinct {
     id: String,
     /// Its source test's name.
     source: String,
+    /// `OUT/<id>.cpp`.
+    path: PathBuf,
     text: Vec<u8>,
 }
 
@@ -45,6 +47,7 @@ fn distinct(summary: &FindSummary) -> Result<Vec<Distinct>> {
                     .as_ref()
                     .map(|t| t.name.clone())
                     .unwrap_or_default(),
+                path: path.clone(),
                 text,
             });
         }
@@ -130,12 +133,14 @@ fn analyse_all(
     tests: &[Distinct],
     known: &BTreeSet<String>,
 ) -> Result<Vec<Option<Checked>>> {
+    let generators = spec_generators(opts, tests);
     let runner = Runner {
         run: &opts.run,
         injected: &opts.injected,
         known,
         timeout: opts.run_timeout,
         printers: &opts.printers,
+        generators: &generators,
     };
     let results = crate::pool::map(opts.jobs, "mfppr-checked", tests, |d| {
         let dir = tempfile::Builder::new()
@@ -172,6 +177,34 @@ fn analyse_all(
         ));
     }
     Ok(out)
+}
+
+/// The include directories of the tests: the marked tree, `-I` dirs, the original library.
+fn include_dirs(opts: &PipelineOptions) -> Vec<PathBuf> {
+    let mut include: Vec<PathBuf> = vec![opts.injected.clone()];
+    if let Some(step) = &opts.reduce {
+        include.extend(step.include_dirs.iter().cloned());
+        include.push(step.source_root.clone());
+    }
+    include
+}
+
+/// The spec's generators, read with the first test's includes (none, said in a note, when its
+/// spec cannot be read).
+fn spec_generators(opts: &PipelineOptions, tests: &[Distinct]) -> Vec<checked::Generator> {
+    let Some(d) = tests.first() else {
+        return Vec::new();
+    };
+    match crate::catalogue::Catalogue::load(&d.path, &d.text, &include_dirs(opts), &[]) {
+        Ok(c) => checked::generators(&c),
+        Err(e) => {
+            note(format!(
+                "check: the spec's generators cannot be read ({e:#}); values are replaced by \
+                 other variables only"
+            ));
+            Vec::new()
+        }
+    }
 }
 
 /// Analyse, choose and write the suite tests (module docs); record each point's verdict and test.
@@ -261,11 +294,7 @@ fn standalone(
     marks: &[MarkerCheck],
     known: &BTreeSet<String>,
 ) -> Result<std::result::Result<(String, usize), String>> {
-    let mut include: Vec<PathBuf> = vec![opts.injected.clone()];
-    if let Some(step) = &opts.reduce {
-        include.extend(step.include_dirs.iter().cloned());
-        include.push(step.source_root.clone());
-    }
+    let include = include_dirs(opts);
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
