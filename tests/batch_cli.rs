@@ -225,12 +225,47 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert_eq!(
         groups(&out),
         vec![
-            ("check_equal | relations::shift".to_string(), merge_tests),
+            ("check_equal | relations::shift".to_string(), merge_tests.clone()),
             passing
         ]
     );
     retriage("library");
     assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+
+    // --explain: the group's signature, what every member calls, each member, and the
+    // representative's standalone export (the library's header included, no spec header).
+    let explain = |group: &str| {
+        mfppr()
+            .args(["batch", "--explain", group, "-o"])
+            .arg(&out)
+            .arg("-I")
+            .arg(root().join("fixtures/iset/spec"))
+            .output()
+            .unwrap()
+    };
+    let ran = explain("1");
+    let text = String::from_utf8_lossy(&ran.stdout);
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(
+        text.starts_with(&format!(
+            "group 1: 2 test(s), grouped by library — signature `{MERGE_SIGNATURE}`\nwhy: every \
+             member fails with `check_equal` and calls the library operations"
+        )),
+        "{text}"
+    );
+    for t in &merge_tests {
+        assert!(text.contains(&format!("\n  {t} ")), "{text}");
+    }
+    assert!(
+        text.contains("#include \"iset.h\"") && !text.contains("spec_fuzz.hpp"),
+        "{text}"
+    );
+    let ran = explain("7");
+    assert_eq!(ran.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&ran.stderr).contains("--explain takes 1 to 1"),
+        "{ran:?}"
+    );
     let r = record(&all, TESTS[1]);
     assert_eq!(r["signature_from"], "library");
     assert_eq!(r["library_signature"], MERGE_SIGNATURE);

@@ -59,7 +59,8 @@ pub(crate) struct Record {
     pub bytes_before: u64,
     /// Size of the result (the input's size when not reduced).
     pub bytes_after: u64,
-    /// Check runs made.
+    /// Check runs of the reduction (setup checks and rechecks included; triage's are in
+    /// `triage_calls`).
     pub oracle_calls: u64,
     /// Wall time of the test.
     pub wall_secs: f64,
@@ -79,9 +80,13 @@ pub(crate) struct Record {
     /// folding every MR), or `variants: <why blame did not decide>`.
     #[serde(default)]
     pub suspects_from: String,
-    /// Check runs of blame (part of `oracle_calls`).
+    /// Check runs of blame (part of `triage_calls`).
     #[serde(default)]
     pub blame_calls: u64,
+    /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
+    /// and blame's.
+    #[serde(default)]
+    pub triage_calls: u64,
     /// The MR-family signature (`--group-by mrs`): `failure | suspects` (reduced tests), or the
     /// outcome.
     pub signature: String,
@@ -123,6 +128,7 @@ impl Record {
             library_calls: Vec::new(),
             suspects_from: String::new(),
             blame_calls: 0,
+            triage_calls: 0,
             signature: String::new(),
             library_ops: Vec::new(),
             library_signature: String::new(),
@@ -250,6 +256,7 @@ mod tests {
             library_calls: vec!["iset::shift".into()],
             suspects_from: "blame".into(),
             blame_calls: 1,
+            triage_calls: 2,
             signature: "check_equal | relations::shift".into(),
             library_ops: vec!["iset::shift".into(), "iset::unite".into()],
             library_signature: "check_equal | iset::shift iset::unite".into(),

@@ -12,6 +12,7 @@
 //! runs the same per-test step ([`run_one`]) as one command per test and merges the per-test
 //! `result.json` files afterwards.
 
+pub(crate) mod explain;
 pub(crate) mod journal;
 pub(crate) mod tasks;
 pub(crate) mod triage;
@@ -319,7 +320,8 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     }
     record.outcome = Outcome::Reduced;
     record.bytes_after = reduced.len() as u64;
-    record.oracle_calls = outcome.stats.oracle_calls as u64 + 1 + found.blame_calls;
+    record.oracle_calls = outcome.stats.oracle_calls as u64;
+    record.triage_calls = 1 + found.blame_calls;
     record.signature = triage::signature(&failure, &found.suspects, &found.from);
     record.failure = Some(failure);
     record.mrs = found.mrs;
@@ -398,7 +400,7 @@ fn suspects(
 }
 
 /// The latest record per stem, in stem order.
-fn latest_per_stem(records: Vec<Record>) -> Vec<Record> {
+pub(crate) fn latest_per_stem(records: Vec<Record>) -> Vec<Record> {
     let mut by_stem = BTreeMap::new();
     for r in records {
         by_stem.insert(r.stem.clone(), r);

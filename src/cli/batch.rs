@@ -37,14 +37,14 @@ journal; continue with --resume).";
 #[command(after_help = AFTER_HELP)]
 pub struct BatchArgs {
     /// MF++ tests, or directories searched for `*.cpp` tests.
-    #[arg(value_name = "INPUT", required_unless_present_any = ["collect", "triage_only"])]
+    #[arg(value_name = "INPUT", required_unless_present_any = ["collect", "triage_only", "explain"])]
     inputs: Vec<PathBuf>,
 
     /// Interestingness script: an executable, or a .py file run with python3.
     #[arg(
         long,
         value_name = "SCRIPT",
-        required_unless_present_any = ["collect", "triage_only"],
+        required_unless_present_any = ["collect", "triage_only", "explain"],
         help_heading = "Interestingness"
     )]
     check: Option<PathBuf>,
@@ -65,7 +65,7 @@ pub struct BatchArgs {
         short = 'o',
         long,
         value_name = "OUTDIR",
-        required_unless_present_any = ["collect", "triage_only"],
+        required_unless_present_any = ["collect", "triage_only", "explain"],
         help_heading = "Output"
     )]
     output: Option<PathBuf>,
@@ -99,6 +99,18 @@ pub struct BatchArgs {
         help_heading = "Triage"
     )]
     triage_only: Option<PathBuf>,
+
+    /// Print why the members of group N of the campaign in -o OUTDIR were grouped: the shared
+    /// library operations, each member's own, and the representative's standalone export.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "output",
+        conflicts_with_all = ["inputs", "check", "emit_tasks", "one", "collect", "triage_only"],
+        value_parser = clap::value_parser!(u32).range(1..),
+        help_heading = "Triage"
+    )]
+    explain: Option<u32>,
 
     /// What groups the results: the library operations the standalone export of each result
     /// calls, or the suspect MR families (blame); both with the failure.
@@ -188,6 +200,14 @@ impl BatchArgs {
                     ),
                 ));
             }
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let (Some(group), Some(dir)) = (self.explain, &self.output) {
+            let flags = CompilerFlags::parse(&self.compiler_flags)?;
+            let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
+            self.reduction.apply(&mut ro);
+            flags.apply(&self.reduction.include, &mut ro);
+            print!("{}", batch::explain::explain(dir, group as usize, &ro)?);
             return Ok(ExitCode::SUCCESS);
         }
         if let Some(dir) = &self.triage_only {

@@ -1,0 +1,174 @@
+//! `mfppr batch --explain GROUP -o OUTDIR`: why the members of one group of a finished campaign
+//! were grouped. Reads the journal and the summary's `group_by`, groups again exactly as the
+//! summary did, and prints the group's signature, the library operations every member calls,
+//! each member with what its own signature adds (a member merged into a smaller signature's group
+//! calls more), and the representative's standalone export (built now, as triage built it).
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use super::journal::{self, Record};
+use super::triage::{self, GroupBy};
+use crate::error::{coded, ExitKind};
+use crate::export::Standalone;
+use crate::reduce::ReduceOptions;
+
+/// The explanation of group `id` of the campaign in `out_dir` (see the module docs).
+pub(crate) fn explain(out_dir: &Path, id: usize, ro: &ReduceOptions) -> Result<String> {
+    let summary_path = out_dir.join("summary.json");
+    let text = std::fs::read(&summary_path).map_err(|e| {
+        coded(
+            ExitKind::Input,
+            format!(
+                "cannot read {}: {e}; give the -o of a finished campaign",
+                summary_path.display()
+            ),
+        )
+    })?;
+    let json: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+        coded(
+            ExitKind::Input,
+            format!(
+                "{} is not a campaign summary ({e}); run `mfppr batch --triage-only {}` to \
+                 write it again",
+                summary_path.display(),
+                out_dir.display()
+            ),
+        )
+    })?;
+    let by = match json["group_by"].as_str() {
+        Some("mrs") => GroupBy::Mrs,
+        _ => GroupBy::Library,
+    };
+    let records = super::latest_per_stem(journal::read(out_dir)?);
+    let summary = triage::summarise(&records, by);
+    let Some(group) = summary.groups.iter().find(|g| g.id == id) else {
+        return Err(coded(
+            ExitKind::Usage,
+            format!(
+                "{} has {} group(s) of reduced tests; --explain takes 1 to {}",
+                out_dir.display(),
+                summary.groups.len(),
+                summary.groups.len().max(1)
+            ),
+        ));
+    };
+    let members: Vec<&Record> = group
+        .members
+        .iter()
+        .filter_map(|m| records.iter().find(|r| &r.stem == m))
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "group {id}: {} test(s), grouped by {} — signature `{}`",
+        group.size,
+        json["group_by"].as_str().unwrap_or("library"),
+        group.signature
+    );
+    let shared = shared_ops(&members);
+    let failures: BTreeSet<&str> = members
+        .iter()
+        .filter_map(|r| r.failure.as_deref())
+        .collect();
+    let _ = writeln!(
+        out,
+        "why: every member fails with {} and {}",
+        failures
+            .iter()
+            .map(|f| format!("`{f}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if shared.is_empty() {
+            "shares no library operation (their signatures come from MR families or are equal)"
+                .to_string()
+        } else {
+            format!(
+                "calls the library operations {}",
+                shared.iter().cloned().collect::<Vec<_>>().join(" ")
+            )
+        }
+    );
+    let _ = writeln!(
+        out,
+        "members (signature from, bytes after, operations beyond those):"
+    );
+    for r in &members {
+        let extra: Vec<&str> = r
+            .library_ops
+            .iter()
+            .filter(|op| !shared.contains(*op))
+            .map(String::as_str)
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:<24} {:<8} {:>6}  {}",
+            r.stem,
+            if r.signature_from.is_empty() {
+                "-"
+            } else {
+                &r.signature_from
+            },
+            r.bytes_after,
+            if extra.is_empty() {
+                "-".to_string()
+            } else {
+                format!("+{}", extra.join(" +"))
+            }
+        );
+    }
+    let rep = &group.representative;
+    let _ = writeln!(
+        out,
+        "representative: {} ({}, {} bytes); its standalone export:",
+        rep.stem,
+        rep.path.display(),
+        rep.bytes
+    );
+    out.push_str(&standalone(&rep.path, ro));
+    Ok(out)
+}
+
+/// The library operations every member calls (none when a member has none).
+fn shared_ops(members: &[&Record]) -> BTreeSet<String> {
+    let mut sets = members
+        .iter()
+        .map(|r| r.library_ops.iter().cloned().collect::<BTreeSet<String>>());
+    let first = sets.next().unwrap_or_default();
+    sets.fold(first, |acc, s| acc.intersection(&s).cloned().collect())
+}
+
+/// The standalone export of `path`, formatted, or why there is none.
+fn standalone(path: &Path, ro: &ReduceOptions) -> String {
+    let built = std::fs::read(path)
+        .with_context(|| format!("cannot read {}", path.display()))
+        .and_then(|text| Standalone::build(path, &text, &ro.include_dirs, &ro.specs));
+    match built {
+        Ok(sa) => crate::export::format(&sa.render(&[])).0,
+        Err(e) => format!("(none: {e:#}; give the campaign's -I flags after --)\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::journal::Outcome;
+
+    #[test]
+    fn shared_operations_are_those_every_member_calls() {
+        let rec = |ops: &[&str]| {
+            let mut r = Record::new("/t.cpp".into(), "t".into(), 1, Outcome::Reduced);
+            r.library_ops = ops.iter().map(|s| s.to_string()).collect();
+            r
+        };
+        let (a, b) = (rec(&["Z3_mk_add", "Z3_mk_div"]), rec(&["Z3_mk_div"]));
+        assert_eq!(
+            shared_ops(&[&a, &b]).into_iter().collect::<Vec<_>>(),
+            vec!["Z3_mk_div"]
+        );
+        assert!(shared_ops(&[]).is_empty());
+    }
+}
