@@ -225,7 +225,10 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert_eq!(
         groups(&out),
         vec![
-            ("check_equal | relations::shift".to_string(), merge_tests.clone()),
+            (
+                "check_equal | relations::shift".to_string(),
+                merge_tests.clone()
+            ),
             passing
         ]
     );
@@ -245,7 +248,11 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     };
     let ran = explain("1");
     let text = String::from_utf8_lossy(&ran.stdout);
-    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
     assert!(
         text.starts_with(&format!(
             "group 1: 2 test(s), grouped by library — signature `{MERGE_SIGNATURE}`\nwhy: every \

@@ -12,7 +12,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{mfppr, require_tools, run_ok, write};
+use common::{build_test, covered_build, mfppr, require_tools, write, SPEC_TEST, TINY_SPEC};
 
 const FLAGS: &str = "-std=c++17 -O0 -w";
 
@@ -33,89 +33,32 @@ inline int half(int x) {
 }
 "#;
 
-const SPEC: &str = r#"#pragma once
-#include <cstdlib>
-#include <unistd.h>
-#include "lib.h"
-namespace fuzz {
-inline void mfr_fuzz_start(const char*) {}
-inline void mfr_fuzz_end(const char*) {}
+/// The tiny spec, and a printer whose output changes from run to run.
+fn spec_text() -> String {
+    TINY_SPEC.replace(
+        "#include <cstdlib>\n",
+        "#include <cstdlib>\n#include <unistd.h>\n",
+    ) + "inline int noisy(int) { return (int) getpid(); }\n"
 }
-namespace metalib {
-namespace checks {
-inline void check_equal(int a, int b) { if (a != b) std::exit(1); }
-}
-namespace relations { namespace identity {
-inline int base(int a) { return a; }
-} }
-}
-inline int mfr_int() { return -1; }
-inline int noisy(int) { return (int) getpid(); }
-"#;
 
 const SUITE: &str = r#"#include "lib.h"
 int main() { return twice(3) + neg(1) + half(4) == 7 ? 0 : 1; }
 "#;
 
-/// Only r_1 runs line 4 (`twice(-1)`); every side runs lines 10 and 11, in the input.
-const TEST: &str = r#"#include "spec.h"
-int main() {
-    fuzz::mfr_fuzz_start("v");
-    int v = half(11);
-    fuzz::mfr_fuzz_end("v");
-    int output_var_0 = v;
-
-// Meta test 0
-int r_0 = twice(output_var_0);
-r_0 = neg(neg(r_0));
-
-// Meta test 1
-int r_1 = neg(output_var_0);
-r_1 = neg(twice(r_1)) + twice(-1) + 2;
-metalib::checks::check_equal(r_1, r_0);
-
-// Meta test 2
-int r_2 = twice(neg(neg(output_var_0)));
-metalib::checks::check_equal(r_2, r_0);
-
-return 0;
-}
-"#;
-
-/// Build `test` with coverage in `dir` against `includes`, run it, gcov it.
-fn covered(dir: &Path, test: &Path, includes: &[&Path]) {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut args: Vec<String> = FLAGS.split(' ').map(String::from).collect();
-    args.extend(["-DEXECUTE=1".into(), "--coverage".into()]);
-    for d in includes {
-        args.extend(["-I".into(), d.to_string_lossy().into_owned()]);
-    }
-    args.extend([test.to_string_lossy().into_owned(), "-o".into(), "t".into()]);
-    run_ok(
-        dir,
-        "g++",
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
-    run_ok(dir, "./t", &[]);
-    let gcdas: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".gcda"))
-        .collect();
-    let mut args = vec!["--json-format"];
-    args.extend(gcdas.iter().map(String::as_str));
-    run_ok(dir, "gcov", &args);
-}
-
 /// The library, spec, suite and fuzz coverage in `w`; the `--run` command.
 fn setup(w: &Path, test: &str) -> String {
     let (lib, spec) = (w.join("lib"), w.join("spec"));
     write(&lib.join("lib.h"), LIB);
-    write(&spec.join("spec.h"), SPEC);
+    write(&spec.join("spec.h"), &spec_text());
     write(&w.join("suite.cpp"), SUITE);
     write(&w.join("corpus/t.cpp"), test);
-    covered(&w.join("suite/s"), &w.join("suite.cpp"), &[&lib]);
-    covered(&w.join("fuzz/t"), &w.join("corpus/t.cpp"), &[&spec, &lib]);
+    covered_build(&w.join("suite/s"), &w.join("suite.cpp"), &[&lib], FLAGS);
+    covered_build(
+        &w.join("fuzz/t"),
+        &w.join("corpus/t.cpp"),
+        &[&spec, &lib],
+        FLAGS,
+    );
     format!(
         "g++ {FLAGS} -DEXECUTE=1 -I \"$MFPPR_INJECTED\" -I {} {{test}} -o t && ./t",
         spec.display()
@@ -150,6 +93,10 @@ fn find(w: &Path, run: &str, extra: &[&str]) -> Output {
     mfppr(w, &args)
 }
 
+fn summary(w: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(w.join("out/summary.json")).unwrap()).unwrap()
+}
+
 fn point<'a>(summary: &'a serde_json::Value, id: &str) -> &'a serde_json::Value {
     summary["points"]
         .as_array()
@@ -161,18 +108,7 @@ fn point<'a>(summary: &'a serde_json::Value, id: &str) -> &'a serde_json::Value 
 
 /// Build `test` against `includes` in `dir` and run it: its exit status and stderr.
 fn build_and_run(dir: &Path, test: &Path, includes: &[&Path]) -> (bool, String) {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut args: Vec<String> = FLAGS.split(' ').map(String::from).collect();
-    args.push("-DEXECUTE=1".into());
-    for d in includes {
-        args.extend(["-I".into(), d.to_string_lossy().into_owned()]);
-    }
-    args.extend([test.to_string_lossy().into_owned(), "-o".into(), "t".into()]);
-    run_ok(
-        dir,
-        "g++",
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    build_test(dir, test, includes, FLAGS, &[]);
     let out = std::process::Command::new("./t")
         .current_dir(dir)
         .output()
@@ -190,7 +126,7 @@ fn input_lines_get_a_regression_check_that_a_changed_library_fails() {
     }
     let d = tempfile::tempdir().unwrap();
     let w = d.path();
-    let run = setup(w, TEST);
+    let run = setup(w, SPEC_TEST);
     let out = find(
         w,
         &run,
@@ -201,8 +137,7 @@ fn input_lines_get_a_regression_check_that_a_changed_library_fails() {
         String::from_utf8_lossy(&out.stderr),
     );
     assert!(out.status.success(), "{stdout}{stderr}");
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(w.join("out/summary.json")).unwrap()).unwrap();
+    let summary = summary(w);
 
     // Line 4 is metamorphic and stays so: a changed r_1 fails the check of r_0/r_1.
     let p4 = point(&summary, "lib_h-L4");
@@ -299,13 +234,11 @@ fn no_printer_or_a_noisy_printer_leaves_the_line_executed_only_and_says_why() {
     }
     let d = tempfile::tempdir().unwrap();
     let w = d.path();
-    let run = setup(w, TEST);
+    let run = setup(w, SPEC_TEST);
     let out = find(w, &run, &["--points", "lib.h:10"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(w.join("out/summary.json")).unwrap()).unwrap();
-    let p = point(&summary, "lib_h-L10");
+    let p = point(&summary(w), "lib_h-L10").clone();
     assert_eq!(p["check"], "executed only", "{p}");
     assert!(
         p["check_reason"]
@@ -337,9 +270,7 @@ fn no_printer_or_a_noisy_printer_leaves_the_line_executed_only_and_says_why() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(w.join("out/summary.json")).unwrap()).unwrap();
-    let p = point(&summary, "lib_h-L10");
+    let p = point(&summary(w), "lib_h-L10").clone();
     assert_eq!(p["check"], "executed only", "{p}");
     assert!(
         p["check_reason"]

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use common::{bin, mfppr, require_tools, root, run_ok, write};
+use common::{bin, build_test, mfppr, require_tools, root, run_ok, write, SPEC_TEST, TINY_SPEC};
 use mfppr::coverage::find::embedded::DefaultCheck;
 use mfppr::coverage::find::metamorphic::analyse;
 use mfppr::coverage::find::verify::{default_command, VerifyOptions};
@@ -78,18 +78,8 @@ fn only_variant(text: &str, keep: usize) -> String {
 /// status), and read the executed lines of the files under `lib` (as `file:line`, relative to
 /// `lib`) from gcov's JSON, also written to `dir/t.gcov.json`.
 fn executed_lines(dir: &Path, test: &Path, includes: &[&Path], lib: &Path) -> BTreeSet<String> {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut args: Vec<String> = FLAGS.split(' ').map(String::from).collect();
-    args.extend(["-DEXECUTE=1".into(), "--coverage".into()]);
-    for d in includes.iter().chain([&lib]) {
-        args.extend(["-I".into(), d.to_string_lossy().into_owned()]);
-    }
-    args.extend([test.to_string_lossy().into_owned(), "-o".into(), "t".into()]);
-    run_ok(
-        dir,
-        "g++",
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    let all: Vec<&Path> = includes.iter().copied().chain([lib]).collect();
+    build_test(dir, test, &all, FLAGS, &["--coverage"]);
     std::process::Command::new("./t")
         .current_dir(dir)
         .output()
@@ -431,26 +421,6 @@ inline int half(int x) {
 }
 "#;
 
-/// Its spec: a check, one MR (mfppr reduces only tests whose spec has MRs), the fuzz region
-/// markers and a reduction function for `int` (-1: the reducer's simplest input).
-const MC_SPEC: &str = r#"#pragma once
-#include <cstdlib>
-#include "lib.h"
-namespace fuzz {
-inline void mfr_fuzz_start(const char*) {}
-inline void mfr_fuzz_end(const char*) {}
-}
-namespace metalib {
-namespace checks {
-inline void check_equal(int a, int b) { if (a != b) std::exit(1); }
-}
-namespace relations { namespace identity {
-inline int base(int a) { return a; }
-} }
-}
-inline int mfr_int() { return -1; }
-"#;
-
 const MC_SUITE: &str = r#"#include "lib.h"
 int main() { return twice(3) + neg(1) + half(4) == 7 ? 0 : 1; }
 "#;
@@ -471,39 +441,13 @@ return 0;
 }
 "#;
 
-/// A larger one: only r_1 runs line 4 (`twice(-1)`; r_0 runs it only for a negative input, r_2
-/// is not needed for it); every side runs line 10, in the input.
-const MC_LARGE: &str = r#"#include "spec.h"
-int main() {
-    fuzz::mfr_fuzz_start("v");
-    int v = half(11);
-    fuzz::mfr_fuzz_end("v");
-    int output_var_0 = v;
-
-// Meta test 0
-int r_0 = twice(output_var_0);
-r_0 = neg(neg(r_0));
-
-// Meta test 1
-int r_1 = neg(output_var_0);
-r_1 = neg(twice(r_1)) + twice(-1) + 2;
-metalib::checks::check_equal(r_1, r_0);
-
-// Meta test 2
-int r_2 = twice(neg(neg(output_var_0)));
-metalib::checks::check_equal(r_2, r_0);
-
-return 0;
-}
-"#;
-
 /// The tiny library in `w/lib`, its spec in `w/spec`, the corpus in `w/corpus`.
 fn mc_library(w: &Path) -> (PathBuf, PathBuf) {
     let (lib, spec) = (w.join("lib"), w.join("spec"));
     write(&lib.join("lib.h"), MC_LIB);
-    write(&spec.join("spec.h"), MC_SPEC);
+    write(&spec.join("spec.h"), TINY_SPEC);
     write(&w.join("corpus/a_small.cpp"), MC_SMALL);
-    write(&w.join("corpus/b_large.cpp"), MC_LARGE);
+    write(&w.join("corpus/b_large.cpp"), SPEC_TEST);
     (lib, spec)
 }
 
@@ -611,7 +555,7 @@ fn find_prefers_a_test_whose_mc_holds_the_marker_and_its_reduction_keeps_it_ther
 
     // Without --metamorphic, the same test reduced toward the same marker takes the reducer's
     // simplest input (mfr_int(), -1), with which r_0 runs line 4 too: it is executed only.
-    write(&w.join("large/b_large.cpp"), MC_LARGE);
+    write(&w.join("large/b_large.cpp"), SPEC_TEST);
     let out = cover_find(
         w,
         "lib",
@@ -648,7 +592,7 @@ fn the_metamorphic_oracle_takes_a_candidate_only_when_one_side_of_the_pair_reach
     let d = tempfile::tempdir().unwrap();
     let w = d.path();
     write(&w.join("marked/lib.h"), MC_MARKED);
-    write(&w.join("spec/spec.h"), MC_SPEC);
+    write(&w.join("spec/spec.h"), TINY_SPEC);
     let check = DefaultCheck::write().unwrap();
     let variant = |k: usize, expr: &str| {
         let check = if k == 0 {

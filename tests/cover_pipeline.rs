@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{mfppr, require_tools, run_ok};
+use common::{covered_build, mfppr, require_tools, run_ok};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -15,32 +15,12 @@ fn repo() -> PathBuf {
 
 const CXXFLAGS: [&str; 3] = ["-std=c++17", "-O0", "-w"];
 
-/// Build `src` with coverage in `dir/<stem>/`, run it, and write gcov JSON there.
+/// Build `src` with coverage in `dir/<stem>/` against the fixture library, run it, and write
+/// gcov JSON there.
 fn covered_run(dir: &Path, src: &Path) {
     let stem = src.file_stem().unwrap().to_str().unwrap();
-    let d = dir.join(stem);
-    std::fs::create_dir_all(&d).unwrap();
     let spec = repo().join("fixtures/iset/spec");
-    let mut args: Vec<&str> = CXXFLAGS.to_vec();
-    args.extend([
-        "-DEXECUTE=1",
-        "--coverage",
-        "-I",
-        spec.to_str().unwrap(),
-        src.to_str().unwrap(),
-        "-o",
-        "prog",
-    ]);
-    run_ok(&d, "g++", &args);
-    run_ok(&d, "./prog", &[]);
-    let gcdas: Vec<String> = std::fs::read_dir(&d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".gcda"))
-        .collect();
-    let mut gcov_args = vec!["--json-format"];
-    gcov_args.extend(gcdas.iter().map(String::as_str));
-    run_ok(&d, "gcov", &gcov_args);
+    covered_build(&dir.join(stem), src, &[&spec], &CXXFLAGS.join(" "));
 }
 
 fn last_line(text: &str) -> &str {

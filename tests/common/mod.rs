@@ -56,6 +56,85 @@ pub(crate) fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// The spec of the tiny libraries of the coverage tests (`lib.h`): a check, one MR (mfppr
+/// reduces only tests whose spec has MRs), the fuzz region markers and a reduction function for
+/// `int` (-1: the reducer's simplest input).
+pub(crate) const TINY_SPEC: &str = r#"#pragma once
+#include <cstdlib>
+#include "lib.h"
+namespace fuzz {
+inline void mfr_fuzz_start(const char*) {}
+inline void mfr_fuzz_end(const char*) {}
+}
+namespace metalib {
+namespace checks {
+inline void check_equal(int a, int b) { if (a != b) std::exit(1); }
+}
+namespace relations { namespace identity {
+inline int base(int a) { return a; }
+} }
+}
+inline int mfr_int() { return -1; }
+"#;
+
+/// A test of the tiny spec: only r_1 runs `lib.h`'s line 4 (`twice(-1)`; r_0 runs it only for a
+/// negative input, r_2 is not needed for it); every side runs `half`'s odd branch, in the input.
+pub(crate) const SPEC_TEST: &str = r#"#include "spec.h"
+int main() {
+    fuzz::mfr_fuzz_start("v");
+    int v = half(11);
+    fuzz::mfr_fuzz_end("v");
+    int output_var_0 = v;
+
+// Meta test 0
+int r_0 = twice(output_var_0);
+r_0 = neg(neg(r_0));
+
+// Meta test 1
+int r_1 = neg(output_var_0);
+r_1 = neg(twice(r_1)) + twice(-1) + 2;
+metalib::checks::check_equal(r_1, r_0);
+
+// Meta test 2
+int r_2 = twice(neg(neg(output_var_0)));
+metalib::checks::check_equal(r_2, r_0);
+
+return 0;
+}
+"#;
+
+/// Build `test` into `dir/t` (`dir` created) with `g++ flags -DEXECUTE=1 extra… -I includes…`.
+pub(crate) fn build_test(dir: &Path, test: &Path, includes: &[&Path], flags: &str, extra: &[&str]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut args: Vec<String> = flags.split_whitespace().map(String::from).collect();
+    args.push("-DEXECUTE=1".into());
+    args.extend(extra.iter().map(|e| e.to_string()));
+    for d in includes {
+        args.extend(["-I".into(), d.to_string_lossy().into_owned()]);
+    }
+    args.extend([test.to_string_lossy().into_owned(), "-o".into(), "t".into()]);
+    run_ok(
+        dir,
+        "g++",
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+}
+
+/// Build `test` with `--coverage` ([`build_test`]) in `dir`, run it (it must pass) and run
+/// `gcov --json-format` there on its `.gcda` files.
+pub(crate) fn covered_build(dir: &Path, test: &Path, includes: &[&Path], flags: &str) {
+    build_test(dir, test, includes, flags, &["--coverage"]);
+    run_ok(dir, "./t", &[]);
+    let gcdas: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".gcda"))
+        .collect();
+    let mut args = vec!["--json-format"];
+    args.extend(gcdas.iter().map(String::as_str));
+    run_ok(dir, "gcov", &args);
+}
+
 /// Whether `tool` runs (`tool --version`).
 pub(crate) fn have(tool: &str) -> bool {
     Command::new(tool)
