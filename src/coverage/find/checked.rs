@@ -19,7 +19,9 @@
 //!    'TYPE:EXPR'`, `{}` the value), the value is printed twice (two runs; they must agree and
 //!    pass) and `assert(std::string(EXPR) == "<printed>");` is added right after the statement: a
 //!    *regression check (current behaviour)*. It is kept only when the test still passes and,
-//!    when a replacement value exists, the replacement now fails in that check. Else the marker
+//!    when a replacement value passed before, the replacement now fails in that check — or, when
+//!    every such replacement prints the same text, the check fails once it expects another text
+//!    (it runs and compares). Else the marker
 //!    stays `executed only`, with the reason (no printer for the type, said once per type; a
 //!    printer that throws or prints differently from run to run).
 //!
@@ -690,17 +692,7 @@ fn characterise(
     let checks: Vec<Edit> = wanted
         .iter()
         .zip(&values)
-        .map(|(w, v)| {
-            Edit::replace(
-                p.stmts[w.stmt].span.end..p.stmts[w.stmt].span.end,
-                format!(
-                    "\n{}assert(std::string({}) == {}); // regression check (current behaviour)",
-                    p.indent(w.stmt),
-                    w.printed,
-                    cxx_literal(v)
-                ),
-            )
-        })
+        .map(|(w, v)| check_edit(p, w, v))
         .collect();
     let head = Edit::replace(0..0, includes(&p.text, &["cassert", "string"]));
     let mut final_edits = checks.clone();
@@ -719,8 +711,15 @@ fn characterise(
         }
         return Ok(());
     }
-    for w in &wanted {
-        let verdict = verify_check(p, &instrumented, w, markers, runner, dir, runs)?;
+    for (k, w) in wanted.iter().enumerate() {
+        let live = Live {
+            base,
+            head: &head,
+            checks: &checks,
+            k,
+            value: &values[k],
+        };
+        let verdict = verify_check(p, &live, w, markers, runner, dir, runs)?;
         for (_, i, j) in markers.iter_mut() {
             if *i == w.stmt {
                 j.verdict = verdict.0.clone();
@@ -730,6 +729,46 @@ fn characterise(
     }
     checked.text = edit::apply(&p.text, &final_edits);
     Ok(())
+}
+
+/// The regression check of `w`, whose value printed `value`, right after its statement.
+fn check_edit(p: &Parsed, w: &Wanted, value: &[u8]) -> Edit {
+    let end = p.stmts[w.stmt].span.end;
+    Edit::replace(
+        end..end,
+        format!(
+            "\n{}assert(std::string({}) == {}); // regression check (current behaviour)",
+            p.indent(w.stmt),
+            w.printed,
+            cxx_literal(value)
+        ),
+    )
+}
+
+/// What a liveness run of check `k` needs: the test's edits with that check expecting another
+/// text.
+struct Live<'a> {
+    base: &'a [Edit],
+    head: &'a Edit,
+    checks: &'a [Edit],
+    k: usize,
+    value: &'a [u8],
+}
+
+impl Live<'_> {
+    /// The instrumented test with every check, check `k` expecting `expected`.
+    fn edits(&self, p: &Parsed, w: &Wanted, expected: &[u8]) -> Vec<Edit> {
+        let mut edits = self.base.to_vec();
+        edits.push(self.head.clone());
+        for (j, c) in self.checks.iter().enumerate() {
+            edits.push(if j == self.k {
+                check_edit(p, w, expected)
+            } else {
+                c.clone()
+            });
+        }
+        edits
+    }
 }
 
 /// The printed values of `wanted` (hex-decoded), or why there are none: two runs must pass and
@@ -784,7 +823,7 @@ fn probe(
 /// fail in it.
 fn verify_check(
     p: &Parsed,
-    instrumented: &[Edit],
+    live: &Live,
     w: &Wanted,
     markers: &[(String, usize, Perturbed)],
     runner: &Runner,
@@ -805,7 +844,7 @@ fn verify_check(
     }
     let (_, span) = p.value_of(w.stmt).expect("a value statement");
     for alt in &unseen {
-        let mut edits = instrumented.to_vec();
+        let mut edits = live.edits(p, w, live.value);
         edits.push(Edit::replace(span.clone(), alt.clone()));
         let t = run(runner, dir, &edit::apply(&p.text, &edits), runs)?;
         if !t.passed && t.last == Some(w.stmt) {
@@ -818,14 +857,35 @@ fn verify_check(
             ));
         }
     }
-    Ok((
-        Verdict::ExecutedOnly,
-        format!(
-            "the regression check of {} sees none of {}: they print the same",
-            w.var,
-            unseen.join(", ")
-        ),
-    ))
+    // No replacement printed differently: show that the check runs and compares, by expecting
+    // another text.
+    let mut other = live.value.to_vec();
+    other.push(b'~');
+    let t = run(
+        runner,
+        dir,
+        &edit::apply(&p.text, &live.edits(p, w, &other)),
+        runs,
+    )?;
+    Ok(if !t.passed && t.last == Some(w.stmt) {
+        (
+            kept,
+            format!(
+                "a regression check pins the printed value of {}; {} print the same, and with \
+                 another expected text it fails",
+                w.var,
+                unseen.join(", ")
+            ),
+        )
+    } else {
+        (
+            Verdict::ExecutedOnly,
+            format!(
+                "the regression check of {} does not fail with another expected text ({})",
+                w.var, t.last_line
+            ),
+        )
+    })
 }
 
 #[cfg(test)]
