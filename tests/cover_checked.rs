@@ -1,4 +1,6 @@
-//! `cover find --reduce`'s suite tests (issue 30) with real g++ and gcov on a tiny library: a
+//! `cover find --reduce`'s suite tests (issue 30) with real g++ and gcov. On the fixture library,
+//! a `dilate` line that the demo's seed 7 runs only in its input gets a regression check that a
+//! build of the library with that line changed fails. On a tiny library: a
 //! line reached only in the shared input gets a regression check that fails when the library is
 //! built with that line computing something else (and the reduced test without the check does
 //! not); a metamorphically covered line stays metamorphic; two lines whose reductions give one
@@ -12,7 +14,9 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{build_test, covered_build, mfppr, require_tools, write, SPEC_TEST, TINY_SPEC};
+use common::{
+    build_test, covered_build, mfppr, require_tools, root, run_ok, write, SPEC_TEST, TINY_SPEC,
+};
 
 const FLAGS: &str = "-std=c++17 -O0 -w";
 
@@ -281,4 +285,127 @@ fn no_printer_or_a_noisy_printer_leaves_the_line_executed_only_and_says_why() {
     );
     let text = std::fs::read_to_string(w.join("out/tests/lib_h-L10.cpp")).unwrap();
     assert!(!text.contains("regression check"), "{text}");
+}
+
+#[test]
+fn on_the_fixture_library_an_input_line_gets_a_regression_check_that_a_changed_build_fails() {
+    if !require_tools(&["g++", "gcov", "python3"]) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path();
+    let spec = root().join("fixtures/iset/spec");
+    // The demo's seed 7: `dilate` runs only in its input, `set_term_11 = iset::dilate(…)`.
+    let gen = root().join("scripts/gen-mfpp");
+    let template = root().join("fixtures/iset/template_checked_input.cpp");
+    std::fs::create_dir_all(w.join("corpus")).unwrap();
+    run_ok(
+        w,
+        "python3",
+        &[
+            gen.to_str().unwrap(),
+            "--spec-dir",
+            spec.to_str().unwrap(),
+            "--template",
+            template.to_str().unwrap(),
+            "--inputs",
+            "1",
+            "--tests",
+            "2",
+            "--test-size",
+            "2",
+            "--test-depth",
+            "1",
+            "--seed",
+            "7",
+            "-o",
+            "corpus/seed-7.cpp",
+        ],
+    );
+    covered_build(
+        &w.join("suite/basic"),
+        &root().join("fixtures/iset/suite/basic.cpp"),
+        &[&spec],
+        FLAGS,
+    );
+    covered_build(
+        &w.join("fuzz/seed-7"),
+        &w.join("corpus/seed-7.cpp"),
+        &[&spec],
+        FLAGS,
+    );
+    let run = format!("g++ {FLAGS} -DEXECUTE=1 -I \"$MFPPR_INJECTED\" {{test}} -o t && ./t");
+    let out = mfppr(
+        w,
+        &[
+            "cover",
+            "find",
+            "--suite",
+            "suite",
+            "--fuzz",
+            "fuzz",
+            "--source-root",
+            spec.to_str().unwrap(),
+            "--include",
+            "iset\\.h$",
+            "--points",
+            "iset.h:248",
+            "--corpus",
+            "corpus",
+            "--run",
+            &run,
+            "--cxxflags",
+            FLAGS,
+            "--reduce",
+            "--printer",
+            "fuzz::set_term:iset::to_string({})",
+            "--printer",
+            "iset::Set:iset::to_string({})",
+            "--out",
+            "out",
+            "-j",
+            "2",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = summary(w);
+    let p = point(&summary, "iset_h-L248");
+    assert_eq!(
+        p["check"], "checked (value): regression check (current behaviour)",
+        "{p}"
+    );
+    assert!(
+        p["check_reason"]
+            .as_str()
+            .unwrap()
+            .contains("iset::dilate("),
+        "{p}"
+    );
+    let test = std::path::PathBuf::from(p["suite_test"].as_str().unwrap());
+    // A build of the fixture library where line 248 grows intervals by one more on the right:
+    // the suite test fails in its regression check; on the library as it is, it passes.
+    let changed = w.join("changed");
+    for e in std::fs::read_dir(&spec).unwrap() {
+        let e = e.unwrap();
+        std::fs::create_dir_all(&changed).unwrap();
+        std::fs::copy(e.path(), changed.join(e.file_name())).unwrap();
+    }
+    let header = std::fs::read_to_string(spec.join("iset.h")).unwrap();
+    let line = "v.push_back({iv.lo - (long) r, iv.hi + (long) r});";
+    assert!(header.contains(line));
+    write(
+        &changed.join("iset.h"),
+        &header.replace(
+            line,
+            "v.push_back({iv.lo - (long) r, iv.hi + (long) r + 1});",
+        ),
+    );
+    let (ok, err) = build_and_run(&w.join("b1"), &test, &[&changed]);
+    assert!(!ok && err.contains("Assertion"), "{err}");
+    let (ok, err) = build_and_run(&w.join("b2"), &test, &[&spec]);
+    assert!(ok, "{err}");
 }
