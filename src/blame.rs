@@ -195,19 +195,8 @@ fn qualified_in_metalib(callee: &str) -> Option<String> {
         .then(|| format!("metalib::{callee}"))
 }
 
-/// A call's callee, with its argument count for an operator (`z3::operator-/2` is subtraction,
-/// `z3::operator-/1` negation: two library operations).
-pub(crate) fn call_name(c: &crate::document::Call) -> String {
-    let last = c.callee.rsplit("::").next().unwrap_or(&c.callee);
-    if last.starts_with("operator") {
-        format!("{}/{}", c.callee, c.args.len())
-    } else {
-        c.callee.clone()
-    }
-}
-
-/// The library operation a call names (see [`call_name`]): a qualified function outside the spec
-/// (`z3::mod`), or a member function of a library object (`ctx.c.int_val` → `.int_val`).
+/// The library operation a call names: a qualified function outside the spec (`z3::mod`), or a
+/// member function of a library object (`ctx.c.int_val` → `.int_val`).
 pub(crate) fn library_op(callee: &str) -> Option<String> {
     if callee.contains("::") {
         (!callee.starts_with("fuzz::") && !callee.starts_with("metalib::"))
@@ -242,14 +231,17 @@ impl LibraryOps {
                 calls.entry(name).or_default().extend(
                     f.calls
                         .iter()
-                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or_else(|| call_name(c))),
+                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or(c.callee.clone())),
                 );
             }
         }
         if let Ok(doc) = Document::parse(text.to_vec()) {
             for f in &doc.outline().functions {
                 if model.instance(&f.name).is_some() {
-                    calls.insert(f.name.clone(), f.calls.iter().map(call_name).collect());
+                    calls.insert(
+                        f.name.clone(),
+                        f.calls.iter().map(|c| c.callee.clone()).collect(),
+                    );
                 }
             }
         }
@@ -283,16 +275,6 @@ mod tests {
     #[test]
     fn library_operations_are_qualified_calls_or_member_calls() {
         assert_eq!(library_op("z3::mod").as_deref(), Some("z3::mod"));
-        let call = |callee: &str, args: usize| crate::document::Call {
-            callee: callee.into(),
-            callee_span: 0..0,
-            span: 0..0,
-            args: vec![0..0; args],
-            string_arg: None,
-        };
-        assert_eq!(call_name(&call("z3::operator-", 2)), "z3::operator-/2");
-        assert_eq!(call_name(&call("z3::operator-", 1)), "z3::operator-/1");
-        assert_eq!(call_name(&call("z3::mod", 2)), "z3::mod");
         assert_eq!(library_op("ctx.c.int_val").as_deref(), Some(".int_val"));
         assert_eq!(library_op("fuzz::mfr_fuzz_start"), None);
         assert_eq!(library_op("metalib::relations::add::base"), None);

@@ -170,7 +170,7 @@ pub(crate) fn library_operations(sa: &Standalone) -> Result<Vec<String>> {
         .iter()
         .filter(|f| !(f.namespaces.len() >= 2 && f.namespaces[..2] == ["metalib", "checks"]))
         .flat_map(|f| &f.calls)
-        .filter_map(|c| crate::blame::library_op(&crate::blame::call_name(c)))
+        .filter_map(|c| crate::blame::library_op(&c.callee))
         .filter(|op| !op.starts_with("std::"))
         .collect();
     Ok(ops.into_iter().collect())
