@@ -18,6 +18,55 @@ use crate::reduce::ReduceOptions;
 
 /// The explanation of group `id` of the campaign in `out_dir` (see the module docs).
 pub(crate) fn explain(out_dir: &Path, id: usize, ro: &ReduceOptions) -> Result<String> {
+    let (by, records) = load(out_dir)?;
+    let summary = triage::summarise(&records, by);
+    let Some(group) = summary.groups.iter().find(|g| g.id == id) else {
+        return Err(coded(
+            ExitKind::Usage,
+            format!(
+                "{} has {} group(s) of reduced tests; --explain takes 1 to {}",
+                out_dir.display(),
+                summary.groups.len(),
+                summary.groups.len().max(1)
+            ),
+        ));
+    };
+    let members: Vec<&Record> = group
+        .members
+        .iter()
+        .filter_map(|m| records.iter().find(|r| &r.stem == m))
+        .collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "group {id}: {} test(s), grouped by {} — signature `{}`",
+        group.size,
+        if by == GroupBy::Mrs { "mrs" } else { "library" },
+        group.signature
+    );
+    let shared = shared_ops(&members);
+    out.push_str(&why(&members, &shared));
+    let _ = writeln!(
+        out,
+        "members (signature from, bytes after, operations beyond those):"
+    );
+    for r in &members {
+        out.push_str(&member_row(r, &shared));
+    }
+    let rep = &group.representative;
+    let _ = writeln!(
+        out,
+        "representative: {} ({}, {} bytes); its standalone export:",
+        rep.stem,
+        rep.path.display(),
+        rep.bytes
+    );
+    out.push_str(&standalone(&rep.path, ro));
+    Ok(out)
+}
+
+/// What the campaign's summary grouped by, and its latest record per test.
+fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
     let summary_path = out_dir.join("summary.json");
     let text = std::fs::read(&summary_path).map_err(|e| {
         coded(
@@ -43,40 +92,17 @@ pub(crate) fn explain(out_dir: &Path, id: usize, ro: &ReduceOptions) -> Result<S
         Some("mrs") => GroupBy::Mrs,
         _ => GroupBy::Library,
     };
-    let records = super::latest_per_stem(journal::read(out_dir)?);
-    let summary = triage::summarise(&records, by);
-    let Some(group) = summary.groups.iter().find(|g| g.id == id) else {
-        return Err(coded(
-            ExitKind::Usage,
-            format!(
-                "{} has {} group(s) of reduced tests; --explain takes 1 to {}",
-                out_dir.display(),
-                summary.groups.len(),
-                summary.groups.len().max(1)
-            ),
-        ));
-    };
-    let members: Vec<&Record> = group
-        .members
-        .iter()
-        .filter_map(|m| records.iter().find(|r| &r.stem == m))
-        .collect();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "group {id}: {} test(s), grouped by {} — signature `{}`",
-        group.size,
-        json["group_by"].as_str().unwrap_or("library"),
-        group.signature
-    );
-    let shared = shared_ops(&members);
+    Ok((by, super::latest_per_stem(journal::read(out_dir)?)))
+}
+
+/// The `why:` line: the members' failures and the operations they all call.
+fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
     let failures: BTreeSet<&str> = members
         .iter()
         .filter_map(|r| r.failure.as_deref())
         .collect();
-    let _ = writeln!(
-        out,
-        "why: every member fails with {} and {}",
+    format!(
+        "why: every member fails with {} and {}\n",
         failures
             .iter()
             .map(|f| format!("`{f}`"))
@@ -91,45 +117,32 @@ pub(crate) fn explain(out_dir: &Path, id: usize, ro: &ReduceOptions) -> Result<S
                 shared.iter().cloned().collect::<Vec<_>>().join(" ")
             )
         }
-    );
-    let _ = writeln!(
-        out,
-        "members (signature from, bytes after, operations beyond those):"
-    );
-    for r in &members {
-        let extra: Vec<&str> = r
-            .library_ops
-            .iter()
-            .filter(|op| !shared.contains(*op))
-            .map(String::as_str)
-            .collect();
-        let _ = writeln!(
-            out,
-            "  {:<24} {:<8} {:>6}  {}",
-            r.stem,
-            if r.signature_from.is_empty() {
-                "-"
-            } else {
-                &r.signature_from
-            },
-            r.bytes_after,
-            if extra.is_empty() {
-                "-".to_string()
-            } else {
-                format!("+{}", extra.join(" +"))
-            }
-        );
-    }
-    let rep = &group.representative;
-    let _ = writeln!(
-        out,
-        "representative: {} ({}, {} bytes); its standalone export:",
-        rep.stem,
-        rep.path.display(),
-        rep.bytes
-    );
-    out.push_str(&standalone(&rep.path, ro));
-    Ok(out)
+    )
+}
+
+/// One member: its stem, where its signature comes from, its size, the operations it adds.
+fn member_row(r: &Record, shared: &BTreeSet<String>) -> String {
+    let extra: Vec<&str> = r
+        .library_ops
+        .iter()
+        .filter(|op| !shared.contains(*op))
+        .map(String::as_str)
+        .collect();
+    format!(
+        "  {:<24} {:<8} {:>6}  {}\n",
+        r.stem,
+        if r.signature_from.is_empty() {
+            "-"
+        } else {
+            &r.signature_from
+        },
+        r.bytes_after,
+        if extra.is_empty() {
+            "-".to_string()
+        } else {
+            format!("+{}", extra.join(" +"))
+        }
+    )
 }
 
 /// The library operations every member calls (none when a member has none).
