@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{BatchOptions, Test};
 use crate::atomic::write_atomic;
+use crate::engine::Inputs;
 use crate::reduce::ReduceOptions;
 
 /// The record of the last `--emit-tasks` inside the campaign's output directory.
@@ -118,6 +119,9 @@ pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::R
     if !ro.tail {
         words.push("--no-tail".to_string());
     }
+    if ro.inputs == Inputs::Anytime {
+        words.push("--inputs=anytime".to_string());
+    }
     if ro.recheck != ReduceOptions::new("", "").recheck {
         words.push(format!("--recheck={}", ro.recheck));
     }
@@ -180,7 +184,9 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn options(ro: ReduceOptions, out_dir: &str) -> BatchOptions {
+    /// A campaign's options (fuzzed inputs last, batch's default) around `ro`.
+    fn options(mut ro: ReduceOptions, out_dir: &str) -> BatchOptions {
+        ro.inputs = Inputs::Last;
         BatchOptions {
             reduce: ro,
             out_dir: PathBuf::from(out_dir),
@@ -210,6 +216,10 @@ mod tests {
             "/bin/mfppr batch '--one=a b' --check=/s/check.py --output=/out --jobs=2 -I /spec \
              --timeout=2.5 --no-cache '--env=CXXFLAGS=-std=c++17 -w' --resume -q '/t/a b.cpp'"
         );
+        let mut anytime = options(ReduceOptions::new("ignored.cpp", "/s/check.py"), "/out");
+        anytime.reduce.inputs = Inputs::Anytime;
+        let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
+        assert!(cmd.contains(" --inputs=anytime "), "{cmd}");
     }
 
     /// What bash makes of `quoted` as the arguments of `printf %s`.

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use crate::batch::{self, triage, BatchOptions, Test};
 use crate::cli::common::{CompilerFlags, ReductionArgs};
+use crate::engine::Inputs;
 use crate::error::{coded, ExitKind};
 use crate::reduce::ReduceOptions;
 
@@ -164,6 +165,8 @@ impl BatchArgs {
     /// The campaign options these flags stand for.
     fn options(&self, flags: &CompilerFlags, check: PathBuf, out_dir: PathBuf) -> BatchOptions {
         let mut ro = ReduceOptions::new(PathBuf::new(), check);
+        // A campaign meets several bugs: each test keeps its own (see `Inputs::Last`).
+        ro.inputs = Inputs::Last;
         self.reduction.apply(&mut ro);
         ro.extra_env = self.run.env.clone();
         flags.apply(&self.reduction.include, &mut ro);
@@ -337,5 +340,30 @@ mod tests {
         );
         assert!(parse_env("=x").is_err());
         assert!(parse_env("x").is_err());
+    }
+
+    fn batch_args(extra: &[&str]) -> BatchArgs {
+        #[derive(Debug, clap::Parser)]
+        struct Parser {
+            #[command(flatten)]
+            batch: BatchArgs,
+        }
+        let argv = ["batch", "t.cpp", "--check", "c.py", "-o", "out"];
+        <Parser as clap::Parser>::try_parse_from(argv.iter().chain(extra))
+            .unwrap()
+            .batch
+    }
+
+    /// A campaign reduces the fuzzed inputs last unless told otherwise; `--inputs` is a flag,
+    /// never an input file.
+    #[test]
+    fn inputs_are_reduced_last_unless_told_otherwise() {
+        let flags = CompilerFlags::parse(&[]).unwrap();
+        let options = |args: &BatchArgs| args.options(&flags, "c.py".into(), "out".into());
+        let default = batch_args(&[]);
+        assert_eq!(options(&default).reduce.inputs, Inputs::Last);
+        let anytime = batch_args(&["--inputs", "anytime"]);
+        assert_eq!(anytime.inputs, [PathBuf::from("t.cpp")]);
+        assert_eq!(options(&anytime).reduce.inputs, Inputs::Anytime);
     }
 }

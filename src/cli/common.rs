@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use crate::engine::Inputs;
 use crate::error::{coded, ExitKind};
 use crate::oracle::shell_quote;
 use crate::reduce::ReduceOptions;
@@ -20,6 +21,27 @@ pub enum InterestingExit {
     Zero,
     /// The same exit status as the original input, which must fail (MF++R convention).
     Auto,
+}
+
+/// When the fuzzed inputs are reduced (`--inputs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputsArg {
+    /// In every round, after the test's structure (the default of `reduce`).
+    Anytime,
+    /// Once the structure reached its fixpoint on the original inputs, and the structure not
+    /// again after (the default of `batch`: keeps each test on its own bug when a library has
+    /// several).
+    Last,
+}
+
+impl InputsArg {
+    /// The engine's setting.
+    pub fn inputs(self) -> Inputs {
+        match self {
+            InputsArg::Anytime => Inputs::Anytime,
+            InputsArg::Last => Inputs::Last,
+        }
+    }
 }
 
 /// How a test is reduced: the flags `mfppr reduce` and `mfppr batch` share.
@@ -72,6 +94,15 @@ pub struct ReductionArgs {
     /// Skip the tail passes (inputs, identity MRs, wrappers, text, tidy) run after the four kinds.
     #[arg(long, help_heading = "Reduction")]
     pub no_tail: bool,
+
+    /// When the fuzzed inputs are reduced [default: anytime for reduce, last for batch].
+    #[arg(
+        long = "inputs",
+        value_enum,
+        value_name = "WHEN",
+        help_heading = "Reduction"
+    )]
+    pub inputs_when: Option<InputsArg>,
 }
 
 impl ReductionArgs {
@@ -82,6 +113,9 @@ impl ReductionArgs {
         opts.keep_checks = self.keep_checks;
         opts.drop_oracle = self.drop_oracle;
         opts.tail = !self.no_tail;
+        if let Some(inputs) = self.inputs_when {
+            opts.inputs = inputs.inputs();
+        }
         opts.timeout = self.timeout;
         opts.interesting_exit_auto = self.interesting_exit == InterestingExit::Auto;
         opts.cache = !self.no_cache;

@@ -34,6 +34,7 @@ use crate::opportunity::{Opportunities, OpportunityKind};
 use crate::oracle::{Oracle, Verdict};
 use beliefs::{Calibration, Hints};
 use runs::{Flight, Reporter, RunReport, RunResult, Running, Runs, StartRun};
+pub use search::Inputs;
 use search::{Search, Step};
 use workshop::Workshop;
 
@@ -52,6 +53,8 @@ pub struct EngineOptions {
     pub progress_every: Duration,
     /// 2 or more: a line on stderr for each candidate whose verdict is used (`-vv`).
     pub verbose: u8,
+    /// When fuzz reduction runs.
+    pub inputs: Inputs,
 }
 
 impl Default for EngineOptions {
@@ -62,6 +65,7 @@ impl Default for EngineOptions {
             quiet: false,
             progress_every: Duration::from_secs(10),
             verbose: 0,
+            inputs: Inputs::Anytime,
         }
     }
 }
@@ -300,7 +304,7 @@ impl<'a> Engine<'a> {
         self.stats.bytes_before = start.len() as u64;
         self.stats.bytes_after = start.len() as u64;
         self.last_progress = Instant::now();
-        let mut search = Search::new(start);
+        let mut search = Search::new(start, self.options.inputs);
         let mut workshop = Workshop::new(self.opportunities, self.options.jobs > 1);
         let (oracle, interrupt) = (self.oracle, self.interrupt);
         let (sender, results) = mpsc::channel::<RunReport>();

@@ -5,6 +5,10 @@
 //! kinds repeat until a round accepts nothing (fixpoint); the tail kinds then run once, each from
 //! a first window of all its opportunities (their edits keep every variant's meaning).
 //!
+//! **Inputs last** ([`Inputs::Last`], the campaign default): fuzz reduction is left out of the
+//! rounds; once they reach their fixpoint it runs alone, again until it accepts nothing, and the
+//! tail follows.
+//!
 //! **Windows.** A kind's live opportunities are cut, in enumeration order, into windows of ⌈n/2⌉,
 //! then ⌈n/4⌉ … 1; each window is one candidate. The first interesting window is accepted; the
 //! kind is gathered again on the new text and goes on at the same size with the opportunities
@@ -38,6 +42,20 @@ use super::workshop::Workshop;
 use super::{Candidate, Text};
 use crate::opportunity::OpportunityKind;
 use crate::oracle::Verdict;
+
+/// When fuzz reduction (the kind that changes the test's input values) runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Inputs {
+    /// In every round, after the structural kinds (variant, sequence, recursion).
+    #[default]
+    Anytime,
+    /// Only once the structural kinds reached their fixpoint on the original inputs; after it,
+    /// no structural kind runs again (the tail still does). The structure is then chosen while
+    /// the inputs are the ones the failure was found with, so a reduction cannot trade the
+    /// original's bug for another one that only the reducer's simplest inputs trigger (measured
+    /// on a real three-fault Z3 campaign: docs/batch.md).
+    Last,
+}
 
 /// The size of `kind`'s windows over `live` opportunities: `size` (half the live ones when
 /// `None`), at most half of them, at least 1 — except that a tail kind's edits keep the test's
@@ -184,10 +202,14 @@ pub(super) struct Search {
     history: Learned<blake3::Hash>,
     /// How likely each opportunity is to be needed, for speculation.
     beliefs: Beliefs,
+    /// [`Inputs::Last`].
+    inputs_last: bool,
+    /// The structural kinds reached their fixpoint (with `inputs_last`).
+    inputs_phase: bool,
 }
 
 impl Search {
-    pub(super) fn new(start: Vec<u8>) -> Search {
+    pub(super) fn new(start: Vec<u8>, inputs: Inputs) -> Search {
         let text = Text::new(start);
         let mut history = Learned::default();
         history.insert(text.hash);
@@ -208,6 +230,8 @@ impl Search {
             failed_before: BTreeMap::new(),
             history,
             beliefs: Beliefs::default(),
+            inputs_last: inputs == Inputs::Last,
+            inputs_phase: false,
         }
     }
 
@@ -461,6 +485,19 @@ impl Search {
         let kinds = OpportunityKind::ALL;
         loop {
             let main_done = kinds.get(self.kind).is_none_or(|k| k.is_tail());
+            let fuzz_at = kinds.iter().position(|k| *k == OpportunityKind::Fuzz);
+            if self.inputs_last && !self.inputs_phase && Some(self.kind) == fuzz_at {
+                self.kind += 1;
+                continue;
+            }
+            if main_done && !self.in_tail && self.inputs_phase {
+                if self.accepted_in_round {
+                    self.accepted_in_round = false;
+                    self.kind = fuzz_at.unwrap_or(0);
+                    continue;
+                }
+                self.in_tail = true;
+            }
             if main_done && !self.in_tail {
                 if self.accepted_in_round {
                     self.round += 1;
@@ -475,6 +512,11 @@ impl Search {
                     self.failed = self.failed_of(pass.kind);
                     self.pass = Some(pass);
                     return;
+                }
+                if self.inputs_last && !self.inputs_phase {
+                    self.inputs_phase = true;
+                    self.kind = fuzz_at.unwrap_or(0);
+                    continue;
                 }
                 self.in_tail = true;
             }

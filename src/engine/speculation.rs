@@ -14,7 +14,7 @@ use std::collections::{BinaryHeap, HashSet};
 use std::sync::mpsc;
 
 use super::runs::{Flight, RunReport, Runs, StartRun};
-use super::search::Search;
+use super::search::{Inputs, Search};
 use super::workshop::Workshop;
 use super::{Candidate, Engine};
 use crate::opportunity::{Opportunities, OpportunityKind};
@@ -205,13 +205,14 @@ impl Speculation for Ahead<'_> {
 pub fn candidates_ahead(
     opportunities: &dyn Opportunities,
     start: &[u8],
+    inputs: Inputs,
     count: usize,
     on_found: &mut dyn FnMut(OpportunityKind, Vec<u8>),
 ) -> anyhow::Result<()> {
     if count == 0 {
         return Ok(());
     }
-    let mut search = Search::new(start.to_vec());
+    let mut search = Search::new(start.to_vec(), inputs);
     let mut workshop = Workshop::new(opportunities, true);
     let Some(first) = search.advance(&mut workshop) else {
         return Ok(());

@@ -244,6 +244,7 @@ fn run_original(setup: &Setup<'_, '_, '_>, spare: usize) -> anyhow::Result<anyho
             let _ = candidates_ahead(
                 original.opportunities,
                 original.text,
+                opts.inputs,
                 spare,
                 &mut |kind, text| {
                     if !queue.queue.is_stopped() {

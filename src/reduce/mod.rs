@@ -16,7 +16,7 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::catalogue::{Catalogue, Completeness};
-use crate::engine::{Engine, EngineOptions, InFlight, Stats};
+use crate::engine::{Engine, EngineOptions, InFlight, Inputs, Stats};
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
 use crate::model::TestModel;
@@ -48,6 +48,8 @@ pub struct ReduceOptions {
     pub drop_oracle: bool,
     /// Run the tail passes after the four kinds reach their fixpoint (`--no-tail` clears it).
     pub tail: bool,
+    /// When fuzz reduction runs (`--inputs`).
+    pub inputs: Inputs,
     /// Per-run timeout (default derived from the initial run).
     pub timeout: Option<Duration>,
     /// Interesting = same exit status as the original, instead of exit 0.
@@ -89,6 +91,7 @@ impl ReduceOptions {
             keep_checks: false,
             drop_oracle: false,
             tail: true,
+            inputs: Inputs::Anytime,
             timeout: None,
             interesting_exit_auto: false,
             jobs: EngineOptions::default().jobs,
@@ -389,6 +392,7 @@ fn search(
             cache: opts.cache,
             quiet: opts.quiet,
             verbose: opts.verbose,
+            inputs: opts.inputs,
             ..EngineOptions::default()
         },
         crate::interrupt::flag(),
