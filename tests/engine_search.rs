@@ -903,57 +903,61 @@ fn accepted_kinds(start: &[u8], accepted: &[Vec<u8>]) -> String {
     kinds
 }
 
-/// With `Inputs::Last`, fuzz reduction waits for the structural kinds' fixpoint and no
-/// structural kind runs after it: a variant that only the reduced inputs let go stays (on a
-/// real campaign that is a reduction that would have traded its bug for another). The default
-/// removes it in the next round. Both are the same at every job count.
+/// When fuzz reduction runs. `v1` may only go once `f1` (a fuzzed input) is gone; `v3` once `s3`
+/// is. With `Inputs::Last`, fuzz reduction waits for the structural kinds' fixpoint and no
+/// structural kind runs after it, so `v1` stays (on a real campaign, a reduction that would have
+/// traded its bug for another); `Anytime` runs fuzz reduction in the first round and removes `v1`
+/// in the next. The same at every job count.
 #[test]
-fn inputs_last_reduces_the_inputs_after_the_structure_and_the_structure_not_again() {
-    let text = join(&["v1", "v2", "s3", "f1", "f2"].map(String::from));
-    // `v1` may only go once `f1` is gone; `v2` and `f2` are needed.
+fn fuzz_reduction_runs_anytime_late_or_last() {
+    let text = join(&["v1", "v2", "v3", "s3", "f1", "f2"].map(String::from));
     let rule = Rule::Locked(set(&["v2", "f2"]), "f1".into(), set(&["v1"]));
-    for jobs in [1, 3] {
-        let last = reduce_inputs(
-            &LineReduction,
-            &text,
-            rule.clone(),
-            (jobs, true, 2),
+    let cases = [
+        (
             Inputs::Last,
-        );
-        assert_eq!(
-            last.result,
+            "svf",
             join(&["v1", "v2", "f2"].map(String::from)),
-            "-j{jobs}"
-        );
-        assert_eq!(accepted_kinds(&text, &last.accepted), "sf", "-j{jobs}");
-        let fuzz_first = last
-            .calls
-            .iter()
-            .position(|c| !lines_of(c).contains(&"f1".to_string()));
-        let structure_last = last.calls.iter().rposition(|c| {
-            let ls = lines_of(c);
-            !["v1", "s3"].iter().all(|l| ls.contains(&l.to_string()))
-                && ls.contains(&"f1".to_string())
-        });
-        // With more jobs, speculation may judge a fuzz candidate early (it guesses the verdicts).
-        if jobs == 1 {
-            assert!(
-                fuzz_first > structure_last,
-                "a fuzz candidate before the structure's fixpoint"
-            );
-        }
-        let anytime = reduce_inputs(
-            &LineReduction,
-            &text,
-            rule.clone(),
-            (jobs, true, 2),
+        ),
+        (
             Inputs::Anytime,
-        );
-        assert_eq!(
-            anytime.result,
+            "sfvv",
             join(&["v2", "f2"].map(String::from)),
-            "-j{jobs}"
-        );
-        assert_eq!(accepted_kinds(&text, &anytime.accepted), "sfv", "-j{jobs}");
+        ),
+    ];
+    for jobs in [1, 3] {
+        for (inputs, kinds, result) in &cases {
+            let out = reduce_inputs(
+                &LineReduction,
+                &text,
+                rule.clone(),
+                (jobs, true, 2),
+                *inputs,
+            );
+            assert_eq!(out.result, *result, "{inputs:?} -j{jobs}");
+            assert_eq!(
+                accepted_kinds(&text, &out.accepted),
+                *kinds,
+                "{inputs:?} -j{jobs}"
+            );
+            // The first fuzz candidate comes after the structure's last one with `f1` still in
+            // (at -j1: with more jobs, speculation may judge one early, guessing verdicts).
+            let fuzz_first = out
+                .calls
+                .iter()
+                .position(|c| !lines_of(c).contains(&"f1".into()));
+            let structure_last = out.calls.iter().rposition(|c| {
+                let ls = lines_of(c);
+                !["v1", "v3", "s3"]
+                    .iter()
+                    .all(|l| ls.contains(&l.to_string()))
+                    && ls.contains(&"f1".to_string())
+            });
+            if jobs == 1 && *inputs != Inputs::Anytime {
+                assert!(
+                    fuzz_first > structure_last,
+                    "{inputs:?}: fuzz before the structure"
+                );
+            }
+        }
     }
 }
