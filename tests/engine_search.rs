@@ -909,7 +909,7 @@ fn accepted_kinds(start: &[u8], accepted: &[Vec<u8>]) -> String {
 /// traded its bug for another); `Anytime` runs fuzz reduction in the first round and removes `v1`
 /// in the next. The same at every job count.
 #[test]
-fn fuzz_reduction_runs_anytime_late_or_last() {
+fn fuzz_reduction_runs_anytime_or_last() {
     let text = join(&["v1", "v2", "v3", "s3", "f1", "f2"].map(String::from));
     let rule = Rule::Locked(set(&["v2", "f2"]), "f1".into(), set(&["v1"]));
     let cases = [
