@@ -93,7 +93,7 @@ pub(crate) fn find(name: &str) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -121,24 +121,10 @@ pub(crate) mod tests {
 
     #[test]
     fn the_installed_compiler_finds_its_standard_headers() {
-        if !have_cxx() {
+        if !crate::tools::available("c++") {
             return;
         }
         assert!(find("vector").is_some(), "{:?}", include_dirs());
         assert!(find("no-such-header-mfppr.h").is_none());
-    }
-
-    /// Whether `c++` runs (tests that need it skip without, and fail under
-    /// `MFPPR_REQUIRE_TOOLS=1`).
-    pub(crate) fn have_cxx() -> bool {
-        let ran = std::process::Command::new("c++")
-            .arg("--version")
-            .output()
-            .is_ok();
-        assert!(
-            ran || std::env::var("MFPPR_REQUIRE_TOOLS").as_deref() != Ok("1"),
-            "c++ is required"
-        );
-        ran
     }
 }

@@ -34,4 +34,6 @@ mod pool;
 pub(crate) mod process;
 pub(crate) mod program;
 pub(crate) mod reduce;
+#[cfg(test)]
+mod tools;
 pub(crate) mod versions;

@@ -103,7 +103,7 @@ mod tests {
 
     #[test]
     fn the_compiler_is_named_first() {
-        if !crate::compiler::tests::have_cxx() {
+        if !crate::tools::available("c++") {
             return;
         }
         let v = versions("#include <cassert>\n");

@@ -57,16 +57,7 @@ mod tests {
         let script = check.script();
         let dir = script.parent().unwrap().to_path_buf();
         assert_eq!(std::fs::read_to_string(&script).unwrap(), COVERAGE_MARKER);
-        if std::process::Command::new("python3")
-            .arg("--version")
-            .output()
-            .is_err()
-        {
-            assert!(
-                std::env::var("MFPPR_REQUIRE_TOOLS").as_deref() != Ok("1"),
-                "python3 is required"
-            );
-            eprintln!("skipping the run: python3 not installed");
+        if !crate::tools::available("python3") {
             return;
         }
         // Without MARKER_ID the oracle says so and exits 2: it imported _mfppr_check.py.
