@@ -206,19 +206,12 @@ impl BatchArgs {
             return Ok(ExitCode::SUCCESS);
         }
         if let (Some(group), Some(dir)) = (self.explain, &self.output) {
-            let flags = CompilerFlags::parse(&self.compiler_flags)?;
-            let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
-            self.reduction.apply(&mut ro);
-            flags.apply(&self.reduction.include, &mut ro);
+            let ro = self.rereading_options()?;
             print!("{}", batch::explain::explain(dir, group as usize, &ro)?);
             return Ok(ExitCode::SUCCESS);
         }
         if let Some(dir) = &self.triage_only {
-            let flags = CompilerFlags::parse(&self.compiler_flags)?;
-            let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
-            self.reduction.apply(&mut ro);
-            flags.apply(&self.reduction.include, &mut ro);
-            let summary = batch::triage_only(dir, self.group_by, &ro)?;
+            let summary = batch::triage_only(dir, self.group_by, &self.rereading_options()?)?;
             print!("{}", triage::render(&summary));
             return Ok(ExitCode::SUCCESS);
         }
@@ -271,6 +264,16 @@ impl BatchArgs {
         let summary = batch::run(&tests, &opts)?;
         print!("{}", triage::render(&summary));
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// The reduction and compiler options `--explain` and `--triage-only` read a finished
+    /// campaign with (no input, no output of their own).
+    fn rereading_options(&self) -> anyhow::Result<ReduceOptions> {
+        let flags = CompilerFlags::parse(&self.compiler_flags)?;
+        let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
+        self.reduction.apply(&mut ro);
+        flags.apply(&self.reduction.include, &mut ro);
+        Ok(ro)
     }
 
     /// `--one=STEM INPUT`: reduce one test of a task file and write its `result.json`; with

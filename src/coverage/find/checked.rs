@@ -650,6 +650,61 @@ fn characterise(
     checked: &mut Checked,
     runs: &mut usize,
 ) -> Result<()> {
+    let wanted = printable(p, runner, markers, checked);
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let values = match probe(p, base, &wanted, runner, dir, runs)? {
+        Ok(v) => v,
+        Err(why) => {
+            note_unchecked(markers, &wanted, &why);
+            return Ok(());
+        }
+    };
+    let checks: Vec<Edit> = wanted
+        .iter()
+        .zip(&values)
+        .map(|(w, v)| check_edit(p, w, v))
+        .collect();
+    let head = Edit::replace(0..0, includes(&p.text, &["cassert", "string"]));
+    let mut final_edits = checks.clone();
+    final_edits.push(head.clone());
+    let mut instrumented = base.to_vec();
+    instrumented.extend(final_edits.iter().cloned());
+    let t = run(runner, dir, &edit::apply(&p.text, &instrumented), runs)?;
+    if !t.passed {
+        let why = format!("the test with it does not pass ({})", t.last_line);
+        note_unchecked(markers, &wanted, &why);
+        return Ok(());
+    }
+    for (k, w) in wanted.iter().enumerate() {
+        let live = Live {
+            base,
+            head: &head,
+            checks: &checks,
+            k,
+            value: &values[k],
+        };
+        let verdict = verify_check(p, &live, w, markers, runner, dir, runs)?;
+        for (_, i, j) in markers.iter_mut() {
+            if *i == w.stmt {
+                j.verdict = verdict.0.clone();
+                j.reason = verdict.1.clone();
+            }
+        }
+    }
+    checked.text = edit::apply(&p.text, &final_edits);
+    Ok(())
+}
+
+/// The values to print: one per statement of an executed-only marker whose type has a printer.
+/// A type without one is noted in the marker's reason and in `checked.unprinted`.
+fn printable(
+    p: &Parsed,
+    runner: &Runner,
+    markers: &mut [(String, usize, Perturbed)],
+    checked: &mut Checked,
+) -> Vec<Wanted> {
     let mut wanted: Vec<Wanted> = Vec::new();
     for (_, i, j) in markers.iter_mut() {
         if j.verdict != Verdict::ExecutedOnly || wanted.iter().any(|w| w.stmt == *i) {
@@ -675,60 +730,16 @@ fn characterise(
             }
         }
     }
-    if wanted.is_empty() {
-        return Ok(());
-    }
-    let values = match probe(p, base, &wanted, runner, dir, runs)? {
-        Ok(v) => v,
-        Err(why) => {
-            for (_, i, j) in markers.iter_mut() {
-                if wanted.iter().any(|w| w.stmt == *i) {
-                    j.reason.push_str(&format!("; no value check: {why}"));
-                }
-            }
-            return Ok(());
-        }
-    };
-    let checks: Vec<Edit> = wanted
-        .iter()
-        .zip(&values)
-        .map(|(w, v)| check_edit(p, w, v))
-        .collect();
-    let head = Edit::replace(0..0, includes(&p.text, &["cassert", "string"]));
-    let mut final_edits = checks.clone();
-    final_edits.push(head.clone());
-    let mut instrumented = base.to_vec();
-    instrumented.extend(final_edits.iter().cloned());
-    let t = run(runner, dir, &edit::apply(&p.text, &instrumented), runs)?;
-    if !t.passed {
-        for (_, i, j) in markers.iter_mut() {
-            if wanted.iter().any(|w| w.stmt == *i) {
-                j.reason.push_str(&format!(
-                    "; no value check: the test with it does not pass ({})",
-                    t.last_line
-                ));
-            }
-        }
-        return Ok(());
-    }
-    for (k, w) in wanted.iter().enumerate() {
-        let live = Live {
-            base,
-            head: &head,
-            checks: &checks,
-            k,
-            value: &values[k],
-        };
-        let verdict = verify_check(p, &live, w, markers, runner, dir, runs)?;
-        for (_, i, j) in markers.iter_mut() {
-            if *i == w.stmt {
-                j.verdict = verdict.0.clone();
-                j.reason = verdict.1.clone();
-            }
+    wanted
+}
+
+/// Say in the reason of every marker of `wanted` why it gets no value check.
+fn note_unchecked(markers: &mut [(String, usize, Perturbed)], wanted: &[Wanted], why: &str) {
+    for (_, i, j) in markers.iter_mut() {
+        if wanted.iter().any(|w| w.stmt == *i) {
+            j.reason.push_str(&format!("; no value check: {why}"));
         }
     }
-    checked.text = edit::apply(&p.text, &final_edits);
-    Ok(())
 }
 
 /// The regression check of `w`, whose value printed `value`, right after its statement.
