@@ -153,6 +153,23 @@ fn input_lines_get_a_regression_check_that_a_changed_library_fails() {
         assert!(p["check_reason"].as_str().unwrap().contains("half("), "{p}");
     }
     assert_eq!(p10["suite_test"], p11["suite_test"]);
+    // The test reduced for line 4 reaches lines 10 and 11 too: they take it as it is, with no
+    // second reduction.
+    let reduced4 = std::fs::read(w.join("out/lib_h-L4.cpp")).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for id in ["lib_h-L10", "lib_h-L11"] {
+        assert_eq!(point(&summary, id)["started_from"], "lib_h-L4");
+        assert_eq!(
+            std::fs::read(w.join(format!("out/{id}.cpp"))).unwrap(),
+            reduced4
+        );
+        assert!(
+            stderr.contains(&format!(
+                "reduce {id}: lib_h-L4's reduced test reaches it already; taken as it is"
+            )),
+            "{stderr}"
+        );
+    }
     let test10 = std::path::PathBuf::from(p10["suite_test"].as_str().unwrap());
     assert_eq!(test10.parent().unwrap(), w.join("out/tests"));
     let text = std::fs::read_to_string(&test10).unwrap();

@@ -5,9 +5,11 @@
 //! 2. reduce each chosen test toward its marker with the coverage-marker oracle, checks kept,
 //!    into `OUT/<id>.cpp` (one marker at a time; each reduction uses `-j N` candidates at once).
 //!    Each reduced test is run once more with `--run` to learn which markers it reaches; a later
-//!    marker with the same source test that it reaches starts from it (`reduce`'s resume) instead
-//!    of from the whole source test, which saves most of the work when markers share a test;
-//! 3. verify each reduced test with gcov against the original sources ([`super::verify`]);
+//!    marker with the same source test that it reaches takes it as it is (copied to
+//!    `OUT/<id>.cpp`, no second reduction): markers that share a test share its result, one
+//!    reduction per distinct result;
+//! 3. verify each reduced test with gcov against the original sources ([`super::verify`]): one
+//!    coverage build and run per distinct text, which every marker it is the result of reads;
 //! 4. with `--metamorphic`, right after step 1: choose each reached marker's test by metamorphic
 //!    coverage ([`super::metamorphic`]): the smallest of the `--mc-tests` smallest tests reaching
 //!    it whose MC holds its line ([`reach::mc_choice`]), else the smallest. Tests are analysed
@@ -432,6 +434,8 @@ struct Start {
     id: String,
     /// The markers it reaches (it passes).
     reached: BTreeSet<String>,
+    /// Its size.
+    bytes: u64,
     /// For a metamorphic reduction: `k` of its pair and the lines in that pair's MC (gcov).
     mc: Option<(usize, BTreeSet<metamorphic::Line>)>,
 }
@@ -459,6 +463,7 @@ fn reduce_points(
     let total = summary.reached;
     let mut done = 0;
     let mut starts: Vec<Start> = Vec::new();
+    let mut verified = Verified::new();
     for i in 0..summary.points.len() {
         let Some(test) = summary.points[i].source_test.clone() else {
             continue;
@@ -477,14 +482,18 @@ fn reduce_points(
             mc.map(|k| format!(", kept metamorphic in r_0/r_{k}"))
                 .unwrap_or_default()
         ));
-        let start = starts
-            .iter()
-            .find(|s| s.fits(&test.name, marker, mc))
-            .map(|s| s.id.clone());
-        let result = reduce_one(opts, step, marker, &test, start.as_deref(), mc);
+        let start = starts.iter().find(|s| s.fits(&test.name, marker, mc));
         let point = &mut summary.points[i];
-        point.started_from = start;
-        match result {
+        if let Some(start) = start {
+            take_as_it_is(opts, point, marker, start, mc)?;
+            if let Some(v) = &opts.verify {
+                verify_point(point, marker, v, &mut verified)?;
+            }
+            summary.recount();
+            summary.write(&opts.out)?;
+            continue;
+        }
+        match reduce_one(opts, step, marker, &test, mc) {
             Ok((path, bytes)) => {
                 let file = TestFile {
                     name: test.name.clone(),
@@ -514,11 +523,40 @@ fn reduce_points(
             }
         }
         if let Some(v) = &opts.verify {
-            verify_point(point, marker, v)?;
+            verify_point(point, marker, v, &mut verified)?;
         }
         summary.recount();
         summary.write(&opts.out)?;
     }
+    Ok(())
+}
+
+/// Give `point` the reduced test of `start` (same source test; it reaches `marker`, in the MC of
+/// the point's pair `mc` when it has one), copied to `OUT/<id>.cpp` with its origin record.
+fn take_as_it_is(
+    opts: &PipelineOptions,
+    point: &mut Point,
+    marker: &Marker,
+    start: &Start,
+    mc: Option<usize>,
+) -> Result<()> {
+    let from = opts.out.join(format!("{}.cpp", start.id));
+    let output = opts.out.join(format!("{}.cpp", marker.id));
+    for (a, b) in [
+        (from.clone(), output.clone()),
+        (reduce::origin_path(&from), reduce::origin_path(&output)),
+    ] {
+        std::fs::copy(&a, &b)
+            .with_context(|| format!("cannot copy {} to {}", a.display(), b.display()))?;
+    }
+    progress(format!(
+        "reduce {}: {}'s reduced test reaches it already; taken as it is",
+        marker.id, start.id
+    ));
+    point.started_from = Some(start.id.clone());
+    point.mc_kept = mc.map(|_| true);
+    point.bytes_after = Some(start.bytes);
+    point.reduced = Some(output);
     Ok(())
 }
 
@@ -545,16 +583,31 @@ fn reduced_point(
         source: file.name,
         id: marker.id.clone(),
         reached: reduced.markers.into_iter().collect(),
+        bytes: file.bytes,
         mc: kept,
     }))
 }
 
-/// Verify `point`'s reduced test (if any) with gcov and record the outcome.
-fn verify_point(point: &mut Point, marker: &Marker, v: &VerifyOptions) -> Result<()> {
+/// The coverage runs made so far, by the test's text (its blake3 hash).
+type Verified = BTreeMap<String, verify::CoveredRun>;
+
+/// Verify `point`'s reduced test (if any) with gcov and record the outcome; a text verified
+/// before is not built and run again.
+fn verify_point(
+    point: &mut Point,
+    marker: &Marker,
+    v: &VerifyOptions,
+    verified: &mut Verified,
+) -> Result<()> {
     let Some(path) = &point.reduced else {
         return Ok(());
     };
-    let outcome = verify::verify(path, marker, v)?;
+    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let key = blake3::hash(&text).to_hex().to_string();
+    if !verified.contains_key(&key) {
+        verified.insert(key.clone(), verify::covered_run(path, v)?);
+    }
+    let outcome = verify::verification(&verified[&key], marker);
     note(format!(
         "verify {}: {}",
         marker.id,
@@ -624,33 +677,16 @@ fn write_found(out: &Path, found: &Found) -> Result<()> {
     write_atomic(&path, &json).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Reduce `test` toward `marker` into `OUT/<id>.cpp`, starting from `OUT/<start>.cpp` when
-/// given (a reduction of the same test that the oracle accepts), keeping the marker in the MC
-/// of the pair `(r_0, r_k)` when `mc` is `Some(k)`; the output path and its size.
+/// Reduce `test` toward `marker` into `OUT/<id>.cpp`, keeping the marker in the MC of the pair
+/// `(r_0, r_k)` when `mc` is `Some(k)`; the output path and its size.
 fn reduce_one(
     opts: &PipelineOptions,
     step: &ReduceStep,
     marker: &Marker,
     test: &TestFile,
-    start: Option<&str>,
     mc: Option<usize>,
 ) -> Result<(PathBuf, u64)> {
     let output = opts.out.join(format!("{}.cpp", marker.id));
-    if let Some(start) = start {
-        let from = opts.out.join(format!("{start}.cpp"));
-        // The result and its origin record: the same test, so `--resume` accepts it.
-        for (a, b) in [
-            (from.clone(), output.clone()),
-            (reduce::origin_path(&from), reduce::origin_path(&output)),
-        ] {
-            std::fs::copy(&a, &b)
-                .with_context(|| format!("cannot copy {} to {}", a.display(), b.display()))?;
-        }
-        progress(format!(
-            "reduce {}: starting from {start}'s reduced test",
-            marker.id
-        ));
-    }
     let mut includes = vec![opts.injected.to_string_lossy().into_owned()];
     includes.extend(
         step.include_dirs
@@ -687,17 +723,7 @@ fn reduce_one(
     ro.jobs = opts.jobs.max(1);
     ro.extra_env = extra_env;
     ro.quiet = true;
-    ro.resume = start.is_some();
-    let outcome = match reduce::reduce(&ro) {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            if start.is_some() && exit_kind(&e) != ExitKind::Interrupted {
-                // Not a result of this marker: do not leave the copied start behind.
-                let _ = std::fs::remove_file(opts.out.join(format!("{}.cpp", marker.id)));
-            }
-            return Err(e);
-        }
-    };
+    let outcome = reduce::reduce(&ro)?;
     note(format!("reduce {}: {}", marker.id, outcome.summary()));
     Ok((outcome.output, outcome.bytes_after))
 }

@@ -27,7 +27,8 @@ pub struct Point {
     pub source_test: Option<TestFile>,
     /// The reduced test, when the reduction succeeded.
     pub reduced: Option<PathBuf>,
-    /// The marker whose reduced test this reduction started from (same source test).
+    /// The marker whose reduced test (of the same source test, reaching this marker too) this
+    /// point took as it is instead of reducing again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub started_from: Option<String>,
     /// Its size.

@@ -244,12 +244,11 @@ fn read_gcov(
     )))
 }
 
-/// Build and run `test` with coverage and read the count of `marker`'s line (see module docs).
-pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Verification> {
-    let run = covered_run(test, opts)?;
-    let cov = match run.coverage {
+/// The count of `marker`'s line in a test's coverage run (see module docs).
+pub fn verification(run: &CoveredRun, marker: &Marker) -> Verification {
+    let cov = match &run.coverage {
         Ok(cov) => cov,
-        Err(note) => return Ok(failed(note)),
+        Err(note) => return failed(note.clone()),
     };
     let count = cov
         .files
@@ -257,7 +256,7 @@ pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Veri
         .and_then(|f| f.lines.get(&marker.line))
         .copied()
         .unwrap_or(0);
-    Ok(if count > 0 {
+    if count > 0 {
         Verification {
             verified: true,
             count,
@@ -268,7 +267,7 @@ pub fn verify(test: &Path, marker: &Marker, opts: &VerifyOptions) -> Result<Veri
             "gcov counts {}:{} as not executed (test run: {})",
             marker.file, marker.line, run.run
         ))
-    })
+    }
 }
 
 #[cfg(test)]
