@@ -175,12 +175,12 @@ fn reduce_and_report(name: &str, max_bytes: usize) {
 
 #[test]
 fn z3_mod_1_reduces_to_a_standalone_that_needs_only_libz3() {
-    reduce_and_report("z3_mod_1", 600);
+    reduce_and_report("z3_mod_1", 540);
 }
 
 #[test]
 fn z3_mod_2_reduces_to_a_standalone_that_needs_only_libz3() {
-    reduce_and_report("z3_mod_2", 500);
+    reduce_and_report("z3_mod_2", 420);
 }
 
 /// The fixtures as committed: each builds with the spec's `-I`, passes without the fault, and

@@ -565,7 +565,8 @@ const SHRINK_RUNS: usize = 8;
 /// Verify the formatted export is interesting, then drop the pulled-in declarations that are not
 /// [`Chunk::required`] one at a time (last first, so a user goes before what it uses) while it
 /// stays interesting; then make it minimal with the rewrites of [`shrink`], each kind's keys
-/// judged all at once and halved on rejection (at most [`SHRINK_RUNS`] runs). Returns the final
+/// judged all at once and halved on rejection, the kinds again while a round accepts something
+/// (at most [`SHRINK_RUNS`] runs in all). Returns the final
 /// text, the last one found interesting.
 pub(crate) fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String, Minimised)> {
     let cancel = AtomicBool::new(false);
@@ -606,37 +607,69 @@ pub(crate) fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String
     current
         .chunks
         .retain(|_| flags.next().copied().unwrap_or(true));
-    for kind in shrink::Kind::ALL {
-        let mut accepted = 0;
-        let mut groups = vec![shrink::keys(kind, &current)?];
-        while let Some(group) = groups.pop() {
-            if group.is_empty() || stats.shrink_calls == SHRINK_RUNS {
-                continue;
-            }
-            let Some(candidate) = shrink::apply(kind, &current, &group)? else {
-                continue;
-            };
-            let smaller = format(&candidate.render(&[])).0;
-            if smaller.len() >= text.len() {
-                continue;
-            }
-            if judge(&smaller, &mut stats.shrink_calls)?.0 {
-                current = candidate;
-                text = smaller;
-                accepted += group.len();
-            } else if group.len() > 1 {
-                let half = group.len() / 2;
-                groups.push(group[half..].to_vec());
-                groups.push(group[..half].to_vec());
-            }
+    let interesting = |text: &str, calls: &mut usize| -> Result<bool> { Ok(judge(text, calls)?.0) };
+    let mut accepted = [0; shrink::Kind::ALL.len()];
+    loop {
+        let mut round = 0;
+        for (k, kind) in shrink::Kind::ALL.into_iter().enumerate() {
+            let n = shrink_kind(
+                kind,
+                &mut current,
+                &mut text,
+                &mut stats.shrink_calls,
+                &interesting,
+            )?;
+            accepted[k] += n;
+            round += n;
         }
-        if accepted > 0 {
-            stats.shrunk.push(format!("{accepted} {}", kind.describe()));
+        if round == 0 || stats.shrink_calls == SHRINK_RUNS {
+            break;
+        }
+    }
+    for (kind, n) in shrink::Kind::ALL.into_iter().zip(accepted) {
+        if n > 0 {
+            stats.shrunk.push(format!("{n} {}", kind.describe()));
         }
     }
     stats.oracle_calls += stats.shrink_calls;
     stats.kept = current.chunks.len();
     Ok((text, stats))
+}
+
+/// One try of `kind` on `current` (all its keys at once, halved on rejection, within the budget
+/// of [`SHRINK_RUNS`] runs counted in `calls`), keeping what the check accepts; the number of
+/// keys accepted.
+fn shrink_kind(
+    kind: shrink::Kind,
+    current: &mut Standalone,
+    text: &mut String,
+    calls: &mut usize,
+    interesting: &dyn Fn(&str, &mut usize) -> Result<bool>,
+) -> Result<usize> {
+    let mut accepted = 0;
+    let mut groups = vec![shrink::keys(kind, current)?];
+    while let Some(group) = groups.pop() {
+        if group.is_empty() || *calls == SHRINK_RUNS {
+            continue;
+        }
+        let Some(candidate) = shrink::apply(kind, current, &group)? else {
+            continue;
+        };
+        let smaller = format(&candidate.render(&[])).0;
+        if smaller.len() >= text.len() {
+            continue;
+        }
+        if interesting(&smaller, calls)? {
+            *current = candidate;
+            *text = smaller;
+            accepted += group.len();
+        } else if group.len() > 1 {
+            let half = group.len() / 2;
+            groups.push(group[half..].to_vec());
+            groups.push(group[..half].to_vec());
+        }
+    }
+    Ok(accepted)
 }
 
 fn not_interesting(tail: &str) -> anyhow::Error {

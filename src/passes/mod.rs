@@ -26,7 +26,7 @@ pub(crate) mod sweep;
 mod tail;
 mod variant;
 
-pub(crate) use scan::as_operand;
+pub(crate) use scan::{as_operand, is_operand};
 use sweep::{sweep, whole_lines, SweepContext};
 
 /// Options that change what the passes may remove.

@@ -25,6 +25,13 @@ pub(super) fn is_primary(s: &str) -> bool {
         && matching_paren(s.as_bytes(), name_end) == Some(s.len() - 1)
 }
 
+/// Whether `s` can stand as an operand without more parentheses: primary ([`is_primary`]) or
+/// parenthesised as a whole.
+pub(crate) fn is_operand(s: &str) -> bool {
+    let s = s.trim();
+    is_primary(s) || (s.starts_with('(') && matching_paren(s.as_bytes(), 0) == Some(s.len() - 1))
+}
+
 /// `s` ready to stand where an expression was: parenthesised unless primary.
 pub(crate) fn as_operand(s: &str) -> String {
     let s = s.trim();

@@ -22,6 +22,11 @@
 //!   expression crosses no statement, so no library call is duplicated or reordered.
 //! - [`Kind::Flatten`]: a spec function alone in its namespace moves to the global one, its
 //!   qualified uses unqualified (`metalib::checks::check_equal` → `check_equal`).
+//! - [`Kind::Infix`]: an operator function called by name (`z3::operator+(a, b)`) is written
+//!   as its operator (`a + b`); see [`infix`].
+//!
+//! `minimise` tries the kinds in this order, again while a round accepts something (a fold
+//! can become possible once another is made), within its budget of runs.
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -33,6 +38,7 @@ use crate::document::{Document, Function, Stmt, StmtKind};
 use crate::passes::as_operand;
 
 mod fold;
+mod infix;
 
 use fold::folds;
 
@@ -46,10 +52,17 @@ pub(crate) enum Kind {
     Context,
     Fold,
     Flatten,
+    Infix,
 }
 
 impl Kind {
-    pub(crate) const ALL: [Kind; 4] = [Kind::Inline, Kind::Context, Kind::Fold, Kind::Flatten];
+    pub(crate) const ALL: [Kind; 5] = [
+        Kind::Inline,
+        Kind::Context,
+        Kind::Fold,
+        Kind::Flatten,
+        Kind::Infix,
+    ];
 
     /// What it does, for the report.
     pub(crate) fn describe(self) -> &'static str {
@@ -58,13 +71,14 @@ impl Kind {
             Kind::Context => "context objects replaced by their members",
             Kind::Fold => "variables folded into their use",
             Kind::Flatten => "spec functions moved out of their namespace",
+            Kind::Infix => "operator calls written as operators",
         }
     }
 }
 
 /// The keys `kind` proposes on `sa`: function names ([`Kind::Inline`]), variable names of
 /// `main` ([`Kind::Context`]), `function/variable/definition text` ([`Kind::Fold`]), qualified
-/// chunk names ([`Kind::Flatten`]).
+/// chunk names ([`Kind::Flatten`]), `function/call text` ([`Kind::Infix`]).
 pub(crate) fn keys(kind: Kind, sa: &Standalone) -> Result<Vec<String>> {
     let doc = Document::parse(sa.test.clone().into_bytes())?;
     let text = sa.test.as_str();
@@ -89,6 +103,12 @@ pub(crate) fn keys(kind: Kind, sa: &Standalone) -> Result<Vec<String>> {
         Kind::Flatten => (0..sa.chunks.len())
             .filter(|&i| flattenable(sa, i))
             .map(|i| qualified(&sa.chunks[i].decl))
+            .collect(),
+        Kind::Infix => doc
+            .outline()
+            .functions
+            .iter()
+            .flat_map(|f| infix::outermost(f, text).into_iter().map(|(k, _)| k))
             .collect(),
     })
 }
@@ -129,6 +149,21 @@ pub(crate) fn apply(kind: Kind, sa: &Standalone, keys: &[String]) -> Result<Opti
                         .into_iter()
                         .find(|k| &k.key(f, &out.test) == key)
                         .map(|k| k.rewrite(f, &out.test))
+                });
+                if let Some(test) = found {
+                    out.test = test;
+                    changed = true;
+                }
+            }
+        }
+        Kind::Infix => {
+            for key in keys {
+                let doc = Document::parse(out.test.clone().into_bytes())?;
+                let found = doc.outline().functions.iter().find_map(|f| {
+                    infix::outermost(f, &out.test)
+                        .into_iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, span)| infix::rewrite(f, &out.test, &span))
                 });
                 if let Some(test) = found {
                     out.test = test;
@@ -821,5 +856,28 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(got.test, "int main() { int r = g(f(1), 2); h(r); }");
+    }
+
+    #[test]
+    fn operator_calls_become_operators_parenthesised_where_needed() {
+        let s = sa(
+            CTX,
+            "int main()\n{\n    z3::context ctx;\n    z3::expr a = ctx.int_val(1);\n    \
+             z3::expr r = z3::operator+(a, z3::operator-(z3::ite(z3::operator==(a, ctx.int_val(0)), a, z3::operator/(a, (a)))));\n    \
+             r = z3::operator*(z3::operator-(a, a), a).simplify();\n    \
+             metalib::checks::check_equal(z3::operator-(a, a), !z3::operator<(a, r));\n    \
+             return f(1, 2);\n}",
+        );
+        let got = run(Kind::Infix, &s);
+        assert_eq!(
+            got.test,
+            "int main()\n{\n    z3::context ctx;\n    z3::expr a = ctx.int_val(1);\n    \
+             z3::expr r = a + (-z3::ite(a == ctx.int_val(0), a, a / (a)));\n    \
+             r = ((a - a) * a).simplify();\n    \
+             metalib::checks::check_equal(a - a, !(a < r));\n    \
+             return f(1, 2);\n}"
+        );
+        // One key per outermost operator call; a call that is not an operator's has none.
+        assert_eq!(keys(Kind::Infix, &s).unwrap().len(), 4);
     }
 }

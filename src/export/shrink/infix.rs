@@ -1,0 +1,133 @@
+//! Infix ([`super::Kind::Infix`]): an operator function called by name (`z3::operator+(a, b)`,
+//! `z3::operator-(a)`, as MF++ specs write them) becomes the operator (`a + b`, `-a`). An
+//! operand that is not a name, a number, a call or a parenthesised expression is parenthesised,
+//! and so is the whole expression unless it stands alone as an argument, an initialiser, the
+//! right-hand side of an assignment or a returned value. The rewrite is judged by the check like
+//! the others: an overload the operator would resolve to differently fails the check there and
+//! is not kept.
+
+use std::ops::Range;
+
+use crate::document::{squeeze, Call, Function};
+use crate::passes::is_operand;
+
+/// The operator `callee` names, when it is an operator function taking `args` operands.
+fn operator(callee: &str, args: usize) -> Option<&str> {
+    let name = callee.rsplit("::").next()?;
+    let op = name.strip_prefix("operator")?;
+    const BINARY: [&str; 18] = [
+        "+", "-", "*", "/", "%", "==", "!=", "<", ">", "<=", ">=", "&&", "||", "&", "|", "^", "<<",
+        ">>",
+    ];
+    const UNARY: [&str; 4] = ["-", "+", "!", "~"];
+    let known = match args {
+        2 => BINARY.contains(&op),
+        1 => UNARY.contains(&op),
+        _ => false,
+    };
+    known.then_some(op)
+}
+
+/// The calls of `f` that are operator calls, with their operator.
+fn operator_calls(f: &Function) -> Vec<(&Call, &str)> {
+    f.calls
+        .iter()
+        .filter_map(|c| operator(&c.callee, c.args.len()).map(|op| (c, op)))
+        .collect()
+}
+
+/// The operator calls of `f` inside no other operator call, each with its key
+/// (`function/call text`).
+pub(super) fn outermost(f: &Function, text: &str) -> Vec<(String, Range<usize>)> {
+    let calls = operator_calls(f);
+    calls
+        .iter()
+        .filter(|(c, _)| {
+            !calls.iter().any(|(o, _)| {
+                o.span != c.span && o.span.start <= c.span.start && c.span.end <= o.span.end
+            })
+        })
+        .map(|(c, _)| {
+            (
+                format!("{}/{}", f.name, squeeze(&text[c.span.clone()])),
+                c.span.clone(),
+            )
+        })
+        .collect()
+}
+
+/// `text` with the outermost operator call at `span` of `f` written with its operator.
+pub(super) fn rewrite(f: &Function, text: &str, span: &Range<usize>) -> String {
+    let calls = operator_calls(f);
+    let mut out = text.to_string();
+    out.replace_range(span.clone(), &in_context(&calls, text, span));
+    out
+}
+
+/// The call at `span` written with its operator, parenthesised unless its place in `text`
+/// takes any expression.
+fn in_context(calls: &[(&Call, &str)], text: &str, span: &Range<usize>) -> String {
+    let infix = written(calls, text, span);
+    let before = text[..span.start].trim_end();
+    let after = text[span.end..].trim_start();
+    let assigned =
+        before.ends_with('=') && !["==", "!=", "<=", ">="].iter().any(|o| before.ends_with(o));
+    let alone_before = before.ends_with(['(', ',']) || before.ends_with("return") || assigned;
+    let alone_after = after.starts_with([')', ',', ';']);
+    if alone_before && alone_after {
+        infix
+    } else {
+        format!("({infix})")
+    }
+}
+
+/// The operator call at `span` written with its operator, its operands rewritten too.
+fn written(calls: &[(&Call, &str)], text: &str, span: &Range<usize>) -> String {
+    let Some((call, op)) = calls.iter().find(|(c, _)| c.span == *span) else {
+        return text[span.clone()].to_string();
+    };
+    let operands: Vec<String> = call.args.iter().map(|a| operand(calls, text, a)).collect();
+    match operands.as_slice() {
+        [a] => format!("{op}{a}"),
+        [a, b] => format!("{a} {op} {b}"),
+        _ => text[span.clone()].to_string(),
+    }
+}
+
+/// The argument at `arg` as an operand: its operator calls rewritten, parenthesised unless it is
+/// primary or parenthesised already (an operator call is neither).
+fn operand(calls: &[(&Call, &str)], text: &str, arg: &Range<usize>) -> String {
+    let original = text[arg.clone()].trim();
+    let is_call = calls.iter().any(|(c, _)| {
+        arg.start <= c.span.start
+            && c.span.end <= arg.end
+            && text[c.span.clone()].trim() == original
+    });
+    let rewritten = inner(calls, text, arg);
+    if !is_call && is_operand(original) {
+        rewritten
+    } else {
+        format!("({rewritten})")
+    }
+}
+
+/// The text of `range` with its outermost operator calls rewritten.
+fn inner(calls: &[(&Call, &str)], text: &str, range: &Range<usize>) -> String {
+    let mut spans: Vec<&Range<usize>> = calls
+        .iter()
+        .map(|(c, _)| &c.span)
+        .filter(|s| range.start <= s.start && s.end <= range.end)
+        .collect();
+    let all = spans.clone();
+    spans.retain(|s| {
+        !all.iter()
+            .any(|o| *o != *s && o.start <= s.start && s.end <= o.end)
+    });
+    spans.sort_by_key(|s| std::cmp::Reverse(s.start));
+    let mut out = text[range.clone()].to_string();
+    for s in spans {
+        let local = s.start - range.start..s.end - range.start;
+        out.replace_range(local, &in_context(calls, text, s));
+    }
+    out.trim().to_string()
+}
