@@ -8,8 +8,41 @@
 
 use std::ops::Range;
 
-use crate::document::{squeeze, Call, Function};
+use anyhow::Result;
+
+use crate::document::{squeeze, Call, Document, Function};
 use crate::passes::is_operand;
+
+/// The keys of the outermost operator calls of the functions in `text` (the test, or a spec
+/// declaration's text), each `scope` followed by `function/call text`.
+pub(super) fn keys_in(scope: &str, text: &str) -> Result<Vec<String>> {
+    let doc = Document::parse(text.as_bytes().to_vec())?;
+    Ok(doc
+        .outline()
+        .functions
+        .iter()
+        .flat_map(|f| {
+            outermost(f, text)
+                .into_iter()
+                .map(|(k, _)| format!("{scope}{k}"))
+        })
+        .collect())
+}
+
+/// `text` with the operator call of `key` (made by [`keys_in`] with `scope`) written with its
+/// operator; `None` when `text` has no such call.
+pub(super) fn apply_in(scope: &str, text: &str, key: &str) -> Result<Option<String>> {
+    let Some(key) = key.strip_prefix(scope) else {
+        return Ok(None);
+    };
+    let doc = Document::parse(text.as_bytes().to_vec())?;
+    Ok(doc.outline().functions.iter().find_map(|f| {
+        outermost(f, text)
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, span)| rewrite(f, text, &span))
+    }))
+}
 
 /// The operator `callee` names, when it is an operator function taking `args` operands.
 fn operator(callee: &str, args: usize) -> Option<&str> {
@@ -38,7 +71,7 @@ fn operator_calls(f: &Function) -> Vec<(&Call, &str)> {
 
 /// The operator calls of `f` inside no other operator call, each with its key
 /// (`function/call text`).
-pub(super) fn outermost(f: &Function, text: &str) -> Vec<(String, Range<usize>)> {
+fn outermost(f: &Function, text: &str) -> Vec<(String, Range<usize>)> {
     let calls = operator_calls(f);
     calls
         .iter()
@@ -57,7 +90,7 @@ pub(super) fn outermost(f: &Function, text: &str) -> Vec<(String, Range<usize>)>
 }
 
 /// `text` with the outermost operator call at `span` of `f` written with its operator.
-pub(super) fn rewrite(f: &Function, text: &str, span: &Range<usize>) -> String {
+fn rewrite(f: &Function, text: &str, span: &Range<usize>) -> String {
     let calls = operator_calls(f);
     let mut out = text.to_string();
     out.replace_range(span.clone(), &in_context(&calls, text, span));

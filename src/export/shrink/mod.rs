@@ -23,7 +23,7 @@
 //! - [`Kind::Flatten`]: a spec function alone in its namespace moves to the global one, its
 //!   qualified uses unqualified (`metalib::checks::check_equal` → `check_equal`).
 //! - [`Kind::Infix`]: an operator function called by name (`z3::operator+(a, b)`) is written
-//!   as its operator (`a + b`); see [`infix`].
+//!   as its operator (`a + b`), in the test's functions and the spec's; see [`infix`].
 //!
 //! `minimise` tries the kinds in this order, again while a round accepts something (a fold
 //! can become possible once another is made), within its budget of runs.
@@ -78,7 +78,8 @@ impl Kind {
 
 /// The keys `kind` proposes on `sa`: function names ([`Kind::Inline`]), variable names of
 /// `main` ([`Kind::Context`]), `function/variable/definition text` ([`Kind::Fold`]), qualified
-/// chunk names ([`Kind::Flatten`]), `function/call text` ([`Kind::Infix`]).
+/// chunk names ([`Kind::Flatten`]), `test|function/call text` or `spec NAME|function/call
+/// text` ([`Kind::Infix`]).
 pub(crate) fn keys(kind: Kind, sa: &Standalone) -> Result<Vec<String>> {
     let doc = Document::parse(sa.test.clone().into_bytes())?;
     let text = sa.test.as_str();
@@ -104,12 +105,13 @@ pub(crate) fn keys(kind: Kind, sa: &Standalone) -> Result<Vec<String>> {
             .filter(|&i| flattenable(sa, i))
             .map(|i| qualified(&sa.chunks[i].decl))
             .collect(),
-        Kind::Infix => doc
-            .outline()
-            .functions
-            .iter()
-            .flat_map(|f| infix::outermost(f, text).into_iter().map(|(k, _)| k))
-            .collect(),
+        Kind::Infix => {
+            let mut keys = infix::keys_in(TEST_SCOPE, text)?;
+            for c in &sa.chunks {
+                keys.extend(infix::keys_in(&chunk_scope(c), &c.text)?);
+            }
+            keys
+        }
     })
 }
 
@@ -158,16 +160,16 @@ pub(crate) fn apply(kind: Kind, sa: &Standalone, keys: &[String]) -> Result<Opti
         }
         Kind::Infix => {
             for key in keys {
-                let doc = Document::parse(out.test.clone().into_bytes())?;
-                let found = doc.outline().functions.iter().find_map(|f| {
-                    infix::outermost(f, &out.test)
-                        .into_iter()
-                        .find(|(k, _)| k == key)
-                        .map(|(_, span)| infix::rewrite(f, &out.test, &span))
-                });
-                if let Some(test) = found {
+                if let Some(test) = infix::apply_in(TEST_SCOPE, &out.test, key)? {
                     out.test = test;
                     changed = true;
+                }
+                for c in &mut out.chunks {
+                    if let Some(text) = infix::apply_in(&chunk_scope(c), &c.text, key)? {
+                        c.decl.refs = refs_of(&text).unwrap_or_else(|| c.decl.refs.clone());
+                        c.text = text;
+                        changed = true;
+                    }
                 }
             }
         }
@@ -230,6 +232,14 @@ pub(crate) fn prune(sa: &mut Standalone) -> Result<()> {
     sa.chunks.retain(|_| needed.next().unwrap_or(true));
     sa.includes = used_includes(std::mem::take(&mut sa.includes), &sa.chunks, &sa.test);
     Ok(())
+}
+
+/// The prefix of the [`Kind::Infix`] keys of the test's functions.
+const TEST_SCOPE: &str = "test|";
+
+/// The prefix of the [`Kind::Infix`] keys of a spec declaration's functions.
+fn chunk_scope(c: &Chunk) -> String {
+    format!("spec {}|", qualified(&c.decl))
 }
 
 fn qualified(d: &Declaration) -> String {
@@ -860,12 +870,16 @@ mod tests {
 
     #[test]
     fn operator_calls_become_operators_parenthesised_where_needed() {
+        let spec = format!(
+            "{CTX}namespace metalib::checks {{ void check_sat(z3::expr a, z3::expr b) \
+             {{ z3::expr c = z3::operator==(a, b); }} }}\n"
+        );
         let s = sa(
-            CTX,
+            &spec,
             "int main()\n{\n    z3::context ctx;\n    z3::expr a = ctx.int_val(1);\n    \
              z3::expr r = z3::operator+(a, z3::operator-(z3::ite(z3::operator==(a, ctx.int_val(0)), a, z3::operator/(a, (a)))));\n    \
              r = z3::operator*(z3::operator-(a, a), a).simplify();\n    \
-             metalib::checks::check_equal(z3::operator-(a, a), !z3::operator<(a, r));\n    \
+             metalib::checks::check_sat(z3::operator-(a, a), !z3::operator<(a, r));\n    \
              return f(1, 2);\n}",
         );
         let got = run(Kind::Infix, &s);
@@ -874,10 +888,21 @@ mod tests {
             "int main()\n{\n    z3::context ctx;\n    z3::expr a = ctx.int_val(1);\n    \
              z3::expr r = a + (-z3::ite(a == ctx.int_val(0), a, a / (a)));\n    \
              r = ((a - a) * a).simplify();\n    \
-             metalib::checks::check_equal(a - a, !(a < r));\n    \
+             metalib::checks::check_sat(a - a, !(a < r));\n    \
              return f(1, 2);\n}"
         );
+        // In the spec's functions too.
+        let check = got
+            .chunks
+            .iter()
+            .find(|c| c.text.contains("check_sat"))
+            .unwrap();
+        assert!(
+            check.text.contains("z3::expr c = a == b;"),
+            "{}",
+            check.text
+        );
         // One key per outermost operator call; a call that is not an operator's has none.
-        assert_eq!(keys(Kind::Infix, &s).unwrap().len(), 4);
+        assert_eq!(keys(Kind::Infix, &s).unwrap().len(), 5);
     }
 }
