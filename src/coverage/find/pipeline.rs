@@ -484,17 +484,16 @@ fn reduce_points(
         ));
         let start = starts.iter().find(|s| s.fits(&test.name, marker, mc));
         let point = &mut summary.points[i];
-        if let Some(start) = start {
-            take_as_it_is(opts, point, marker, start, mc)?;
-            if let Some(v) = &opts.verify {
-                verify_point(point, marker, v, &mut verified)?;
+        let reduced = match start {
+            Some(start) => {
+                take_as_it_is(opts, point, marker, start, mc)?;
+                None
             }
-            summary.recount();
-            summary.write(&opts.out)?;
-            continue;
-        }
-        match reduce_one(opts, step, marker, &test, mc) {
-            Ok((path, bytes)) => {
+            None => Some(reduce_one(opts, step, marker, &test, mc)),
+        };
+        match reduced {
+            None => {}
+            Some(Ok((path, bytes))) => {
                 let file = TestFile {
                     name: test.name.clone(),
                     path,
@@ -502,7 +501,7 @@ fn reduce_points(
                 };
                 starts.extend(reduced_point(opts, known, point, marker, file, mc)?);
             }
-            Err(e) if exit_kind(&e) == ExitKind::Interrupted => {
+            Some(Err(e)) if exit_kind(&e) == ExitKind::Interrupted => {
                 point.note = "interrupted".to_string();
                 summary.recount();
                 summary.write(&opts.out)?;
@@ -517,7 +516,7 @@ fn reduce_points(
                     ),
                 ));
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 warn(format!("reduce {}: not reduced: {e:#}", marker.id));
                 point.note = format!("not reduced: {e:#}");
             }
