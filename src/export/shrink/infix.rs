@@ -13,12 +13,10 @@ use anyhow::Result;
 use crate::document::{squeeze, Call, Document, Function};
 use crate::passes::is_operand;
 
-/// The keys of the outermost operator calls of the functions in `text` (the test, or a spec
-/// declaration's text), each `scope` followed by `function/call text`.
-pub(super) fn keys_in(scope: &str, text: &str) -> Result<Vec<String>> {
-    let doc = Document::parse(text.as_bytes().to_vec())?;
-    Ok(doc
-        .outline()
+/// The keys of the outermost operator calls of the functions of `doc` (parsed from `text`: the
+/// test, or a spec declaration's text), each `scope` followed by `function/call text`.
+pub(super) fn keys_in(scope: &str, doc: &Document, text: &str) -> Vec<String> {
+    doc.outline()
         .functions
         .iter()
         .flat_map(|f| {
@@ -26,7 +24,7 @@ pub(super) fn keys_in(scope: &str, text: &str) -> Result<Vec<String>> {
                 .into_iter()
                 .map(|(k, _)| format!("{scope}{k}"))
         })
-        .collect())
+        .collect()
 }
 
 /// `text` with the operator call of `key` (made by [`keys_in`] with `scope`) written with its
@@ -72,20 +70,32 @@ fn operator_calls(f: &Function) -> Vec<(&Call, &str)> {
 /// The operator calls of `f` inside no other operator call, each with its key
 /// (`function/call text`).
 fn outermost(f: &Function, text: &str) -> Vec<(String, Range<usize>)> {
-    let calls = operator_calls(f);
-    calls
-        .iter()
-        .filter(|(c, _)| {
-            !calls.iter().any(|(o, _)| {
-                o.span != c.span && o.span.start <= c.span.start && c.span.end <= o.span.end
-            })
-        })
-        .map(|(c, _)| {
+    outermost_in(&operator_calls(f), &(0..text.len()))
+        .into_iter()
+        .map(|span| {
             (
-                format!("{}/{}", f.name, squeeze(&text[c.span.clone()])),
-                c.span.clone(),
+                format!("{}/{}", f.name, squeeze(&text[span.clone()])),
+                span.clone(),
             )
         })
+        .collect()
+}
+
+/// The spans of the operator calls of `calls` inside `range` and inside no other of them.
+fn outermost_in<'c>(calls: &'c [(&Call, &str)], range: &Range<usize>) -> Vec<&'c Range<usize>> {
+    let inside: Vec<&Range<usize>> = calls
+        .iter()
+        .map(|(c, _)| &c.span)
+        .filter(|s| range.start <= s.start && s.end <= range.end)
+        .collect();
+    inside
+        .iter()
+        .filter(|s| {
+            !inside
+                .iter()
+                .any(|o| o != *s && o.start <= s.start && s.end <= o.end)
+        })
+        .copied()
         .collect()
 }
 
@@ -146,16 +156,7 @@ fn operand(calls: &[(&Call, &str)], text: &str, arg: &Range<usize>) -> String {
 
 /// The text of `range` with its outermost operator calls rewritten.
 fn inner(calls: &[(&Call, &str)], text: &str, range: &Range<usize>) -> String {
-    let mut spans: Vec<&Range<usize>> = calls
-        .iter()
-        .map(|(c, _)| &c.span)
-        .filter(|s| range.start <= s.start && s.end <= range.end)
-        .collect();
-    let all = spans.clone();
-    spans.retain(|s| {
-        !all.iter()
-            .any(|o| *o != *s && o.start <= s.start && s.end <= o.end)
-    });
+    let mut spans = outermost_in(calls, range);
     spans.sort_by_key(|s| std::cmp::Reverse(s.start));
     let mut out = text[range.clone()].to_string();
     for s in spans {

@@ -106,9 +106,10 @@ pub(crate) fn keys(kind: Kind, sa: &Standalone) -> Result<Vec<String>> {
             .map(|i| qualified(&sa.chunks[i].decl))
             .collect(),
         Kind::Infix => {
-            let mut keys = infix::keys_in(TEST_SCOPE, text)?;
+            let mut keys = infix::keys_in(TEST_SCOPE, &doc, text);
             for c in &sa.chunks {
-                keys.extend(infix::keys_in(&chunk_scope(c), &c.text)?);
+                let chunk = Document::parse(c.text.clone().into_bytes())?;
+                keys.extend(infix::keys_in(&chunk_scope(c), &chunk, &c.text));
             }
             keys
         }
