@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::blame::{blame, mr_name, Blame};
+use crate::blame::{blame, mr_name, Blame, Deeper, Outcome};
 use crate::catalogue::Catalogue;
 use crate::document::Document;
 use crate::error::{coded, ExitKind};
@@ -181,7 +181,9 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     let sa = standalone(opts, &text, out)?;
     let library_version = opts.library_version.as_deref().map(library_version);
     let variants = variants(&model);
-    let blame = blame(&text, &model, &catalogue, &oracle)?;
+    let dirs = check_include_dirs(opts);
+    let compiles = |candidate: &[u8]| crate::program::compiles(candidate, &dirs, &opts.env);
+    let blame = blame(&text, &model, &catalogue, &oracle, Some(&compiles))?;
     let (standalone, export) = export(&sa, &oracle);
     let program = build_and_run(standalone.as_bytes(), &opts.env);
     let versions = match &library_version {
@@ -208,6 +210,29 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     };
     save(out, &standalone, &text, &report)?;
     Ok(report)
+}
+
+/// The directories the check's build searches: `-I`, the test's own directory, and
+/// `MFPPR_INCLUDES` (of the check's environment, else mfppr's), as the bundled scripts read it.
+fn check_include_dirs(opts: &BugReportOptions) -> Vec<PathBuf> {
+    let mut dirs = opts.include_dirs.clone();
+    if let Some(parent) = opts.file.parent() {
+        dirs.push(parent.to_path_buf());
+    }
+    let includes = opts
+        .env
+        .iter()
+        .find(|(k, _)| k == "MFPPR_INCLUDES")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("MFPPR_INCLUDES").ok())
+        .unwrap_or_default();
+    dirs.extend(
+        includes
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from),
+    );
+    dirs
 }
 
 /// The error of a test the check does not find interesting: how the check ended and how to
@@ -453,10 +478,66 @@ fn blame_section(b: &Blame) -> String {
         }
         s.push('\n');
     }
+    if let Some(d) = &b.deeper {
+        s.push_str(&deeper_section(d));
+    }
     s.push_str(&format!(
         "Blame: {} oracle runs, {:.1} s.\n\n",
         b.oracle_calls, b.secs
     ));
+    s
+}
+
+/// The README's account of the deeper look into the single suspect: each call computed another
+/// way, and what the failure needs.
+fn deeper_section(d: &Deeper) -> String {
+    let mut s = format!(
+        "### Inside `{}`\n\nEach library call of its body (`{}`), and each call of its base in the other variants, computed another way the spec says is equal (another MR of the family whose base it is), one check run each:\n\n",
+        d.mr, d.function
+    );
+    if !d.knockouts.is_empty() {
+        s.push_str(
+            "| where | call | operations | computed instead by | outcome |\n|---|---|---|---|---|\n",
+        );
+        for k in &d.knockouts {
+            let outcome = match k.outcome {
+                Outcome::Needed => "**needed**",
+                Outcome::NotNeeded => "not needed",
+                Outcome::Undecided => "undecided",
+            };
+            s.push_str(&format!(
+                "| `{}` | `{}` | {} | {} | {outcome}: {} |\n",
+                k.place,
+                k.call.replace('|', "\\|"),
+                k.ops
+                    .iter()
+                    .map(|o| format!("`{o}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                k.by.as_deref()
+                    .map(|b| format!("`{b}`"))
+                    .unwrap_or_else(|| "—".into()),
+                k.why
+            ));
+        }
+        s.push('\n');
+    }
+    if d.needs.is_empty() {
+        s.push_str("Which library call the failure needs is not decided");
+    } else {
+        s.push_str(&format!(
+            "The failure needs {}: computed another way, it goes away",
+            d.needs
+                .iter()
+                .map(|o| format!("`{o}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    match &d.undecided {
+        Some(why) => s.push_str(&format!(" ({why}).\n\n")),
+        None => s.push_str(".\n\n"),
+    }
     s
 }
 

@@ -23,6 +23,9 @@ const TAIL_LINES: usize = 8;
 /// The compile command, for `sh -c SCRIPT SOURCE EXE`: each variable is split into words as a
 /// shell splits a command line (`eval`), as the scripts split them (`shlex`).
 const BUILD_SCRIPT: &str = r#"eval "exec ${CXX:-g++} ${CXXFLAGS-"-std=c++17 -O0 -w"} -DEXECUTE=1 $MFPPR_CXXFLAGS \"\$0\" -o \"\$1\" $LDFLAGS $LIBS" 2>&1"#;
+/// The syntax check, for `sh -c SCRIPT sh ARGS…` (`-I` dirs and the source): the build's
+/// compiler and flags with `-fsyntax-only`.
+const SYNTAX_SCRIPT: &str = r#"eval "exec ${CXX:-g++} ${CXXFLAGS-"-std=c++17 -O0 -w"} -DEXECUTE=1 $MFPPR_CXXFLAGS -fsyntax-only \"\$@\"" 2>&1"#;
 /// The run, for `sh -c SCRIPT EXE`: stderr kept, stdout dropped.
 const RUN_SCRIPT: &str = r#"exec "$0" 2>&1 >/dev/null"#;
 
@@ -102,6 +105,36 @@ pub(crate) fn build_and_run(source: &[u8], env: &[(String, String)]) -> ProgramR
             end: format!("not run ({e})"),
             stderr_tail: String::new(),
         },
+    }
+}
+
+/// Whether `source` (a test that includes the spec) compiles as the check scripts build it, with
+/// `include_dirs` searched; `Err` holds the compiler's first error line, or why it did not run.
+pub(crate) fn compiles(
+    source: &[u8],
+    include_dirs: &[std::path::PathBuf],
+    env: &[(String, String)],
+) -> Result<(), String> {
+    let scratch = ScratchDir::new("mfppr-compiles-").map_err(|e| e.to_string())?;
+    let src = scratch.path().join("candidate.cpp");
+    std::fs::write(&src, source).map_err(|e| e.to_string())?;
+    let mut args: Vec<String> = Vec::new();
+    for dir in include_dirs {
+        args.push("-I".to_string());
+        args.push(dir.display().to_string());
+    }
+    args.push("candidate.cpp".to_string());
+    let mut words = vec!["sh"];
+    words.extend(args.iter().map(String::as_str));
+    let mut build = shell(SYNTAX_SCRIPT, &words, scratch.path(), env);
+    match capture(&mut build, b"", BUILD_TIMEOUT, CAP) {
+        Ok(c) if c.finished.end.status() == Some(0) => Ok(()),
+        Ok(c) => {
+            let out = String::from_utf8_lossy(&c.stdout);
+            let first = out.lines().find(|l| l.contains("error")).unwrap_or("");
+            Err(format!("{}: {}", describe(c.finished.end), first.trim()))
+        }
+        Err(e) => Err(format!("the compiler could not be run ({e})")),
     }
 }
 
@@ -206,5 +239,26 @@ mod tests {
             !broken.built && broken.stderr_tail.contains("was not declared"),
             "{broken:?}"
         );
+    }
+
+    #[test]
+    fn compiles_searches_the_dirs_and_names_the_first_error() {
+        if !crate::tools::available("g++") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("lib.h"),
+            "inline int seven() { return 7; }\n",
+        )
+        .unwrap();
+        let env = [("CXXFLAGS".to_string(), "-std=c++17 -w".to_string())];
+        let dirs = [dir.path().to_path_buf()];
+        let good = b"#include \"lib.h\"\nint main() { return seven() - 7; }\n";
+        assert_eq!(compiles(good, &dirs, &env), Ok(()));
+        let missing = compiles(good, &[], &env).unwrap_err();
+        assert!(missing.contains("lib.h"), "{missing}");
+        let broken = compiles(b"int main() { return x; }\n", &dirs, &env).unwrap_err();
+        assert!(broken.contains("was not declared"), "{broken}");
     }
 }

@@ -76,14 +76,15 @@ fn build_and_run(file: &Path, shim: &Path) -> (Option<i32>, Option<i32>) {
     (faulty.code(), plain.code())
 }
 
-/// Reduce fixture `name` with a report; the report's JSON and the standalone's text.
-fn reduce_and_report(name: &str, max_bytes: usize) {
+/// Reduce fixture `name` with a report, and check the report and its standalone (at most
+/// `max_bytes`); report.json, or None when a tool is missing.
+fn reduce_and_report(name: &str, max_bytes: usize) -> Option<Value> {
     if !require_tools(&["g++", "cc", "python3"]) {
-        return;
+        return None;
     }
     if !have_z3() {
         skip("Z3's headers are absent (apt-get install libz3-dev)");
-        return;
+        return None;
     }
     let tmp = tempfile::tempdir().unwrap();
     let shim = build_shim(tmp.path());
@@ -171,11 +172,33 @@ fn reduce_and_report(name: &str, max_bytes: usize) {
         "{name}: standalone {} bytes > {max_bytes}:\n{text}",
         text.len()
     );
+    Some(r)
 }
 
+/// Blame suspects `modulo::mod_by_sub`, the correct side; one level deeper, the reference
+/// variant's `modulo::base` computed by `mod_by_sub` instead makes the failure go away: it needs
+/// `z3::mod`, where the fault is.
 #[test]
 fn z3_mod_1_reduces_to_a_standalone_that_needs_only_libz3() {
-    reduce_and_report("z3_mod_1", 540);
+    let Some(r) = reduce_and_report("z3_mod_1", 540) else {
+        return;
+    };
+    assert_eq!(
+        r["blame"]["suspects"],
+        serde_json::json!(["modulo::mod_by_sub"]),
+        "{r}"
+    );
+    let deeper = &r["blame"]["deeper"];
+    assert_eq!(deeper["needs"], serde_json::json!(["z3::mod"]), "{r}");
+    let needed: Vec<&Value> = deeper["knockouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["outcome"] == "needed")
+        .collect();
+    assert_eq!(needed.len(), 1, "{r}");
+    assert_eq!(needed[0]["place"], "r_0", "{r}");
+    assert_eq!(needed[0]["by"], "modulo::mod_by_sub", "{r}");
 }
 
 #[test]

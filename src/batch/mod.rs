@@ -377,7 +377,7 @@ fn suspects(
     } else if let Some(i) = unfoldable {
         format!("the catalogue has no base MR to fold {} to", i.name)
     } else {
-        let blame = crate::blame::blame(reduced, &model, &catalogue, oracle)?;
+        let blame = crate::blame::blame(reduced, &model, &catalogue, oracle, None)?;
         found.blame_calls = blame.oracle_calls as u64;
         let suspect = blame.folds.iter().filter(|f| f.suspect);
         let families: BTreeSet<String> = suspect.clone().map(|f| f.family.clone()).collect();

@@ -2,9 +2,13 @@
 //! its family's base MR, one at a time, with the oracle; the MRs whose folding makes the failure
 //! disappear are the suspects. A failure that survives folding everything implicates the
 //! library's base operations. Used by the bug report ([`crate::bug_report`]) and by campaign
-//! triage ([`crate::batch`]).
+//! triage ([`crate::batch`]). The report goes one level deeper into a single suspect
+//! ([`deeper`]).
+
+mod deeper;
 
 use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -12,7 +16,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::catalogue::Catalogue;
-use crate::document::{Document, Span};
+use crate::document::{Document, Function, Span};
 use crate::edit::{self, Edit};
 use crate::model::{parse_qualified_mr, TestModel};
 use crate::oracle::{ScriptOracle, Verdict};
@@ -47,11 +51,21 @@ pub struct Blame {
     pub one_variant: Option<usize>,
     /// The failure survives folding everything: the library's base operations suffice.
     pub base_operations_implicated: bool,
-    /// Oracle runs blame made.
+    /// Oracle runs blame made (the deeper step's included).
     pub oracle_calls: usize,
     /// Seconds blame took.
     pub secs: f64,
+    /// Inside the single suspect: which of its library calls the failure needs (the report's
+    /// blame only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deeper: Option<Deeper>,
 }
+
+pub(crate) use deeper::{Deeper, Outcome};
+
+/// Whether a candidate text compiles as the check builds it (`Err` says why not); the deeper
+/// step asks before it trusts a run that stopped failing.
+pub(crate) type Compiles<'a> = &'a dyn Fn(&[u8]) -> std::result::Result<(), String>;
 
 /// `family::name`, or `name` without a family.
 pub(crate) fn mr_name(family: Option<&str>, name: &str) -> String {
@@ -123,12 +137,14 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
 
 /// Blame (design §10.3): fold each site of `text` (a test the oracle finds interesting) alone,
 /// then all together, with the oracle: one run per site, plus one when there are two sites or
-/// more (with none, the text itself is interesting; with one, folding all is that fold).
+/// more (with none, the text itself is interesting; with one, folding all is that fold). With
+/// `compiles`, a single suspect is then looked into ([`deeper`]).
 pub(crate) fn blame(
     text: &[u8],
     model: &TestModel,
     catalogue: &Catalogue,
     oracle: &ScriptOracle,
+    compiles: Option<Compiles>,
 ) -> Result<Blame> {
     let started = Instant::now();
     let cancel = AtomicBool::new(false);
@@ -176,14 +192,27 @@ pub(crate) fn blame(
         .map(|f| f.variant)
         .collect();
     let one_variant = (variants.len() == 1).then(|| *variants.first().unwrap_or(&0));
-    Ok(Blame {
+    let mut blame = Blame {
         folds,
         suspects,
         one_variant,
         base_operations_implicated,
         oracle_calls: calls,
-        secs: started.elapsed().as_secs_f64(),
-    })
+        secs: 0.0,
+        deeper: None,
+    };
+    if let Some(compiles) = compiles {
+        let looked = deeper::Look {
+            text,
+            model,
+            catalogue,
+            ops: &ops,
+        };
+        blame.deeper = looked.suspect(&blame, oracle, compiles)?;
+        blame.oracle_calls += blame.deeper.as_ref().map_or(0, |d| d.oracle_calls);
+    }
+    blame.secs = started.elapsed().as_secs_f64();
+    Ok(blame)
 }
 
 /// A spec callee written relative to `metalib` (`relations::add::base` inside
@@ -193,6 +222,14 @@ fn qualified_in_metalib(callee: &str) -> Option<String> {
         .iter()
         .any(|p| callee.starts_with(p))
         .then(|| format!("metalib::{callee}"))
+}
+
+/// A placeholder call (`metalib::relations::add::placeholder`) as the call of its family's base
+/// (`metalib::relations::add::base`), which is what it stands for at run time.
+fn as_base(callee: &str) -> Option<String> {
+    callee
+        .strip_suffix("::placeholder")
+        .map(|family| format!("{family}::base"))
 }
 
 /// The library operation a call names: a qualified function outside the spec (`z3::mod`), or a
@@ -207,15 +244,25 @@ pub(crate) fn library_op(callee: &str) -> Option<String> {
     }
 }
 
-/// The library operations a function reaches, through instances and the spec's `metalib` MRs.
+/// A function of the spec: its header's text and its outline there.
+struct SpecFn {
+    text: Rc<[u8]>,
+    function: Function,
+}
+
+/// The library operations a function reaches, through instances and the spec's `metalib` MRs
+/// (a placeholder reaches its family's base).
 struct LibraryOps {
     /// Callees of each function by qualified name (spec) or plain name (the test's).
     calls: HashMap<String, Vec<String>>,
+    /// The spec's `metalib` functions by qualified name.
+    spec: HashMap<String, SpecFn>,
 }
 
 impl LibraryOps {
     fn new(text: &[u8], model: &TestModel, catalogue: &Catalogue) -> LibraryOps {
         let mut calls: HashMap<String, Vec<String>> = HashMap::new();
+        let mut spec = HashMap::new();
         for header in &catalogue.headers {
             let Ok(bytes) = std::fs::read(header) else {
                 continue;
@@ -223,16 +270,22 @@ impl LibraryOps {
             let Ok(doc) = Document::parse(bytes) else {
                 continue;
             };
+            let header_text: Rc<[u8]> = Rc::from(doc.text());
             for f in &doc.outline().functions {
                 if f.namespaces.first().map(String::as_str) != Some("metalib") {
                     continue;
                 }
                 let name = format!("{}::{}", f.namespaces.join("::"), f.name);
-                calls.entry(name).or_default().extend(
+                calls.entry(name.clone()).or_default().extend(
                     f.calls
                         .iter()
-                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or(c.callee.clone())),
+                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or(c.callee.clone()))
+                        .map(|c| as_base(&c).unwrap_or(c)),
                 );
+                spec.entry(name).or_insert(SpecFn {
+                    text: header_text.clone(),
+                    function: f.clone(),
+                });
             }
         }
         if let Ok(doc) = Document::parse(text.to_vec()) {
@@ -245,7 +298,7 @@ impl LibraryOps {
                 }
             }
         }
-        LibraryOps { calls }
+        LibraryOps { calls, spec }
     }
 
     fn of(&self, callee: &str) -> BTreeSet<String> {

@@ -1,0 +1,413 @@
+//! One level deeper than blame (issue 28): when a single MR is the suspect and its body is the
+//! test's (a transplanted instance), each library call inside that body, and each call of the
+//! suspect's base the other variants make (the computation it is checked against), is computed
+//! another way the spec says is equal, one oracle run each; the failure "needs" the calls whose
+//! other computation makes it disappear.
+//!
+//! A call can be computed another way when it is a base MR call (`relations::unite::base(ctx, a,
+//! b)`) or a library call that a family's base merely wraps (`iset::subtract(a, b)`, the body of
+//! `subtract::base`): it is replaced by a copy of another MR of that family, its placeholders
+//! resolved to the families' bases as MF++ transplants them at depth one, in a namespace of its
+//! own inserted before the test's first function. An MR that avoids the call's operations is
+//! preferred; one that uses them again can still show the failure needs the call (it goes away),
+//! but not that it does not. A knockout that does not compile decides nothing.
+//!
+//! The test is never edited in place; each knockout is a candidate text judged by the check.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{library_op, Blame, Compiles, LibraryOps, SpecFn};
+use crate::catalogue::{Catalogue, Mr, MrKind};
+use crate::document::{squeeze, Call, Document};
+use crate::edit::{self, Edit};
+use crate::model::{parse_qualified_mr, TestModel};
+use crate::oracle::{ScriptOracle, Verdict};
+
+/// At most this many calls are knocked out (one oracle run each).
+const MAX_KNOCKOUTS: usize = 6;
+/// The namespace, inside `metalib`, that holds a knockout's copy of an MR.
+const NAMESPACE: &str = "mfppr_knockout";
+/// A call longer than this is shown cut.
+const SHOWN: usize = 80;
+
+/// What one knockout showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Computed another way, the failure went away: the failure needs this call.
+    Needed,
+    /// Computed without its operations, the failure stayed: it does not need them.
+    NotNeeded,
+    /// The run could not tell (see `why`).
+    Undecided,
+}
+
+/// One library call, computed another way.
+#[derive(Clone, Debug, Serialize)]
+pub struct Knockout {
+    /// Where it is: the suspect's function, or the variant (`r_0`) that calls the suspect's base.
+    pub place: String,
+    /// The call as written, whitespace collapsed (cut after 80 characters).
+    pub call: String,
+    /// The library operations it computes with; once run, those the other computation avoided
+    /// (all of them when it avoided none and the failure went away).
+    pub ops: Vec<String>,
+    /// The MR (`family::name`) that computed it instead.
+    pub by: Option<String>,
+    /// What the run showed.
+    pub outcome: Outcome,
+    /// Why, in a few words.
+    pub why: String,
+}
+
+/// The deeper look into a single suspect.
+#[derive(Clone, Debug, Serialize)]
+pub struct Deeper {
+    /// The suspect MR (`family::name`).
+    pub mr: String,
+    /// The test's function that is its body.
+    pub function: String,
+    /// Every call tried, in source order.
+    pub knockouts: Vec<Knockout>,
+    /// The library operations of the calls the failure needs.
+    pub needs: Vec<String>,
+    /// Why nothing (or not everything) could be decided, when so.
+    pub undecided: Option<String>,
+    /// Oracle runs it made.
+    pub oracle_calls: usize,
+}
+
+/// What the deeper look reads.
+pub(super) struct Look<'a> {
+    pub text: &'a [u8],
+    pub model: &'a TestModel,
+    pub catalogue: &'a Catalogue,
+    pub ops: &'a LibraryOps,
+}
+
+/// A call that can be computed another way: the family whose base it is, the edit that makes
+/// it call `<NAMESPACE>::<mr>` instead (given the MR's name), and its operations.
+struct Target {
+    place: String,
+    call: Call,
+    kind: MrKind,
+    family: String,
+    ops: BTreeSet<String>,
+    /// Replace the callee only (a base MR call) or the whole call, with `ctx` first.
+    whole_call_with: Option<String>,
+}
+
+impl Look<'_> {
+    /// Look into `blame`'s single suspect, if it has exactly one and its body is in the test.
+    pub(super) fn suspect(
+        &self,
+        blame: &Blame,
+        oracle: &ScriptOracle,
+        compiles: Compiles,
+    ) -> Result<Option<Deeper>> {
+        let [mr] = blame.suspects.as_slice() else {
+            return Ok(None);
+        };
+        let Some(site) = blame.folds.iter().find(|f| f.suspect) else {
+            return Ok(None);
+        };
+        let mut deeper = Deeper {
+            mr: mr.clone(),
+            function: site.callee.clone(),
+            knockouts: Vec::new(),
+            needs: Vec::new(),
+            undecided: None,
+            oracle_calls: 0,
+        };
+        let doc = Document::parse(self.text.to_vec())?;
+        let function = doc
+            .outline()
+            .functions
+            .iter()
+            .find(|f| f.name == site.callee && self.model.instance(&f.name).is_some());
+        let Some(function) = function else {
+            deeper.undecided = Some(format!(
+                "`{}` is called directly: its body is the spec's, not the test's",
+                site.callee
+            ));
+            return Ok(Some(deeper));
+        };
+        let ctx = function
+            .params
+            .iter()
+            .find(|p| p.type_text.ends_with("fuzz_context") && !p.name.is_empty())
+            .map(|p| p.name.clone());
+        let mut targets: Vec<Target> = function
+            .calls
+            .iter()
+            .filter_map(|c| self.target(&function.name, c, ctx.as_deref()))
+            .collect();
+        let variants = self
+            .model
+            .variants
+            .iter()
+            .filter(|v| v.index != site.variant);
+        for v in variants {
+            for step in v.steps.iter().filter(|s| s.callee == site.base) {
+                let call = Call {
+                    callee: step.callee.clone(),
+                    callee_span: step.callee_span.clone(),
+                    span: step.call_span.clone(),
+                    args: step.args.clone(),
+                    string_arg: None,
+                };
+                targets.extend(self.target(&v.name, &call, None));
+            }
+        }
+        if targets.len() > MAX_KNOCKOUTS {
+            deeper.undecided = Some(format!(
+                "only the first {MAX_KNOCKOUTS} of {} calls were tried",
+                targets.len()
+            ));
+        }
+        for target in targets.iter().take(MAX_KNOCKOUTS) {
+            let knockout = self.knock_out(target, oracle, compiles, &mut deeper.oracle_calls)?;
+            if knockout.outcome == Outcome::Needed {
+                for op in &knockout.ops {
+                    if !deeper.needs.contains(op) {
+                        deeper.needs.push(op.clone());
+                    }
+                }
+            }
+            deeper.knockouts.push(knockout);
+        }
+        if deeper.needs.is_empty() && deeper.undecided.is_none() {
+            let uncovered: BTreeSet<String> = function
+                .calls
+                .iter()
+                .filter(|c| !targets.iter().any(|t| t.call.span == c.span))
+                .filter_map(|c| library_op(&c.callee))
+                .collect();
+            deeper.undecided = Some(if uncovered.is_empty() {
+                "no call computed another way made the failure go away".to_string()
+            } else {
+                let ops: Vec<String> = uncovered.iter().map(|o| format!("`{o}`")).collect();
+                format!(
+                    "the spec gives no other way to compute {} in `{}`",
+                    ops.join(", "),
+                    function.name
+                )
+            });
+        }
+        Ok(Some(deeper))
+    }
+
+    /// `call` as a knockout target: a base MR call, or a library call a family's base wraps.
+    fn target(&self, place: &str, call: &Call, ctx: Option<&str>) -> Option<Target> {
+        if let Some((kind, family, "base")) = parse_qualified_mr(&call.callee) {
+            return Some(Target {
+                place: place.to_string(),
+                call: call.clone(),
+                kind,
+                family: family.to_string(),
+                ops: self.ops.of(&call.callee),
+                whole_call_with: None,
+            });
+        }
+        let op = library_op(&call.callee)?;
+        let ctx = ctx?;
+        let base =
+            self.catalogue.mrs.iter().find(|m| {
+                m.is_base && m.executable && self.wraps(m, &call.callee, call.args.len())
+            })?;
+        Some(Target {
+            place: place.to_string(),
+            call: call.clone(),
+            kind: base.kind,
+            family: base.family.clone(),
+            ops: BTreeSet::from([op]),
+            whole_call_with: Some(ctx.to_string()),
+        })
+    }
+
+    /// Whether base MR `m`'s body is only `return callee(p1, …, pn);` with its parameters after
+    /// the context, in order.
+    fn wraps(&self, m: &Mr, callee: &str, arity: usize) -> bool {
+        let Some(SpecFn { text, function }) = self.ops.spec.get(&m.qualified()) else {
+            return false;
+        };
+        let [call] = function.calls.as_slice() else {
+            return false;
+        };
+        let names: Vec<&str> = function.params.iter().skip(1).map(|p| &*p.name).collect();
+        let args: Vec<String> = call
+            .args
+            .iter()
+            .map(|a| squeeze(&String::from_utf8_lossy(&text[a.start..a.end])))
+            .collect();
+        let body = squeeze(&String::from_utf8_lossy(
+            &text[function.body_span.start..function.body_span.end],
+        ));
+        call.callee == callee
+            && args.len() == arity
+            && args == names
+            && body.starts_with("{ return ")
+            && body.ends_with("; }")
+    }
+
+    /// Another MR of the target's family that can run (no fuzzed values, every placeholder's
+    /// base runs), the one that avoids most of the target's operations (the first of those); with
+    /// the operations it avoids.
+    fn replacement(&self, target: &Target) -> Option<(&Mr, &SpecFn, Vec<String>)> {
+        let mut best: Option<(&Mr, &SpecFn, Vec<String>)> = None;
+        for m in &self.catalogue.mrs {
+            if m.kind != target.kind || m.family != target.family || m.is_base || m.has_fuzz {
+                continue;
+            }
+            let runs = m.placeholder_families.iter().all(|(kind, family)| {
+                self.catalogue
+                    .base_of(*kind, family)
+                    .is_some_and(|b| b.executable)
+            });
+            let Some(spec) = self.ops.spec.get(&m.qualified()).filter(|_| runs) else {
+                continue;
+            };
+            let uses = self.ops.of(&m.qualified());
+            let avoided: Vec<String> = target.ops.difference(&uses).cloned().collect();
+            if best.as_ref().is_none_or(|b| avoided.len() > b.2.len()) {
+                best = Some((m, spec, avoided));
+            }
+        }
+        best
+    }
+
+    /// Compute `target` by another MR of its family, run the check, and say what that showed.
+    fn knock_out(
+        &self,
+        target: &Target,
+        oracle: &ScriptOracle,
+        compiles: Compiles,
+        calls: &mut usize,
+    ) -> Result<Knockout> {
+        let call = shown(&self.text[target.call.span.start..target.call.span.end]);
+        let ops: Vec<String> = target.ops.iter().cloned().collect();
+        let undecided = |by: Option<String>, why: &str| Knockout {
+            place: target.place.clone(),
+            call: call.clone(),
+            ops: ops.clone(),
+            by,
+            outcome: Outcome::Undecided,
+            why: why.to_string(),
+        };
+        let Some((mr, spec, avoided)) = self.replacement(target) else {
+            return Ok(undecided(
+                None,
+                "the spec has no other MR of the family that runs",
+            ));
+        };
+        let by = format!("{}::{}", mr.family, mr.name);
+        let candidate = self.candidate(target, mr, spec);
+        if let Err(why) = compiles(&candidate) {
+            return Ok(undecided(
+                Some(by),
+                &format!("the knockout does not compile ({why})"),
+            ));
+        }
+        *calls += 1;
+        let run = oracle.run(&candidate, &AtomicBool::new(false))?;
+        let fails = oracle.verdict_of(run.end) == Verdict::Interesting;
+        let without = avoided
+            .iter()
+            .map(|o| format!("`{o}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (outcome, ops, why) = match (fails, avoided.is_empty()) {
+            (false, true) => (
+                Outcome::Needed,
+                ops,
+                "computed another way (with the same operations), the failure goes away"
+                    .to_string(),
+            ),
+            (false, false) => (
+                Outcome::Needed,
+                avoided,
+                format!("computed without {without}, the failure goes away"),
+            ),
+            (true, false) => (
+                Outcome::NotNeeded,
+                avoided,
+                format!("computed without {without}, the failure stays"),
+            ),
+            (true, true) => (
+                Outcome::Undecided,
+                ops,
+                "every MR of the family computes with these operations, and the failure stays"
+                    .to_string(),
+            ),
+        };
+        Ok(Knockout {
+            place: target.place.clone(),
+            call,
+            ops,
+            by: Some(by),
+            outcome,
+            why,
+        })
+    }
+
+    /// The test with `mr` copied in before its first function and `target` calling the copy.
+    fn candidate(&self, target: &Target, mr: &Mr, spec: &SpecFn) -> Vec<u8> {
+        let name = format!("metalib::{NAMESPACE}::{}", mr.name);
+        let call = match &target.whole_call_with {
+            None => Edit::replace(target.call.callee_span.clone(), name),
+            Some(ctx) => {
+                let args: Vec<String> = target
+                    .call
+                    .args
+                    .iter()
+                    .map(|a| String::from_utf8_lossy(&self.text[a.start..a.end]).into_owned())
+                    .collect();
+                Edit::replace(
+                    target.call.span.clone(),
+                    format!("{name}({ctx}, {})", args.join(", ")),
+                )
+            }
+        };
+        let at = self.model.first_definition();
+        let copy = format!(
+            "namespace metalib {{ namespace {NAMESPACE} {{\n{}\n}} }}\n",
+            resolved_copy(spec)
+        );
+        edit::apply(self.text, &[Edit::replace(at..at, copy), call])
+    }
+}
+
+/// The MR's definition with each placeholder call calling its family's base instead.
+fn resolved_copy(spec: &SpecFn) -> String {
+    let f = &spec.function;
+    let from = f.span.start;
+    let edits: Vec<Edit> = f
+        .calls
+        .iter()
+        .filter(|c| c.callee.ends_with("::placeholder"))
+        .map(|c| {
+            let written = &spec.text[c.callee_span.start..c.callee_span.end];
+            let written = String::from_utf8_lossy(written);
+            let family = written.trim_end().trim_end_matches("placeholder");
+            let span = c.callee_span.start - from..c.callee_span.end - from;
+            Edit::replace(span, format!("{family}base"))
+        })
+        .collect();
+    String::from_utf8_lossy(&edit::apply(&spec.text[f.span.clone()], &edits)).into_owned()
+}
+
+/// A call's text for the report: whitespace collapsed, cut after [`SHOWN`] characters.
+fn shown(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    match s.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}…", &s[..cut]),
+        None => s,
+    }
+}
