@@ -181,7 +181,7 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     let sa = standalone(opts, &text, out)?;
     let library_version = opts.library_version.as_deref().map(library_version);
     let variants = variants(&model);
-    let dirs = check_include_dirs(opts);
+    let dirs = crate::program::check_include_dirs(&opts.include_dirs, &opts.file, &opts.env);
     let compiles = |candidate: &[u8]| crate::program::compiles(candidate, &dirs, &opts.env);
     let blame = blame(&text, &model, &catalogue, &oracle, Some(&compiles))?;
     let (standalone, export) = export(&sa, &oracle);
@@ -210,29 +210,6 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     };
     save(out, &standalone, &text, &report)?;
     Ok(report)
-}
-
-/// The directories the check's build searches: `-I`, the test's own directory, and
-/// `MFPPR_INCLUDES` (of the check's environment, else mfppr's), as the bundled scripts read it.
-fn check_include_dirs(opts: &BugReportOptions) -> Vec<PathBuf> {
-    let mut dirs = opts.include_dirs.clone();
-    if let Some(parent) = opts.file.parent() {
-        dirs.push(parent.to_path_buf());
-    }
-    let includes = opts
-        .env
-        .iter()
-        .find(|(k, _)| k == "MFPPR_INCLUDES")
-        .map(|(_, v)| v.clone())
-        .or_else(|| std::env::var("MFPPR_INCLUDES").ok())
-        .unwrap_or_default();
-    dirs.extend(
-        includes
-            .split(':')
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from),
-    );
-    dirs
 }
 
 /// The error of a test the check does not find interesting: how the check ended and how to

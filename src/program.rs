@@ -4,7 +4,7 @@
 //! runs it once, through the process runner with a timeout, keeping its exit status and the last
 //! lines of *its* stderr (the library's assertion or exception), not the check script's.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -112,7 +112,7 @@ pub(crate) fn build_and_run(source: &[u8], env: &[(String, String)]) -> ProgramR
 /// `include_dirs` searched; `Err` holds the compiler's first error line, or why it did not run.
 pub(crate) fn compiles(
     source: &[u8],
-    include_dirs: &[std::path::PathBuf],
+    include_dirs: &[PathBuf],
     env: &[(String, String)],
 ) -> Result<(), String> {
     let scratch = ScratchDir::new("mfppr-compiles-").map_err(|e| e.to_string())?;
@@ -136,6 +136,33 @@ pub(crate) fn compiles(
         }
         Err(e) => Err(format!("the compiler could not be run ({e})")),
     }
+}
+
+/// The directories a bundled check script's build searches for `file`'s includes: `include_dirs`
+/// (`-I`), the file's own directory, and `MFPPR_INCLUDES` (of the check's environment `env`, else
+/// mfppr's), as the scripts read it.
+pub(crate) fn check_include_dirs(
+    include_dirs: &[PathBuf],
+    file: &Path,
+    env: &[(String, String)],
+) -> Vec<PathBuf> {
+    let mut dirs = include_dirs.to_vec();
+    if let Some(parent) = file.parent() {
+        dirs.push(parent.to_path_buf());
+    }
+    let includes = env
+        .iter()
+        .find(|(k, _)| k == "MFPPR_INCLUDES")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var("MFPPR_INCLUDES").ok())
+        .unwrap_or_default();
+    dirs.extend(
+        includes
+            .split(':')
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from),
+    );
+    dirs
 }
 
 fn shell(

@@ -238,17 +238,22 @@ fn the_campaign_is_reduced_and_triaged_into_the_three_planted_bugs() {
         .iter()
         .map(|r| r["triage_calls"].as_u64().unwrap())
         .sum();
-    // Triage's runs are counted apart from the reduction's: the failure run and blame's.
+    let knockouts: u64 = records
+        .iter()
+        .map(|r| r["knockout_calls"].as_u64().unwrap_or(0))
+        .sum();
+    // Triage's runs are counted apart from the reduction's: the failure run, blame's and the
+    // knockouts'.
     for r in records.iter().filter(|r| r["outcome"] == "reduced") {
         assert_eq!(
             r["triage_calls"].as_u64().unwrap(),
-            1 + r["blame_calls"].as_u64().unwrap(),
+            1 + r["blame_calls"].as_u64().unwrap() + r["knockout_calls"].as_u64().unwrap(),
             "{r}"
         );
     }
     eprintln!(
         "campaign: {} tests, batch {batch_secs:.0} s, {calls} reduction oracle calls, {triage} \
-         triage calls ({blame} for blame), whole test {:.0} s",
+         triage calls ({blame} for blame, {knockouts} for knockouts), whole test {:.0} s",
         records.len(),
         began.elapsed().as_secs_f64()
     );

@@ -83,8 +83,15 @@ pub(crate) struct Record {
     /// Check runs of blame (part of `triage_calls`).
     #[serde(default)]
     pub blame_calls: u64,
+    /// Sorted MR families (`division`) whose calls the failure needs: computed by another MR of
+    /// the family, the failure goes away (see [`crate::blame::needs`]).
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Check runs of those knockouts (part of `triage_calls`).
+    #[serde(default)]
+    pub knockout_calls: u64,
     /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
-    /// and blame's.
+    /// blame's and the knockouts'.
     #[serde(default)]
     pub triage_calls: u64,
     /// The MR-family signature (`--group-by mrs`): `failure | suspects` (reduced tests), or the
@@ -128,6 +135,8 @@ impl Record {
             library_calls: Vec::new(),
             suspects_from: String::new(),
             blame_calls: 0,
+            needs: Vec::new(),
+            knockout_calls: 0,
             triage_calls: 0,
             signature: String::new(),
             library_ops: Vec::new(),
@@ -256,6 +265,8 @@ mod tests {
             library_calls: vec!["iset::shift".into()],
             suspects_from: "blame".into(),
             blame_calls: 1,
+            needs: Vec::new(),
+            knockout_calls: 0,
             triage_calls: 2,
             signature: "check_equal | relations::shift".into(),
             library_ops: vec!["iset::shift".into(), "iset::unite".into()],

@@ -321,7 +321,7 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     record.outcome = Outcome::Reduced;
     record.bytes_after = reduced.len() as u64;
     record.oracle_calls = outcome.stats.oracle_calls as u64;
-    record.triage_calls = 1 + found.blame_calls;
+    record.triage_calls = 1 + found.blame_calls + found.knockout_calls;
     record.signature = triage::signature(&failure, &found.suspects, &found.from);
     record.failure = Some(failure);
     record.mrs = found.mrs;
@@ -329,6 +329,8 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     record.library_calls = found.library_calls;
     record.suspects_from = found.from;
     record.blame_calls = found.blame_calls;
+    record.needs = found.needs;
+    record.knockout_calls = found.knockout_calls;
     triage::sign_by_library(record, &output, &reduced, &ro);
     record.output = Some(output);
     record.stats = Some(stats);
@@ -348,6 +350,10 @@ struct Suspects {
     from: String,
     /// Check runs of blame.
     blame_calls: u64,
+    /// The MR families whose calls the failure needs (see [`crate::blame::needs`]).
+    needs: Vec<String>,
+    /// Check runs of those knockouts.
+    knockout_calls: u64,
 }
 
 /// The remaining MR families of the reduced text and its suspects: blame's
@@ -368,6 +374,13 @@ fn suspects(
         mrs: triage::remaining_mrs(&model),
         ..Suspects::default()
     };
+    if interesting {
+        let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
+        let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
+        let (needs, runs) = crate::blame::needs(reduced, &model, &catalogue, oracle, &compiles)?;
+        found.needs = needs;
+        found.knockout_calls = runs as u64;
+    }
     let unfoldable = model.instances.iter().find(|i| match (i.kind, &i.family) {
         (Some(kind), Some(family)) => catalogue.base_of(kind, family).is_none(),
         _ => true,

@@ -127,13 +127,19 @@ pub(crate) enum GroupBy {
 
 /// [`Record::signature_from`] of a library signature.
 pub(crate) const FROM_LIBRARY: &str = "library";
+/// [`Record::signature_from`] of a signature from the knockouts ([`Record::needs`]).
+pub(crate) const FROM_KNOCKOUTS: &str = "knockouts";
 
-/// Fill the library signature of the reduced `record` (its failure, suspects and blame already
-/// known; result `text` at `path`): the failure and the library operations its standalone export
-/// calls, only those the blamed MR calls reach when blame localised the failure (an MR family
-/// whose folding removes it); when the export cannot be built, its MR-family signature stands in
-/// (`signature_from: mrs`) and the message says why.
+/// Fill the library signature of the reduced `record` (its failure, suspects, blame and knockouts
+/// already known; result `text` at `path`). When a knockout decided, the failure and the families
+/// whose calls the failure needs (`signature_from: knockouts`). Otherwise the failure and the
+/// library operations its standalone export calls, only those the blamed MR calls reach when
+/// blame localised the failure (an MR family whose folding removes it); when the export cannot be
+/// built, its MR-family signature stands in (`signature_from: mrs`) and the message says why.
 pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro: &ReduceOptions) {
+    if sign_by_knockouts(record) {
+        return;
+    }
     let failure = record.failure.clone().unwrap_or_default();
     let ops = Standalone::build(path, text, &ro.include_dirs, &ro.specs)
         .and_then(|sa| crate::export::library_operations(&sa));
@@ -157,6 +163,19 @@ pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro:
             });
         }
     }
+}
+
+/// When a knockout decided (`record.needs` is not empty), sign `record` by the failure and the
+/// families whose calls it needs, and say so.
+fn sign_by_knockouts(record: &mut Record) -> bool {
+    if record.needs.is_empty() {
+        return false;
+    }
+    let failure = record.failure.as_deref().unwrap_or_default();
+    record.library_signature = format!("{failure} | needs {}", record.needs.join(" "));
+    record.library_ops = record.needs.clone();
+    record.signature_from = FROM_KNOCKOUTS.to_string();
+    true
 }
 
 /// The signature `record` is grouped by: its library signature (when it has one) or its
@@ -277,7 +296,7 @@ fn groups(records: &[&Record], by: GroupBy) -> Vec<Group> {
 fn merge_into_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
     let library: Vec<(&str, &str, BTreeSet<&str>)> = by_signature
         .iter()
-        .filter(|(_, m)| m[0].signature_from == FROM_LIBRARY)
+        .filter(|(_, m)| [FROM_LIBRARY, FROM_KNOCKOUTS].contains(&m[0].signature_from.as_str()))
         .map(|(sig, m)| {
             let ops = m[0].library_ops.iter().map(String::as_str).collect();
             (*sig, m[0].failure.as_deref().unwrap_or_default(), ops)
@@ -497,6 +516,46 @@ mod tests {
         records.reverse();
         assert_eq!(summarise(&records, GroupBy::Library), s);
         assert_eq!(summarise(&records, GroupBy::Mrs).groups.len(), 6);
+    }
+
+    /// A record whose knockouts decided: the failure needs the calls of `needs`' families.
+    fn by_knockouts(stem: &str, failure: &str, needs: &[&str]) -> Record {
+        let mut r = by_library(stem, failure, &["z3::operator-", "z3::operator/"]);
+        r.needs = needs.iter().map(|n| n.to_string()).collect();
+        assert!(sign_by_knockouts(&mut r));
+        r
+    }
+
+    #[test]
+    fn knockouts_sign_by_the_families_the_failure_needs_and_merge_into_subsets() {
+        let records = vec![
+            by_knockouts("a", "check_eq", &["division"]),
+            by_knockouts("b", "check_eq", &["add", "division"]),
+            by_knockouts("c", "check_eq", &["sub"]),
+            by_knockouts("d", "check_lt", &["division"]),
+        ];
+        assert_eq!(
+            records[1].library_signature,
+            "check_eq | needs add division"
+        );
+        assert_eq!(records[1].signature_from, FROM_KNOCKOUTS);
+        let s = summarise(&records, GroupBy::Library);
+        let groups: Vec<(&str, &[String])> = s
+            .groups
+            .iter()
+            .map(|g| (g.signature.as_str(), g.members.as_slice()))
+            .collect();
+        assert_eq!(
+            groups,
+            [
+                (
+                    "check_eq | needs division",
+                    &["a".to_string(), "b".to_string()][..]
+                ),
+                ("check_eq | needs sub", &["c".to_string()][..]),
+                ("check_lt | needs division", &["d".to_string()][..]),
+            ]
+        );
     }
 
     #[test]

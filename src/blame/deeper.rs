@@ -12,6 +12,10 @@
 //! preferred; one that uses them again can still show the failure needs the call (it goes away),
 //! but not that it does not. A knockout that does not compile decides nothing.
 //!
+//! Campaign triage asks the same of every such call in the test ([`Look::everywhere`]): the
+//! families whose calls the failure needs are a signature of the library operation at fault,
+//! whichever relation reached it.
+//!
 //! The test is never edited in place; each knockout is a candidate text judged by the check.
 
 use std::collections::BTreeSet;
@@ -29,6 +33,8 @@ use crate::oracle::{ScriptOracle, Verdict};
 
 /// At most this many calls are knocked out (one oracle run each).
 const MAX_KNOCKOUTS: usize = 6;
+/// At most this many calls are knocked out for triage, over the whole test.
+const MAX_TRIAGE_KNOCKOUTS: usize = 10;
 /// The namespace, inside `metalib`, that holds a knockout's copy of an MR.
 const NAMESPACE: &str = "mfppr_knockout";
 /// A call longer than this is shown cut.
@@ -199,6 +205,36 @@ impl Look<'_> {
             });
         }
         Ok(Some(deeper))
+    }
+
+    /// Triage's look: every base MR call and wrapped library call of the test (in the functions
+    /// with a context parameter; `main`'s base MR calls), in source order, at most
+    /// [`MAX_TRIAGE_KNOCKOUTS`]. Returns the sorted families (without their kind: `division`)
+    /// whose calls the failure needs, and the check runs made.
+    pub(super) fn everywhere(
+        &self,
+        oracle: &ScriptOracle,
+        compiles: Compiles,
+    ) -> Result<(Vec<String>, usize)> {
+        let doc = Document::parse(self.text.to_vec())?;
+        let mut targets = Vec::new();
+        for f in &doc.outline().functions {
+            let ctx = f
+                .params
+                .iter()
+                .find(|p| p.type_text.ends_with("fuzz_context") && !p.name.is_empty())
+                .map(|p| p.name.as_str());
+            targets.extend(f.calls.iter().filter_map(|c| self.target(&f.name, c, ctx)));
+        }
+        let mut needs = BTreeSet::new();
+        let mut calls = 0;
+        for target in targets.iter().take(MAX_TRIAGE_KNOCKOUTS) {
+            let knockout = self.knock_out(target, oracle, compiles, &mut calls)?;
+            if knockout.outcome == Outcome::Needed {
+                needs.insert(target.family.clone());
+            }
+        }
+        Ok((needs.into_iter().collect(), calls))
     }
 
     /// `call` as a knockout target: a base MR call, or a library call a family's base wraps.

@@ -215,6 +215,26 @@ pub(crate) fn blame(
     Ok(blame)
 }
 
+/// The MR families (`division`) whose calls in `text` (a test the oracle finds interesting) the
+/// failure needs: each base MR call and each library call a family's base wraps, computed by
+/// another MR of its family, one check run each ([`deeper`]); and the runs made.
+pub(crate) fn needs(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    oracle: &ScriptOracle,
+    compiles: Compiles,
+) -> Result<(Vec<String>, usize)> {
+    let ops = LibraryOps::new(text, model, catalogue);
+    let look = deeper::Look {
+        text,
+        model,
+        catalogue,
+        ops: &ops,
+    };
+    look.everywhere(oracle, compiles)
+}
+
 /// A spec callee written relative to `metalib` (`relations::add::base` inside
 /// `metalib::relations::mod`), qualified.
 fn qualified_in_metalib(callee: &str) -> Option<String> {
