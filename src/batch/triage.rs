@@ -485,6 +485,14 @@ mod tests {
         }
     }
 
+    /// Each group's signature and members, in table order.
+    fn signatures_and_members(s: &CampaignSummary) -> Vec<(&str, &[String])> {
+        s.groups
+            .iter()
+            .map(|g| (g.signature.as_str(), g.members.as_slice()))
+            .collect()
+    }
+
     #[test]
     fn library_groups_merge_into_same_failure_subsets_whatever_the_order() {
         let mut records = vec![
@@ -504,11 +512,7 @@ mod tests {
             },
         ];
         let s = summarise(&records, GroupBy::Library);
-        let groups: Vec<(&str, &[String])> = s
-            .groups
-            .iter()
-            .map(|g| (g.signature.as_str(), g.members.as_slice()))
-            .collect();
+        let groups = signatures_and_members(&s);
         assert_eq!(groups[0].0, "check_card | iset::subtract");
         assert_eq!(groups[0].1, ["a", "b"]);
         assert_eq!(groups.len(), 5, "{groups:?}");
@@ -540,11 +544,7 @@ mod tests {
         );
         assert_eq!(records[1].signature_from, FROM_KNOCKOUTS);
         let s = summarise(&records, GroupBy::Library);
-        let groups: Vec<(&str, &[String])> = s
-            .groups
-            .iter()
-            .map(|g| (g.signature.as_str(), g.members.as_slice()))
-            .collect();
+        let groups = signatures_and_members(&s);
         assert_eq!(
             groups,
             [

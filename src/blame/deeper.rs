@@ -103,7 +103,7 @@ struct Target {
     kind: MrKind,
     family: String,
     ops: BTreeSet<String>,
-    /// Replace the callee only (a base MR call) or the whole call, with `ctx` first.
+    /// For a wrapped library call, the context to pass first (a base MR call has its own).
     whole_call_with: Option<String>,
 }
 
@@ -216,6 +216,55 @@ impl Look<'_> {
         oracle: &ScriptOracle,
         compiles: Compiles,
     ) -> Result<(Vec<String>, usize)> {
+        let targets = self.all_targets()?;
+        let mut needs = BTreeSet::new();
+        let mut calls = 0;
+        for target in targets.iter().take(MAX_TRIAGE_KNOCKOUTS) {
+            let knockout = self.knock_out(target, oracle, compiles, &mut calls)?;
+            if knockout.outcome == Outcome::Needed {
+                needs.insert(target.family.clone());
+            }
+        }
+        Ok((needs.into_iter().collect(), calls))
+    }
+
+    /// Whether the test (a campaign's original) still fails with every call of `families`
+    /// computed by another MR of its family that avoids the call's operations: one check run.
+    /// `None` when that cannot be asked (no such call, no such MR, or it does not compile).
+    pub(super) fn fails_without(
+        &self,
+        families: &[String],
+        oracle: &ScriptOracle,
+        compiles: Compiles,
+    ) -> Result<Option<bool>> {
+        let targets: Vec<Target> = self
+            .all_targets()?
+            .into_iter()
+            .filter(|t| families.contains(&t.family))
+            .collect();
+        let mut knockouts = Vec::new();
+        for target in &targets {
+            match self.replacement(target) {
+                Some((mr, spec, avoided)) if !avoided.is_empty() => {
+                    knockouts.push((target, mr, spec))
+                }
+                _ => return Ok(None),
+            }
+        }
+        if knockouts.is_empty() {
+            return Ok(None);
+        }
+        let candidate = self.candidate(&knockouts);
+        if compiles(&candidate).is_err() {
+            return Ok(None);
+        }
+        let run = oracle.run(&candidate, &AtomicBool::new(false))?;
+        Ok(Some(oracle.verdict_of(run.end) == Verdict::Interesting))
+    }
+
+    /// Every base MR call and wrapped library call of the test, in source order: in the
+    /// functions with a context parameter, and `main`'s base MR calls.
+    fn all_targets(&self) -> Result<Vec<Target>> {
         let doc = Document::parse(self.text.to_vec())?;
         let mut targets = Vec::new();
         for f in &doc.outline().functions {
@@ -226,15 +275,7 @@ impl Look<'_> {
                 .map(|p| p.name.as_str());
             targets.extend(f.calls.iter().filter_map(|c| self.target(&f.name, c, ctx)));
         }
-        let mut needs = BTreeSet::new();
-        let mut calls = 0;
-        for target in targets.iter().take(MAX_TRIAGE_KNOCKOUTS) {
-            let knockout = self.knock_out(target, oracle, compiles, &mut calls)?;
-            if knockout.outcome == Outcome::Needed {
-                needs.insert(target.family.clone());
-            }
-        }
-        Ok((needs.into_iter().collect(), calls))
+        Ok(targets)
     }
 
     /// `call` as a knockout target: a base MR call, or a library call a family's base wraps.
@@ -341,7 +382,7 @@ impl Look<'_> {
             ));
         };
         let by = format!("{}::{}", mr.family, mr.name);
-        let candidate = self.candidate(target, mr, spec);
+        let candidate = self.candidate(&[(target, mr, spec)]);
         if let Err(why) = compiles(&candidate) {
             return Ok(undecided(
                 Some(by),
@@ -390,30 +431,49 @@ impl Look<'_> {
         })
     }
 
-    /// The test with `mr` copied in before its first function and `target` calling the copy.
-    fn candidate(&self, target: &Target, mr: &Mr, spec: &SpecFn) -> Vec<u8> {
-        let name = format!("metalib::{NAMESPACE}::{}", mr.name);
-        let call = match &target.whole_call_with {
-            None => Edit::replace(target.call.callee_span.clone(), name),
-            Some(ctx) => {
-                let args: Vec<String> = target
-                    .call
-                    .args
-                    .iter()
-                    .map(|a| String::from_utf8_lossy(&self.text[a.start..a.end]).into_owned())
-                    .collect();
-                Edit::replace(
-                    target.call.span.clone(),
-                    format!("{name}({ctx}, {})", args.join(", ")),
-                )
-            }
-        };
+    /// The test with each knockout's MR copied in before its first function (once per MR, in
+    /// `metalib::mfppr_knockout::<family>`) and each target calling its copy.
+    fn candidate(&self, knockouts: &[(&Target, &Mr, &SpecFn)]) -> Vec<u8> {
+        let mut edits = Vec::new();
+        let mut copies = BTreeSet::new();
+        for (target, mr, spec) in knockouts {
+            let name = format!("metalib::{NAMESPACE}::{}::{}", mr.family, mr.name);
+            edits.extend(self.call_edits(target, name));
+            copies.insert((mr.family.clone(), resolved_copy(spec)));
+        }
         let at = self.model.first_definition();
-        let copy = format!(
-            "namespace metalib {{ namespace {NAMESPACE} {{\n{}\n}} }}\n",
-            resolved_copy(spec)
-        );
-        edit::apply(self.text, &[Edit::replace(at..at, copy), call])
+        let copies: String = copies
+            .iter()
+            .map(|(family, copy)| {
+                format!("namespace metalib {{ namespace {NAMESPACE} {{ namespace {family} {{\n{copy}\n}} }} }}\n")
+            })
+            .collect();
+        edits.push(Edit::replace(at..at, copies));
+        edit::apply(self.text, &edits)
+    }
+
+    /// The edits that make `target` call `name`: its callee, and for a wrapped library call its
+    /// opening parenthesis with the context first (so calls nested in its arguments can be
+    /// edited too).
+    fn call_edits(&self, target: &Target, name: String) -> Vec<Edit> {
+        let callee = Edit::replace(target.call.callee_span.clone(), name);
+        let Some(ctx) = &target.whole_call_with else {
+            return vec![callee];
+        };
+        let after = target.call.callee_span.end;
+        let paren = self.text[after..target.call.span.end]
+            .iter()
+            .position(|&b| b == b'(')
+            .map(|i| after + i);
+        let sep = if target.call.args.is_empty() {
+            ""
+        } else {
+            ", "
+        };
+        match paren {
+            Some(p) => vec![callee, Edit::replace(p..p + 1, format!("({ctx}{sep}"))],
+            None => Vec::new(),
+        }
     }
 }
 
