@@ -87,14 +87,9 @@ pub(crate) struct Record {
     /// the family, the failure goes away (see [`crate::blame::needs`]).
     #[serde(default)]
     pub needs: Vec<String>,
-    /// Check runs of those knockouts and of the slip check (part of `triage_calls`).
+    /// Check runs of those knockouts (part of `triage_calls`).
     #[serde(default)]
     pub knockout_calls: u64,
-    /// Whether the original test still fails with every call of the `needs` families computed
-    /// another way that avoids their operations: then the result may have slipped to another
-    /// bug. Absent when that could not be asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub slip_suspect: Option<bool>,
     /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
     /// blame's and the knockouts'.
     #[serde(default)]
@@ -142,7 +137,6 @@ impl Record {
             blame_calls: 0,
             needs: Vec::new(),
             knockout_calls: 0,
-            slip_suspect: None,
             triage_calls: 0,
             signature: String::new(),
             library_ops: Vec::new(),
@@ -273,7 +267,6 @@ mod tests {
             blame_calls: 1,
             needs: Vec::new(),
             knockout_calls: 0,
-            slip_suspect: None,
             triage_calls: 2,
             signature: "check_equal | relations::shift".into(),
             library_ops: vec!["iset::shift".into(), "iset::unite".into()],

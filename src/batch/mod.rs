@@ -331,18 +331,6 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     record.blame_calls = found.blame_calls;
     record.needs = found.needs;
     record.knockout_calls = found.knockout_calls;
-    record.slip_suspect = found.slip_suspect;
-    if found.slip_suspect == Some(true) {
-        let why = format!(
-            "slip suspect: the original still fails with every call of {} computed another way, \
-             so its failure may be another bug than the result's",
-            record.needs.join(", ")
-        );
-        record.message = Some(match record.message.take() {
-            Some(m) => format!("{m}; {why}"),
-            None => why,
-        });
-    }
     triage::sign_by_library(record, &output, &reduced, &ro);
     record.output = Some(output);
     record.stats = Some(stats);
@@ -364,10 +352,8 @@ struct Suspects {
     blame_calls: u64,
     /// The MR families whose calls the failure needs (see [`crate::blame::needs`]).
     needs: Vec<String>,
-    /// Check runs of those knockouts (and of the slip check).
+    /// Check runs of those knockouts.
     knockout_calls: u64,
-    /// Whether the original still fails without the needed families (see [`slip_suspect`]).
-    slip_suspect: Option<bool>,
 }
 
 /// The remaining MR families of the reduced text and its suspects: blame's
@@ -393,10 +379,6 @@ fn suspects(
         let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
         let (needs, runs) = crate::blame::needs(reduced, &model, &catalogue, oracle, &compiles)?;
         found.knockout_calls = runs as u64;
-        if !needs.is_empty() {
-            found.slip_suspect = slip_suspect(ro, &needs, oracle, &compiles)?;
-            found.knockout_calls += u64::from(found.slip_suspect.is_some());
-        }
         found.needs = needs;
     }
     let unfoldable = model.instances.iter().find(|i| match (i.kind, &i.family) {
@@ -428,22 +410,6 @@ fn suspects(
     found.suspects = triage::suspect_mrs(&model);
     found.from = format!("variants: {why}");
     Ok(found)
-}
-
-/// Whether the reduction slipped to another bug: the original test (`ro.input`) still fails with
-/// every call of the families the result needs computed another way that avoids their
-/// operations (one check run); `None` when that cannot be asked.
-fn slip_suspect(
-    ro: &ReduceOptions,
-    needs: &[String],
-    oracle: &ScriptOracle,
-    compiles: crate::blame::Compiles,
-) -> anyhow::Result<Option<bool>> {
-    let original = crate::input::read_test(&ro.input)?;
-    let doc = Document::parse(original.clone())?;
-    let catalogue = Catalogue::load_for(&ro.input, &doc, &ro.include_dirs, &ro.specs)?;
-    let model = TestModel::build(&doc, &catalogue)?;
-    crate::blame::fails_without(&original, &model, &catalogue, needs, oracle, compiles)
 }
 
 /// The latest record per stem, in stem order.

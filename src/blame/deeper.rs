@@ -228,40 +228,6 @@ impl Look<'_> {
         Ok((needs.into_iter().collect(), calls))
     }
 
-    /// Whether the test (a campaign's original) still fails with every call of `families`
-    /// computed by another MR of its family that avoids the call's operations: one check run.
-    /// `None` when that cannot be asked (no such call, no such MR, or it does not compile).
-    pub(super) fn fails_without(
-        &self,
-        families: &[String],
-        oracle: &ScriptOracle,
-        compiles: Compiles,
-    ) -> Result<Option<bool>> {
-        let targets: Vec<Target> = self
-            .all_targets()?
-            .into_iter()
-            .filter(|t| families.contains(&t.family))
-            .collect();
-        let mut knockouts = Vec::new();
-        for target in &targets {
-            match self.replacement(target) {
-                Some((mr, spec, avoided)) if !avoided.is_empty() => {
-                    knockouts.push((target, mr, spec))
-                }
-                _ => return Ok(None),
-            }
-        }
-        if knockouts.is_empty() {
-            return Ok(None);
-        }
-        let candidate = self.candidate(&knockouts);
-        if compiles(&candidate).is_err() {
-            return Ok(None);
-        }
-        let run = oracle.run(&candidate, &AtomicBool::new(false))?;
-        Ok(Some(oracle.verdict_of(run.end) == Verdict::Interesting))
-    }
-
     /// Every base MR call and wrapped library call of the test, in source order: in the
     /// functions with a context parameter, and `main`'s base MR calls.
     fn all_targets(&self) -> Result<Vec<Target>> {

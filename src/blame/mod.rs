@@ -235,27 +235,6 @@ pub(crate) fn needs(
     look.everywhere(oracle, compiles)
 }
 
-/// Whether `original` (a campaign's test) still fails with every call of `families` computed
-/// another way that avoids their operations (one check run; `None` when that cannot be asked).
-/// When it does, a result that needs those families has slipped to another bug.
-pub(crate) fn fails_without(
-    original: &[u8],
-    model: &TestModel,
-    catalogue: &Catalogue,
-    families: &[String],
-    oracle: &ScriptOracle,
-    compiles: Compiles,
-) -> Result<Option<bool>> {
-    let ops = LibraryOps::new(original, model, catalogue);
-    let look = deeper::Look {
-        text: original,
-        model,
-        catalogue,
-        ops: &ops,
-    };
-    look.fails_without(families, oracle, compiles)
-}
-
 /// A spec callee written relative to `metalib` (`relations::add::base` inside
 /// `metalib::relations::mod`), qualified.
 fn qualified_in_metalib(callee: &str) -> Option<String> {
