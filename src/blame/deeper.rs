@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use super::{library_op, Blame, Compiles, LibraryOps, SpecFn};
 use crate::catalogue::{Catalogue, Mr, MrKind};
-use crate::document::{squeeze, Call, Document};
+use crate::document::{squeeze, Call, Document, Function};
 use crate::edit::{self, Edit};
 use crate::model::{parse_qualified_mr, TestModel};
 use crate::oracle::{ScriptOracle, Verdict};
@@ -142,15 +142,11 @@ impl Look<'_> {
             ));
             return Ok(Some(deeper));
         };
-        let ctx = function
-            .params
-            .iter()
-            .find(|p| p.type_text.ends_with("fuzz_context") && !p.name.is_empty())
-            .map(|p| p.name.clone());
+        let ctx = context_param(function);
         let mut targets: Vec<Target> = function
             .calls
             .iter()
-            .filter_map(|c| self.target(&function.name, c, ctx.as_deref()))
+            .filter_map(|c| self.target(&function.name, c, ctx))
             .collect();
         let variants = self
             .model
@@ -234,11 +230,7 @@ impl Look<'_> {
         let doc = Document::parse(self.text.to_vec())?;
         let mut targets = Vec::new();
         for f in &doc.outline().functions {
-            let ctx = f
-                .params
-                .iter()
-                .find(|p| p.type_text.ends_with("fuzz_context") && !p.name.is_empty())
-                .map(|p| p.name.as_str());
+            let ctx = context_param(f);
             targets.extend(f.calls.iter().filter_map(|c| self.target(&f.name, c, ctx)));
         }
         Ok(targets)
@@ -441,6 +433,14 @@ impl Look<'_> {
             None => Vec::new(),
         }
     }
+}
+
+/// The name of `f`'s context parameter (`fuzz::fuzz_context ctx`), if it has one.
+fn context_param(f: &Function) -> Option<&str> {
+    f.params
+        .iter()
+        .find(|p| p.type_text.ends_with("fuzz_context") && !p.name.is_empty())
+        .map(|p| p.name.as_str())
 }
 
 /// The MR's definition with each placeholder call calling its family's base instead.
