@@ -213,8 +213,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
 
     let expected = vec![
         (
-            "check_equal | iset::from_interval iset::intersect iset::lower iset::shift iset::subtract iset::unite iset::upper"
-                .to_string(),
+            "check_equal | needs unite".to_string(),
             vec![TESTS[1].to_string()],
         ),
         ("not_interesting".to_string(), vec![TESTS[0].to_string()]),

@@ -95,12 +95,16 @@ fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
     Ok((by, super::latest_per_stem(journal::read(out_dir)?)))
 }
 
-/// The `why:` line: the members' failures and the operations they all call.
+/// The `why:` line: the members' failures and the operations they all call (the MR families
+/// whose calls they all need, when the knockouts signed every member).
 fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
     let failures: BTreeSet<&str> = members
         .iter()
         .filter_map(|r| r.failure.as_deref())
         .collect();
+    let knocked = members
+        .iter()
+        .all(|r| r.signature_from == triage::FROM_KNOCKOUTS);
     format!(
         "why: every member fails with {} and {}\n",
         failures
@@ -111,6 +115,12 @@ fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
         if shared.is_empty() {
             "shares no library operation (their signatures come from MR families or are equal)"
                 .to_string()
+        } else if knocked {
+            format!(
+                "needs the calls of the MR families {} (each computed by another MR of its \
+                 family, the failure goes away)",
+                shared.iter().cloned().collect::<Vec<_>>().join(" ")
+            )
         } else {
             format!(
                 "calls the library operations {}",
