@@ -142,6 +142,33 @@ impl Look<'_> {
             ));
             return Ok(Some(deeper));
         };
+        let targets = self.suspect_targets(function, site);
+        if targets.len() > MAX_KNOCKOUTS {
+            deeper.undecided = Some(format!(
+                "only the first {MAX_KNOCKOUTS} of {} calls were tried",
+                targets.len()
+            ));
+        }
+        for target in targets.iter().take(MAX_KNOCKOUTS) {
+            let knockout = self.knock_out(target, oracle, compiles, &mut deeper.oracle_calls)?;
+            if knockout.outcome == Outcome::Needed {
+                for op in &knockout.ops {
+                    if !deeper.needs.contains(op) {
+                        deeper.needs.push(op.clone());
+                    }
+                }
+            }
+            deeper.knockouts.push(knockout);
+        }
+        if deeper.needs.is_empty() && deeper.undecided.is_none() {
+            deeper.undecided = Some(not_decided(function, &targets));
+        }
+        Ok(Some(deeper))
+    }
+
+    /// The suspect's knockout targets: the calls in its body, then each call of its base in the
+    /// other variants.
+    fn suspect_targets(&self, function: &Function, site: &super::Fold) -> Vec<Target> {
         let ctx = context_param(function);
         let mut targets: Vec<Target> = function
             .calls
@@ -165,42 +192,7 @@ impl Look<'_> {
                 targets.extend(self.target(&v.name, &call, None));
             }
         }
-        if targets.len() > MAX_KNOCKOUTS {
-            deeper.undecided = Some(format!(
-                "only the first {MAX_KNOCKOUTS} of {} calls were tried",
-                targets.len()
-            ));
-        }
-        for target in targets.iter().take(MAX_KNOCKOUTS) {
-            let knockout = self.knock_out(target, oracle, compiles, &mut deeper.oracle_calls)?;
-            if knockout.outcome == Outcome::Needed {
-                for op in &knockout.ops {
-                    if !deeper.needs.contains(op) {
-                        deeper.needs.push(op.clone());
-                    }
-                }
-            }
-            deeper.knockouts.push(knockout);
-        }
-        if deeper.needs.is_empty() && deeper.undecided.is_none() {
-            let uncovered: BTreeSet<String> = function
-                .calls
-                .iter()
-                .filter(|c| !targets.iter().any(|t| t.call.span == c.span))
-                .filter_map(|c| library_op(&c.callee))
-                .collect();
-            deeper.undecided = Some(if uncovered.is_empty() {
-                "no call computed another way made the failure go away".to_string()
-            } else {
-                let ops: Vec<String> = uncovered.iter().map(|o| format!("`{o}`")).collect();
-                format!(
-                    "the spec gives no other way to compute {} in `{}`",
-                    ops.join(", "),
-                    function.name
-                )
-            });
-        }
-        Ok(Some(deeper))
+        targets
     }
 
     /// Triage's look: every base MR call and wrapped library call of the test (in the functions
@@ -433,6 +425,26 @@ impl Look<'_> {
             None => Vec::new(),
         }
     }
+}
+
+/// Why no call of the suspect's body was found needed: the library operations in it that no
+/// knockout could reach, or that none made the failure go away.
+fn not_decided(function: &Function, targets: &[Target]) -> String {
+    let uncovered: BTreeSet<String> = function
+        .calls
+        .iter()
+        .filter(|c| !targets.iter().any(|t| t.call.span == c.span))
+        .filter_map(|c| library_op(&c.callee))
+        .collect();
+    if uncovered.is_empty() {
+        return "no call computed another way made the failure go away".to_string();
+    }
+    let ops: Vec<String> = uncovered.iter().map(|o| format!("`{o}`")).collect();
+    format!(
+        "the spec gives no other way to compute {} in `{}`",
+        ops.join(", "),
+        function.name
+    )
 }
 
 /// The name of `f`'s context parameter (`fuzz::fuzz_context ctx`), if it has one.
