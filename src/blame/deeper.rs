@@ -332,7 +332,7 @@ impl Look<'_> {
             ));
         };
         let by = format!("{}::{}", mr.family, mr.name);
-        let candidate = self.candidate(&[(target, mr, spec)]);
+        let candidate = self.candidate(target, mr, spec);
         if let Err(why) = compiles(&candidate) {
             return Ok(undecided(
                 Some(by),
@@ -381,30 +381,23 @@ impl Look<'_> {
         })
     }
 
-    /// The test with each knockout's MR copied in before its first function (once per MR, in
-    /// `metalib::mfppr_knockout::<family>`) and each target calling its copy.
-    fn candidate(&self, knockouts: &[(&Target, &Mr, &SpecFn)]) -> Vec<u8> {
-        let mut edits = Vec::new();
-        let mut copies = BTreeSet::new();
-        for (target, mr, spec) in knockouts {
-            let name = format!("metalib::{NAMESPACE}::{}::{}", mr.family, mr.name);
-            edits.extend(self.call_edits(target, name));
-            copies.insert((mr.family.clone(), resolved_copy(spec)));
-        }
+    /// The test with `mr` copied in before its first function (in
+    /// `metalib::mfppr_knockout::<family>`) and `target` calling the copy.
+    fn candidate(&self, target: &Target, mr: &Mr, spec: &SpecFn) -> Vec<u8> {
+        let name = format!("metalib::{NAMESPACE}::{}::{}", mr.family, mr.name);
+        let mut edits = self.call_edits(target, name);
         let at = self.model.first_definition();
-        let copies: String = copies
-            .iter()
-            .map(|(family, copy)| {
-                format!("namespace metalib {{ namespace {NAMESPACE} {{ namespace {family} {{\n{copy}\n}} }} }}\n")
-            })
-            .collect();
-        edits.push(Edit::replace(at..at, copies));
+        let copy = format!(
+            "namespace metalib {{ namespace {NAMESPACE} {{ namespace {} {{\n{}\n}} }} }}\n",
+            mr.family,
+            resolved_copy(spec)
+        );
+        edits.push(Edit::replace(at..at, copy));
         edit::apply(self.text, &edits)
     }
 
     /// The edits that make `target` call `name`: its callee, and for a wrapped library call its
-    /// opening parenthesis with the context first (so calls nested in its arguments can be
-    /// edited too).
+    /// opening parenthesis with the context first (the arguments' text stays as written).
     fn call_edits(&self, target: &Target, name: String) -> Vec<Edit> {
         let callee = Edit::replace(target.call.callee_span.clone(), name);
         let Some(ctx) = &target.whole_call_with else {
