@@ -21,10 +21,11 @@ use serde_json::Value;
 /// Smallest first: the passing test, then two tests of the merge bug (blame: `relations::shift`).
 const TESTS: &[&str] = &["t_iset_4", "t_iset_82", "t_iset_16"];
 const PASSING: &str = "t_iset_4";
-/// The library signature of both merge tests: the failure needs their `unite` calls.
-const MERGE_SIGNATURE: &str = "check_equal | needs unite";
-/// Their signature by the library operations their standalone exports call (where no knockout
-/// decided, or in a journal of an mfppr without knockouts).
+/// The signature of both merge tests: blame's innermost suspect, the transplant that triggers
+/// the failure.
+const MERGE_SIGNATURE: &str = "check_equal | triggered by shift::shift_by_parts";
+/// Their signature by the library operations their standalone exports call (where neither blame
+/// nor a knockout decided, or in a journal of an mfppr without either).
 const MERGE_OPERATIONS: &str =
     "check_equal | iset::from_interval iset::intersect iset::lower iset::shift iset::subtract iset::unite iset::upper";
 
@@ -259,7 +260,9 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert!(
         text.starts_with(&format!(
             "group 1: 2 test(s), grouped by library — signature `{MERGE_SIGNATURE}`\nwhy: every \
-             member fails with `check_equal` and needs the calls of the MR families unite"
+             member fails with `check_equal` and calls the MR shift::shift_by_parts as the \
+             innermost call whose folding to its family's base makes the failure go away, or \
+             inside that call"
         )),
         "{text}"
     );
@@ -277,12 +280,14 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         "{ran:?}"
     );
     let r = record(&all, TESTS[1]);
-    assert_eq!(r["signature_from"], "knockouts");
+    assert_eq!(r["signature_from"], "triggers");
     assert_eq!(r["library_signature"], MERGE_SIGNATURE);
-    assert_eq!(r["needs"], serde_json::json!(["unite"]));
+    assert_eq!(r["triggers"], serde_json::json!(["shift::shift_by_parts"]));
+    // Blame named the trigger, so no knockout ran.
+    assert_eq!(r["knockout_calls"], 0);
 
-    // A journal of an older mfppr (no library signature, no knockouts): the results give the
-    // library operations' signature, and a result that is gone keeps its MR-family signature,
+    // A journal of an older mfppr (no library signature, triggers or knockouts): the results give
+    // the library operations' signature, and a result that is gone keeps its MR-family signature,
     // with a warning.
     let journal = out.join("results.jsonl");
     let current = std::fs::read(&journal).unwrap();
@@ -297,6 +302,9 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
                 "signature_from",
                 "needs",
                 "knockout_calls",
+                "triggers",
+                "within_triggers",
+                "introduces",
             ] {
                 fields.remove(k);
             }

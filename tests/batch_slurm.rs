@@ -213,7 +213,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
 
     let expected = vec![
         (
-            "check_equal | needs unite".to_string(),
+            "check_equal | triggered by shift::shift_by_parts".to_string(),
             vec![TESTS[1].to_string()],
         ),
         ("not_interesting".to_string(), vec![TESTS[0].to_string()]),

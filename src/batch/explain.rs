@@ -95,16 +95,16 @@ fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
     Ok((by, super::latest_per_stem(journal::read(out_dir)?)))
 }
 
-/// The `why:` line: the members' failures and the operations they all call (the MR families
-/// whose calls they all need, when the knockouts signed every member).
+/// The `why:` line: the members' failures and the operations they all call (the MRs that
+/// trigger the failure, when blame's innermost suspects signed every member; the MR families
+/// whose calls they all need, when the knockouts did).
 fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
     let failures: BTreeSet<&str> = members
         .iter()
         .filter_map(|r| r.failure.as_deref())
         .collect();
-    let knocked = members
-        .iter()
-        .all(|r| r.signature_from == triage::FROM_KNOCKOUTS);
+    let all_from = |from: &str| members.iter().all(|r| r.signature_from == from);
+    let joined = shared.iter().cloned().collect::<Vec<_>>().join(" ");
     format!(
         "why: every member fails with {} and {}\n",
         failures
@@ -115,17 +115,18 @@ fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
         if shared.is_empty() {
             "shares no library operation (their signatures come from MR families or are equal)"
                 .to_string()
-        } else if knocked {
+        } else if all_from(triage::FROM_TRIGGERS) {
             format!(
-                "needs the calls of the MR families {} (each computed by another MR of its \
-                 family, the failure goes away)",
-                shared.iter().cloned().collect::<Vec<_>>().join(" ")
+                "calls the MR {joined} as the innermost call whose folding to its family's base \
+                 makes the failure go away, or inside that call"
+            )
+        } else if all_from(triage::FROM_KNOCKOUTS) {
+            format!(
+                "needs the calls of the MR families {joined} (each computed by another MR of its \
+                 family, the failure goes away)"
             )
         } else {
-            format!(
-                "calls the library operations {}",
-                shared.iter().cloned().collect::<Vec<_>>().join(" ")
-            )
+            format!("calls the library operations {joined}")
         }
     )
 }

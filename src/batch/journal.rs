@@ -5,6 +5,7 @@
 //! crash (even SIGKILL) leaves every finished test on disk and at worst a torn last line, which
 //! [`read`] ignores with a warning and [`Journal::open`] cuts off before appending again.
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -90,6 +91,17 @@ pub(crate) struct Record {
     /// Check runs of those knockouts (part of `triage_calls`).
     #[serde(default)]
     pub knockout_calls: u64,
+    /// The MRs (`family::name`) of blame's innermost suspects: the relations whose transplant
+    /// triggers the failure (see [`crate::blame::Blame::triggers`]).
+    #[serde(default)]
+    pub triggers: Vec<String>,
+    /// The MRs of the other foldable calls inside those suspects.
+    #[serde(default)]
+    pub within_triggers: Vec<String>,
+    /// What each of those MRs brings into the computation it replaces: the families whose
+    /// placeholders it calls and the library operations it calls itself.
+    #[serde(default)]
+    pub introduces: BTreeMap<String, Vec<String>>,
     /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
     /// blame's and the knockouts'.
     #[serde(default)]
@@ -137,6 +149,9 @@ impl Record {
             blame_calls: 0,
             needs: Vec::new(),
             knockout_calls: 0,
+            triggers: Vec::new(),
+            within_triggers: Vec::new(),
+            introduces: BTreeMap::new(),
             triage_calls: 0,
             signature: String::new(),
             library_ops: Vec::new(),
@@ -267,6 +282,9 @@ mod tests {
             blame_calls: 1,
             needs: Vec::new(),
             knockout_calls: 0,
+            triggers: Vec::new(),
+            within_triggers: Vec::new(),
+            introduces: BTreeMap::new(),
             triage_calls: 2,
             signature: "check_equal | relations::shift".into(),
             library_ops: vec!["iset::shift".into(), "iset::unite".into()],

@@ -331,6 +331,9 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     record.blame_calls = found.blame_calls;
     record.needs = found.needs;
     record.knockout_calls = found.knockout_calls;
+    record.triggers = found.triggers.mrs;
+    record.within_triggers = found.triggers.within;
+    record.introduces = found.triggers.introduces;
     triage::sign_by_library(record, &output, &reduced, &ro);
     record.output = Some(output);
     record.stats = Some(stats);
@@ -354,13 +357,17 @@ struct Suspects {
     needs: Vec<String>,
     /// Check runs of those knockouts.
     knockout_calls: u64,
+    /// Blame's innermost suspects and the MRs inside them.
+    triggers: crate::blame::Triggers,
 }
 
 /// The remaining MR families of the reduced text and its suspects: blame's
 /// ([`crate::blame::blame`], one check run per foldable call, one more when there are several)
 /// when the result is still interesting and every instance has a base to fold to; otherwise
 /// (and when no single fold removes the failure, yet folding all does) the families of the steps
-/// where a checked variant differs from the reference.
+/// where a checked variant differs from the reference. When blame names no trigger (no
+/// innermost suspect), the knockouts ([`crate::blame::needs`]) say which families' calls the
+/// failure needs.
 fn suspects(
     ro: &ReduceOptions,
     reduced: &[u8],
@@ -374,24 +381,21 @@ fn suspects(
         mrs: triage::remaining_mrs(&model),
         ..Suspects::default()
     };
-    if interesting {
-        let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
-        let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
-        let (needs, runs) = crate::blame::needs(reduced, &model, &catalogue, oracle, &compiles)?;
-        found.knockout_calls = runs as u64;
-        found.needs = needs;
-    }
     let unfoldable = model.instances.iter().find(|i| match (i.kind, &i.family) {
         (Some(kind), Some(family)) => catalogue.base_of(kind, family).is_none(),
         _ => true,
     });
     let why = if !interesting {
-        "the result was not interesting on its last check".to_string()
+        Some("the result was not interesting on its last check".to_string())
     } else if let Some(i) = unfoldable {
-        format!("the catalogue has no base MR to fold {} to", i.name)
+        Some(format!(
+            "the catalogue has no base MR to fold {} to",
+            i.name
+        ))
     } else {
         let blame = crate::blame::blame(reduced, &model, &catalogue, oracle, None)?;
         found.blame_calls = blame.oracle_calls as u64;
+        found.triggers = blame.triggers(&model);
         let suspect = blame.folds.iter().filter(|f| f.suspect);
         let families: BTreeSet<String> = suspect.clone().map(|f| f.family.clone()).collect();
         let calls: BTreeSet<String> = suspect.flat_map(|f| f.library_ops.clone()).collect();
@@ -399,16 +403,25 @@ fn suspects(
             found.suspects = families.into_iter().collect();
             found.library_calls = calls.into_iter().collect();
             found.from = "blame".to_string();
-            return Ok(found);
-        }
-        if blame.base_operations_implicated {
+            None
+        } else if blame.base_operations_implicated {
             found.from = triage::BASE_OPERATIONS.to_string();
-            return Ok(found);
+            None
+        } else {
+            Some("no single fold removes the failure".to_string())
         }
-        "no single fold removes the failure".to_string()
     };
-    found.suspects = triage::suspect_mrs(&model);
-    found.from = format!("variants: {why}");
+    if interesting && found.triggers.mrs.is_empty() {
+        let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
+        let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
+        let (needs, runs) = crate::blame::needs(reduced, &model, &catalogue, oracle, &compiles)?;
+        found.knockout_calls = runs as u64;
+        found.needs = needs;
+    }
+    if let Some(why) = why {
+        found.suspects = triage::suspect_mrs(&model);
+        found.from = format!("variants: {why}");
+    }
     Ok(found)
 }
 

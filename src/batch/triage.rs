@@ -1,14 +1,20 @@
 //! Triage of a campaign: the signature of a reduced test, groups of tests with the same signature,
 //! `OUTDIR/summary.json` and the printed table.
 //!
-//! A signature is the failing check, exception or signal (read from the stderr tail of the
-//! check's run on the reduced test) and the sorted suspect MR families of the reduced test
-//! (design §11): blame's suspects (design §10.3, [`crate::blame::blame`]: the families of the MR
-//! calls whose folding to the family's base makes the failure go away), or `base operations` when
-//! the failure survives folding every MR. Where blame cannot decide (the result no longer
-//! interesting, an instance without a base MR, no single fold that matters), the families of the
-//! steps where a checked variant differs from the reference stand in ([`suspect_mrs`]). Tests
-//! that were not reduced are grouped by outcome.
+//! By default (`--group-by library`) a result is signed by what triggers its failure: blame's
+//! innermost suspects ([`crate::blame::Blame::triggers`]), one of them or of the MRs inside them
+//! chosen over the whole campaign ([`trigger_keys`]), and trigger groups whose MRs bring the same
+//! operations merged ([`merge_by_what_triggers_bring`]). Where blame names no trigger, the MR
+//! families whose calls the failure needs (the knockouts, [`crate::blame::needs`]) sign it, else the
+//! library operations of its standalone export; those groups merge into subsets
+//! ([`merge_into_subsets`]). With `--group-by mrs` the signature is the failing check, exception
+//! or signal (read from the stderr tail of the check's run on the reduced test) and the sorted
+//! suspect MR families of the reduced test (design §11): blame's suspects (design §10.3, the
+//! families of the MR calls whose folding to the family's base makes the failure go away), or
+//! `base operations` when the failure survives folding every MR. Where blame cannot decide (the
+//! result no longer interesting, an instance without a base MR, no single fold that matters), the
+//! families of the steps where a checked variant differs from the reference stand in
+//! ([`suspect_mrs`]). Tests that were not reduced are grouped by outcome.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -118,7 +124,8 @@ pub(crate) fn signature(failure: &str, suspects: &[String], from: &str) -> Strin
 /// What the triage groups by.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum GroupBy {
-    /// The failure and the library operations the standalone export of the result calls.
+    /// The failure and what triggers it (blame's innermost suspects), else the MR families whose
+    /// calls it needs (knockouts), else the library operations the standalone export calls.
     #[default]
     Library,
     /// The failure and the suspect MR families (blame).
@@ -129,15 +136,21 @@ pub(crate) enum GroupBy {
 pub(crate) const FROM_LIBRARY: &str = "library";
 /// [`Record::signature_from`] of a signature from the knockouts ([`Record::needs`]).
 pub(crate) const FROM_KNOCKOUTS: &str = "knockouts";
+/// [`Record::signature_from`] of a signature from blame's innermost suspects
+/// ([`Record::triggers`]).
+pub(crate) const FROM_TRIGGERS: &str = "triggers";
+/// The words between the failure and the trigger in a trigger signature.
+const TRIGGERED_BY: &str = "triggered by";
 
 /// Fill the library signature of the reduced `record` (its failure, suspects, blame and knockouts
-/// already known; result `text` at `path`). When a knockout decided, the failure and the families
-/// whose calls the failure needs (`signature_from: knockouts`). Otherwise the failure and the
+/// already known; result `text` at `path`). When blame found innermost suspects, the failure and
+/// their MRs (`signature_from: triggers`); else, when a knockout decided, the failure and the
+/// families whose calls the failure needs (`signature_from: knockouts`). Otherwise the failure and the
 /// library operations its standalone export calls, only those the blamed MR calls reach when
 /// blame localised the failure (an MR family whose folding removes it); when the export cannot be
 /// built, its MR-family signature stands in (`signature_from: mrs`) and the message says why.
 pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro: &ReduceOptions) {
-    if sign_by_knockouts(record) {
+    if sign_by_triggers(record) || sign_by_knockouts(record) {
         return;
     }
     let failure = record.failure.clone().unwrap_or_default();
@@ -162,6 +175,122 @@ pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro:
                 None => why,
             });
         }
+    }
+}
+
+/// When blame found innermost suspects (`record.triggers` is not empty), sign `record` by the
+/// failure and those MRs; its library operations stand for the MRs it may be grouped by (its
+/// triggers and the MRs called inside them, see [`trigger_keys`]).
+fn sign_by_triggers(record: &mut Record) -> bool {
+    if record.triggers.is_empty() {
+        return false;
+    }
+    let failure = record.failure.as_deref().unwrap_or_default();
+    record.library_signature = format!("{failure} | {TRIGGERED_BY} {}", record.triggers.join(" "));
+    let mrs: BTreeSet<&String> = record
+        .triggers
+        .iter()
+        .chain(&record.within_triggers)
+        .collect();
+    record.library_ops = mrs.into_iter().cloned().collect();
+    record.signature_from = FROM_TRIGGERS.to_string();
+    true
+}
+
+/// The key of each trigger-signed record (by stem): its failure and one MR, of its triggers and
+/// the MRs called inside them, the one that alone triggers the most results of the campaign (a
+/// single innermost suspect with no foldable call inside it), then one of its own triggers, then
+/// the first by name. A result whose suspect holds the MR that alone triggers other results joins
+/// their group: with several bugs in the library, folding that inner call can change a value so
+/// that it reaches another bug, and blame then finds only the outer call needed. An outer MR is
+/// never counted, however often it is found so: it is the inner call's evidence that decides. The
+/// keys depend only on the set of records.
+fn trigger_keys<'a>(records: &[&'a Record]) -> BTreeMap<&'a str, (String, &'a str)> {
+    let signed: Vec<&Record> = records
+        .iter()
+        .copied()
+        .filter(|r| r.signature_from == FROM_TRIGGERS)
+        .collect();
+    let mut count: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for r in &signed {
+        if let ([t], []) = (r.triggers.as_slice(), r.within_triggers.as_slice()) {
+            *count
+                .entry((r.failure.as_deref().unwrap_or_default(), t))
+                .or_default() += 1;
+        }
+    }
+    let mut keys = BTreeMap::new();
+    for r in signed {
+        let failure = r.failure.as_deref().unwrap_or_default();
+        let chosen = r.triggers.iter().chain(&r.within_triggers).max_by_key(|m| {
+            (
+                count.get(&(failure, m.as_str())).copied().unwrap_or(0),
+                r.triggers.contains(m),
+                std::cmp::Reverse(m.as_str()),
+            )
+        });
+        if let Some(m) = chosen {
+            let key = format!("{failure} | {TRIGGERED_BY} {m}");
+            keys.insert(r.stem.as_str(), (key, m.as_str()));
+        }
+    }
+    keys
+}
+
+/// Merge each trigger group into the trigger group (same failure) whose MR brings a non-empty
+/// subset of what its own MR brings into the computation (the families whose placeholders it
+/// calls, the library operations it calls itself; see [`Record::introduces`]): the most specific
+/// such group, then the most members, then the signature. Two relations that bring the same
+/// operations reach the same library calls with their own operands: `intersect_by_subtract` and
+/// `compl_by_subtract` both bring `subtract`, and trigger one subtraction bug. A trigger that
+/// brings nothing stays alone. Groups are visited fewest operations first, then most members.
+fn merge_by_what_triggers_bring(
+    by_signature: &mut BTreeMap<&str, Vec<&Record>>,
+    triggered: &BTreeMap<&str, (String, &str)>,
+) {
+    let brings = |sig: &str, members: &[&Record]| -> Option<BTreeSet<String>> {
+        let r = members.first()?;
+        let (key, mr) = triggered.get(r.stem.as_str())?;
+        (key == sig).then_some(())?;
+        let ops = r.introduces.get(*mr)?;
+        (!ops.is_empty()).then(|| ops.iter().cloned().collect())
+    };
+    let trigger_groups: Vec<(&str, &str, BTreeSet<String>, usize)> = by_signature
+        .iter()
+        .filter_map(|(sig, m)| {
+            let ops = brings(sig, m)?;
+            Some((
+                *sig,
+                m[0].failure.as_deref().unwrap_or_default(),
+                ops,
+                m.len(),
+            ))
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..trigger_groups.len()).collect();
+    order.sort_by_key(|&i| {
+        let (sig, _, ops, n) = &trigger_groups[i];
+        (ops.len(), std::cmp::Reverse(*n), *sig)
+    });
+    let mut roots: Vec<usize> = Vec::new();
+    let mut moves: Vec<(&str, &str)> = Vec::new();
+    for i in order {
+        let (sig, failure, ops, _) = &trigger_groups[i];
+        let target = roots
+            .iter()
+            .filter(|&&j| trigger_groups[j].1 == *failure && trigger_groups[j].2.is_subset(ops))
+            .min_by_key(|&&j| {
+                let (s, _, o, n) = &trigger_groups[j];
+                (std::cmp::Reverse(o.len()), std::cmp::Reverse(*n), *s)
+            });
+        match target {
+            Some(&j) => moves.push((sig, trigger_groups[j].0)),
+            None => roots.push(i),
+        }
+    }
+    for (from, to) in moves {
+        let members = by_signature.remove(from).unwrap_or_default();
+        by_signature.entry(to).or_default().extend(members);
     }
 }
 
@@ -248,10 +377,19 @@ pub(crate) fn summarise(records: &[Record], by: GroupBy) -> CampaignSummary {
 }
 
 fn groups(records: &[&Record], by: GroupBy) -> Vec<Group> {
+    let triggered = if by == GroupBy::Library {
+        trigger_keys(records)
+    } else {
+        BTreeMap::new()
+    };
     let mut by_signature: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
     for r in records {
-        by_signature.entry(key(r, by)).or_default().push(r);
+        let k = triggered
+            .get(r.stem.as_str())
+            .map_or_else(|| key(r, by), |(k, _)| k.as_str());
+        by_signature.entry(k).or_default().push(r);
     }
+    merge_by_what_triggers_bring(&mut by_signature, &triggered);
     if by == GroupBy::Library {
         merge_into_subsets(&mut by_signature);
     }
@@ -569,6 +707,163 @@ mod tests {
                 ),
                 ("check_eq | needs add", &["e".to_string()][..]),
                 ("check_lt | needs division", &["d".to_string()][..]),
+            ]
+        );
+    }
+
+    /// A record blame signed: `triggers` are its innermost suspects, `within` the MRs inside them.
+    fn by_triggers(stem: &str, failure: &str, triggers: &[&str], within: &[&str]) -> Record {
+        let mut r = by_library(stem, failure, &["z3::operator/"]);
+        r.triggers = triggers.iter().map(|t| t.to_string()).collect();
+        r.within_triggers = within.iter().map(|t| t.to_string()).collect();
+        assert!(sign_by_triggers(&mut r));
+        r
+    }
+
+    #[test]
+    fn triggers_sign_first_and_a_suspect_joins_the_trigger_it_holds() {
+        let mut records = vec![
+            by_triggers("a", "check_eq", &["identity::div_one"], &[]),
+            by_triggers("b", "check_eq", &["identity::div_one"], &[]),
+            // Its suspect holds `div_one`, the trigger of two others: it joins them.
+            by_triggers(
+                "c",
+                "check_eq",
+                &["add::add_by_sub"],
+                &["identity::div_one"],
+            ),
+            by_triggers("d", "check_eq", &["neg::neg_by_sub_zero"], &[]),
+            // Their suspect holds `neg_by_sub_zero`, which triggers `d` alone: counting `add_by_sub`
+            // (found three times, never alone) would keep them, and take `c`, apart.
+            by_triggers(
+                "h",
+                "check_eq",
+                &["add::add_by_sub"],
+                &["neg::neg_by_sub_zero"],
+            ),
+            by_triggers(
+                "i",
+                "check_eq",
+                &["add::add_by_sub"],
+                &["neg::neg_by_sub_zero"],
+            ),
+            // It holds MRs that trigger nothing alone: it keeps its own trigger.
+            by_triggers(
+                "e",
+                "check_eq",
+                &["sub::sub_by_add"],
+                &["identity::double_negative"],
+            ),
+            by_triggers("f", "check_eq", &["sub::sub_by_add"], &[]),
+            // Another failure: counted apart.
+            by_triggers(
+                "g",
+                "check_lt",
+                &["add::add_by_sub"],
+                &["identity::div_one"],
+            ),
+        ];
+        assert_eq!(records[2].signature_from, FROM_TRIGGERS);
+        assert_eq!(
+            records[2].library_signature,
+            "check_eq | triggered by add::add_by_sub"
+        );
+        let s = summarise(&records, GroupBy::Library);
+        let groups = signatures_and_members(&s);
+        let owned = |m: &[&str]| m.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let expected = [
+            (
+                "check_eq | triggered by identity::div_one",
+                owned(&["a", "b", "c"]),
+            ),
+            (
+                "check_eq | triggered by neg::neg_by_sub_zero",
+                owned(&["d", "h", "i"]),
+            ),
+            (
+                "check_eq | triggered by sub::sub_by_add",
+                owned(&["e", "f"]),
+            ),
+            ("check_lt | triggered by add::add_by_sub", owned(&["g"])),
+        ];
+        let expected: Vec<(&str, &[String])> =
+            expected.iter().map(|(g, m)| (*g, m.as_slice())).collect();
+        assert_eq!(groups, expected);
+        records.reverse();
+        assert_eq!(summarise(&records, GroupBy::Library), s);
+    }
+
+    #[test]
+    fn a_trigger_group_joins_the_one_whose_mr_brings_a_subset_of_its_operations() {
+        let brings = |stem: &str, failure: &str, mr: &str, ops: &[&str]| {
+            let mut r = by_triggers(stem, failure, &[mr], &[]);
+            let ops = ops.iter().map(|o| o.to_string()).collect();
+            r.introduces = BTreeMap::from([(mr.to_string(), ops)]);
+            r
+        };
+        let records = vec![
+            brings(
+                "p",
+                "check_card",
+                "intersect::intersect_by_subtract",
+                &["subtract"],
+            ),
+            // Brings `subtract` and more: joins `p` although it has more members.
+            brings(
+                "q",
+                "check_card",
+                "complement::compl_by_subtract",
+                &["subtract", "universe"],
+            ),
+            brings(
+                "r",
+                "check_card",
+                "complement::compl_by_subtract",
+                &["subtract", "universe"],
+            ),
+            // The library's `iset::subtract` is not the family `subtract`.
+            brings(
+                "s",
+                "check_card",
+                "shift::shift_by_parts",
+                &["iset::subtract", "shift"],
+            ),
+            // Brings nothing: stays alone.
+            brings("t", "check_card", "identity::iden_by_simplify", &[]),
+            brings(
+                "u",
+                "check_lt",
+                "complement::compl_by_subtract",
+                &["subtract", "universe"],
+            ),
+        ];
+        let s = summarise(&records, GroupBy::Library);
+        let got: Vec<(&str, Vec<&str>)> = s
+            .groups
+            .iter()
+            .map(|g| {
+                (
+                    g.signature.as_str(),
+                    g.members.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "check_card | triggered by intersect::intersect_by_subtract",
+                    vec!["p", "q", "r"]
+                ),
+                (
+                    "check_card | triggered by identity::iden_by_simplify",
+                    vec!["t"]
+                ),
+                ("check_card | triggered by shift::shift_by_parts", vec!["s"]),
+                (
+                    "check_lt | triggered by complement::compl_by_subtract",
+                    vec!["u"]
+                ),
             ]
         );
     }

@@ -7,7 +7,7 @@
 
 mod deeper;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::catalogue::Catalogue;
 use crate::document::{Document, Function, Span};
 use crate::edit::{self, Edit};
-use crate::model::{parse_qualified_mr, TestModel};
+use crate::model::{parse_qualified_mr, Caller, TestModel};
 use crate::oracle::{ScriptOracle, Verdict};
 
 /// One fold tried by blame.
@@ -38,6 +38,9 @@ pub struct Fold {
     pub suspect: bool,
     /// Library operations the callee reaches (directly or through base MRs and instances).
     pub library_ops: Vec<String>,
+    /// The instance whose body holds the call (`None` for a variant's step in `main`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inside: Option<String>,
 }
 
 /// Blame's findings.
@@ -59,6 +62,9 @@ pub struct Blame {
     /// blame only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deeper: Option<Deeper>,
+    /// What each folded MR (`family::name`) brings into the computation (see [`introduced`]).
+    #[serde(skip)]
+    pub introduces: BTreeMap<String, Vec<String>>,
 }
 
 pub(crate) use deeper::{Deeper, Outcome};
@@ -83,12 +89,13 @@ struct Site {
     base: String,
     variant: usize,
     span: Span,
+    inside: Option<String>,
 }
 
 /// Every call of an instance and every direct call of a non-base MR, in source order.
 fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
     let mut sites = Vec::new();
-    let mut consider = |callee: &str, span: &Span, variant: usize| {
+    let mut consider = |callee: &str, span: &Span, variant: usize, inside: Option<&str>| {
         if let Some(inst) = model.instance(callee) {
             let (Some(kind), Some(family)) = (inst.kind, &inst.family) else {
                 return;
@@ -101,6 +108,7 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
                     base: base.qualified(),
                     variant,
                     span: span.clone(),
+                    inside: inside.map(str::to_string),
                 });
             }
         } else if let Some((kind, family, name)) = parse_qualified_mr(callee) {
@@ -113,6 +121,7 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
                         base: base.qualified(),
                         variant,
                         span: span.clone(),
+                        inside: inside.map(str::to_string),
                     });
                 }
             }
@@ -120,13 +129,13 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
     };
     for v in &model.variants {
         for s in &v.steps {
-            consider(&s.callee, &s.callee_span, v.index);
+            consider(&s.callee, &s.callee_span, v.index, None);
         }
     }
     for inst in &model.instances {
         for stmt in &inst.body {
             for c in &stmt.calls {
-                consider(&c.callee, &c.callee_span, inst.variant);
+                consider(&c.callee, &c.callee_span, inst.variant, Some(&inst.name));
             }
         }
     }
@@ -167,6 +176,7 @@ pub(crate) fn blame(
             variant: s.variant,
             suspect,
             library_ops: ops.of(&s.callee).into_iter().collect(),
+            inside: s.inside.clone(),
         });
     }
     let base_operations_implicated = match folds.as_slice() {
@@ -200,7 +210,14 @@ pub(crate) fn blame(
         oracle_calls: calls,
         secs: 0.0,
         deeper: None,
+        introduces: BTreeMap::new(),
     };
+    for f in &blame.folds {
+        if !blame.introduces.contains_key(&f.mr) {
+            let brought = introduced(&f.mr, catalogue, &ops);
+            blame.introduces.insert(f.mr.clone(), brought);
+        }
+    }
     if let Some(compiles) = compiles {
         let looked = deeper::Look {
             text,
@@ -213,6 +230,69 @@ pub(crate) fn blame(
     }
     blame.secs = started.elapsed().as_secs_f64();
     Ok(blame)
+}
+
+/// What blame says triggers the failure (see [`Blame::triggers`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Triggers {
+    /// The MRs (`family::name`, sorted) of the innermost suspects.
+    pub mrs: Vec<String>,
+    /// The MRs (sorted) of the other foldable calls inside them.
+    pub within: Vec<String>,
+    /// What each of those MRs brings into the computation (see [`introduced`]).
+    pub introduces: BTreeMap<String, Vec<String>>,
+}
+
+impl Blame {
+    /// The innermost suspects: the suspect calls with no other suspect call inside them (in the
+    /// callee's body, or in an instance it calls). Folding an instance folds what it calls with
+    /// it, so an outer suspect may only hold the call the failure needs; the innermost ones are
+    /// the relations that trigger it. With them, the MRs of the calls inside them that blame did
+    /// not find needed: folding such a call can change a value so that it reaches another bug of
+    /// the library, and then the failure stays although the call triggered it.
+    pub(crate) fn triggers(&self, model: &TestModel) -> Triggers {
+        let holds = |outer: &Fold, inner: &Fold| {
+            let mut at = inner.inside.clone();
+            while let Some(name) = at {
+                if name == outer.callee {
+                    return true;
+                }
+                at = match model.instance(&name).and_then(|i| i.caller.as_ref()) {
+                    Some(Caller::Instance(up)) if *up != name => Some(up.clone()),
+                    _ => None,
+                };
+            }
+            false
+        };
+        let suspects: Vec<&Fold> = self.folds.iter().filter(|f| f.suspect).collect();
+        let innermost: Vec<&Fold> = suspects
+            .iter()
+            .filter(|f| {
+                !suspects
+                    .iter()
+                    .any(|g| !std::ptr::eq(**f, *g) && holds(f, g))
+            })
+            .copied()
+            .collect();
+        let mrs: BTreeSet<String> = innermost.iter().map(|f| f.mr.clone()).collect();
+        let within: BTreeSet<String> = self
+            .folds
+            .iter()
+            .filter(|g| !g.suspect && innermost.iter().any(|f| holds(f, g)))
+            .map(|g| g.mr.clone())
+            .filter(|m| !mrs.contains(m))
+            .collect();
+        let introduces = mrs
+            .iter()
+            .chain(&within)
+            .filter_map(|m| Some((m.clone(), self.introduces.get(m)?.clone())))
+            .collect();
+        Triggers {
+            mrs: mrs.into_iter().collect(),
+            within: within.into_iter().collect(),
+            introduces,
+        }
+    }
 }
 
 /// The MR families (`division`) whose calls in `text` (a test the oracle finds interesting) the
@@ -233,6 +313,34 @@ pub(crate) fn needs(
         ops: &ops,
     };
     look.everywhere(oracle, compiles)
+}
+
+/// What MR `mr` (`family::name`) brings into the computation it replaces, sorted: the families
+/// whose placeholders it calls (`subtract`) and the library operations it calls itself
+/// (`iset::hull`). A library bug sits in one of them, so two relations that bring the same
+/// operations trigger the same bug. Empty when the catalogue does not know the MR.
+fn introduced(mr: &str, catalogue: &Catalogue, ops: &LibraryOps) -> Vec<String> {
+    let Some(m) = catalogue
+        .mrs
+        .iter()
+        .find(|m| format!("{}::{}", m.family, m.name) == mr)
+    else {
+        return Vec::new();
+    };
+    let mut brought: BTreeSet<String> = m
+        .placeholder_families
+        .iter()
+        .map(|(_, family)| family.clone())
+        .collect();
+    if let Some(spec) = ops.spec.get(&m.qualified()) {
+        brought.extend(
+            spec.function
+                .calls
+                .iter()
+                .filter_map(|c| library_op(&c.callee)),
+        );
+    }
+    brought.into_iter().collect()
 }
 
 /// A spec callee written relative to `metalib` (`relations::add::base` inside
@@ -344,6 +452,77 @@ impl LibraryOps {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A test whose variant 1 calls `add_by_sub_1_1`, which calls `div_one_1_2`.
+    const NESTED: &str = "int\ndiv_one_1_2(fuzz::fuzz_context ctx, int t)\n{\n    return \
+        metalib::relations::division::base(ctx, t, 1);\n}\nint\nadd_by_sub_1_1(fuzz::fuzz_context \
+        ctx, int a, int b)\n{\n    b = div_one_1_2(ctx, b);\n    return \
+        metalib::relations::sub::base(ctx, a, b);\n}\nint\nmain()\n{\n    fuzz::fuzz_context \
+        fctx;\n    int output_var_0 = 1;\n\n    // Meta test 0\n    int r_0 = \
+        metalib::relations::add::base(fctx, output_var_0, output_var_0);\n\n    // Meta test 1\n    \
+        int r_1 = add_by_sub_1_1(fctx, output_var_0, output_var_0);\n    \
+        metalib::checks::check_equal(r_1, r_0);\n}\n";
+
+    fn fold(callee: &str, mr: &str, suspect: bool, inside: Option<&str>) -> Fold {
+        Fold {
+            callee: callee.to_string(),
+            mr: mr.to_string(),
+            family: String::new(),
+            base: String::new(),
+            variant: 1,
+            suspect,
+            library_ops: Vec::new(),
+            inside: inside.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn the_innermost_suspects_trigger_and_an_outer_one_holds_the_rest() {
+        let doc = Document::parse(NESTED.as_bytes().to_vec()).unwrap();
+        let model = TestModel::build(&doc, &Catalogue::default()).unwrap();
+        let blame_of = |outer: bool, inner: bool| Blame {
+            folds: vec![
+                fold(
+                    "div_one_1_2",
+                    "identity::div_one",
+                    inner,
+                    Some("add_by_sub_1_1"),
+                ),
+                fold("add_by_sub_1_1", "add::add_by_sub", outer, None),
+            ],
+            suspects: Vec::new(),
+            one_variant: None,
+            base_operations_implicated: false,
+            oracle_calls: 0,
+            secs: 0.0,
+            deeper: None,
+            introduces: BTreeMap::from([(
+                "identity::div_one".to_string(),
+                vec!["one".to_string()],
+            )]),
+        };
+        let triggers = |mrs: &[&str], within: &[&str]| Triggers {
+            mrs: mrs.iter().map(|m| m.to_string()).collect(),
+            within: within.iter().map(|m| m.to_string()).collect(),
+            introduces: BTreeMap::from([(
+                "identity::div_one".to_string(),
+                vec!["one".to_string()],
+            )]),
+        };
+        assert_eq!(
+            blame_of(true, true).triggers(&model),
+            triggers(&["identity::div_one"], &[])
+        );
+        assert_eq!(
+            blame_of(true, false).triggers(&model),
+            triggers(&["add::add_by_sub"], &["identity::div_one"])
+        );
+        assert_eq!(
+            blame_of(false, true).triggers(&model),
+            triggers(&["identity::div_one"], &[])
+        );
+        assert!(blame_of(false, false).triggers(&model).mrs.is_empty());
+    }
 
     #[test]
     fn library_operations_are_qualified_calls_or_member_calls() {
