@@ -105,6 +105,7 @@ fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
         .collect();
     let all_from = |from: &str| members.iter().all(|r| r.signature_from == from);
     let joined = shared.iter().cloned().collect::<Vec<_>>().join(" ");
+    let brought = shared_brought(members);
     format!(
         "why: every member fails with {} and {}\n",
         failures
@@ -112,7 +113,13 @@ fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
             .map(|f| format!("`{f}`"))
             .collect::<Vec<_>>()
             .join(", "),
-        if shared.is_empty() {
+        if all_from(triage::FROM_TRIGGERS) && shared.is_empty() && !brought.is_empty() {
+            format!(
+                "is triggered by an MR that brings {} into the computation (each member's \
+                 trigger below)",
+                brought.into_iter().collect::<Vec<_>>().join(" ")
+            )
+        } else if shared.is_empty() {
             "shares no library operation (their signatures come from MR families or are equal)"
                 .to_string()
         } else if all_from(triage::FROM_TRIGGERS) {
@@ -129,6 +136,19 @@ fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
             format!("calls the library operations {joined}")
         }
     )
+}
+
+/// What every member's trigger MRs bring into the computation (see [`Record::introduces`]).
+fn shared_brought(members: &[&Record]) -> BTreeSet<String> {
+    let mut sets = members.iter().map(|r| {
+        r.introduces
+            .values()
+            .flatten()
+            .cloned()
+            .collect::<BTreeSet<String>>()
+    });
+    let first = sets.next().unwrap_or_default();
+    sets.fold(first, |acc, s| acc.intersection(&s).cloned().collect())
 }
 
 /// One member: its stem, where its signature comes from, its size, the operations it adds.

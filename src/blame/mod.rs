@@ -333,12 +333,13 @@ fn introduced(mr: &str, catalogue: &Catalogue, ops: &LibraryOps) -> Vec<String> 
         .map(|(_, family)| family.clone())
         .collect();
     if let Some(spec) = ops.spec.get(&m.qualified()) {
-        brought.extend(
-            spec.function
-                .calls
-                .iter()
-                .filter_map(|c| library_op(&c.callee)),
-        );
+        let library = spec
+            .function
+            .calls
+            .iter()
+            .filter(|c| qualified_in_metalib(&c.callee).is_none())
+            .filter_map(|c| library_op(&c.callee));
+        brought.extend(library);
     }
     brought.into_iter().collect()
 }
@@ -522,6 +523,35 @@ mod tests {
             triggers(&["identity::div_one"], &[])
         );
         assert!(blame_of(false, false).triggers(&model).mrs.is_empty());
+    }
+
+    #[test]
+    fn an_mr_brings_the_families_it_calls_and_its_own_library_calls() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let path = root.join("fixtures/campaign/t_iset_19.cpp");
+        let text = std::fs::read(&path).unwrap();
+        let spec = root.join("fixtures/iset/spec");
+        let catalogue = Catalogue::load(&path, &text, &[spec], &[]).unwrap();
+        let doc = Document::parse(text.clone()).unwrap();
+        let model = TestModel::build(&doc, &catalogue).unwrap();
+        let ops = LibraryOps::new(&text, &model, &catalogue);
+        assert_eq!(
+            introduced("complement::compl_by_subtract", &catalogue, &ops),
+            ["subtract", "universe"]
+        );
+        assert_eq!(
+            introduced("shift::shift_by_parts", &catalogue, &ops),
+            [
+                "iset::from_interval",
+                "iset::intersect",
+                "iset::lower",
+                "iset::subtract",
+                "iset::upper",
+                "shift",
+                "unite"
+            ]
+        );
+        assert!(introduced("shift::no_such_mr", &catalogue, &ops).is_empty());
     }
 
     #[test]
