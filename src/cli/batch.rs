@@ -101,8 +101,9 @@ pub struct BatchArgs {
     )]
     triage_only: Option<PathBuf>,
 
-    /// Print why the members of group N of the campaign in -o OUTDIR were grouped: the shared
-    /// library operations, each member's own, and the representative's standalone export.
+    /// Print why the members of group N of the campaign in -o OUTDIR were grouped: what they
+    /// share (trigger MR, needed families or library operations), each member's own, and the
+    /// representative's standalone export.
     #[arg(
         long,
         value_name = "N",
@@ -113,8 +114,9 @@ pub struct BatchArgs {
     )]
     explain: Option<u32>,
 
-    /// What groups the results: the library operations the standalone export of each result
-    /// calls, or the suspect MR families (blame); both with the failure.
+    /// What groups the results: `library`, the relation that triggers each failure (blame's
+    /// innermost suspect), else the MR families its calls need, else the library operations of
+    /// its standalone export; or `mrs`, the suspect MR families (blame); both with the failure.
     #[arg(
         long,
         value_enum,
