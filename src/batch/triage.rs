@@ -255,36 +255,56 @@ fn merge_by_what_triggers_bring(
         let ops = r.introduces.get(*mr)?;
         (!ops.is_empty()).then(|| ops.iter().cloned().collect())
     };
-    let trigger_groups: Vec<(&str, &str, BTreeSet<String>, usize)> = by_signature
+    let trigger_groups: Vec<Mergeable> = by_signature
         .iter()
         .filter_map(|(sig, m)| {
             let ops = brings(sig, m)?;
-            Some((
-                *sig,
-                m[0].failure.as_deref().unwrap_or_default(),
-                ops,
-                m.len(),
-            ))
+            Some((*sig, m[0].failure.clone().unwrap_or_default(), ops))
         })
         .collect();
-    let mut order: Vec<usize> = (0..trigger_groups.len()).collect();
+    merge_subsets(by_signature, &trigger_groups, true);
+}
+
+/// A group that may be merged: its signature, failure and operations.
+type Mergeable<'a> = (&'a str, String, BTreeSet<String>);
+
+/// Merge each of `groups` into another of them with the same failure whose non-empty operations
+/// are a subset of its own (a proper one unless `equal_too`): the most specific, then the most
+/// members, then the signature. Groups are visited fewest operations first, then most members,
+/// so a group is merged into one that stays; the result depends only on the set of signatures.
+fn merge_subsets<'a>(
+    by_signature: &mut BTreeMap<&'a str, Vec<&Record>>,
+    groups: &[Mergeable<'a>],
+    equal_too: bool,
+) {
+    let size = |sig: &str| by_signature.get(sig).map_or(0, Vec::len);
+    let mut order: Vec<usize> = (0..groups.len()).collect();
     order.sort_by_key(|&i| {
-        let (sig, _, ops, n) = &trigger_groups[i];
-        (ops.len(), std::cmp::Reverse(*n), *sig)
+        (
+            groups[i].2.len(),
+            std::cmp::Reverse(size(groups[i].0)),
+            groups[i].0,
+        )
     });
     let mut roots: Vec<usize> = Vec::new();
     let mut moves: Vec<(&str, &str)> = Vec::new();
     for i in order {
-        let (sig, failure, ops, _) = &trigger_groups[i];
+        let (sig, failure, ops) = &groups[i];
         let target = roots
             .iter()
-            .filter(|&&j| trigger_groups[j].1 == *failure && trigger_groups[j].2.is_subset(ops))
+            .filter(|&&j| {
+                let (_, f, o) = &groups[j];
+                f == failure
+                    && !o.is_empty()
+                    && (equal_too || o.len() < ops.len())
+                    && o.is_subset(ops)
+            })
             .min_by_key(|&&j| {
-                let (s, _, o, n) = &trigger_groups[j];
-                (std::cmp::Reverse(o.len()), std::cmp::Reverse(*n), *s)
+                let (s, _, o) = &groups[j];
+                (std::cmp::Reverse(o.len()), std::cmp::Reverse(size(s)), *s)
             });
         match target {
-            Some(&j) => moves.push((sig, trigger_groups[j].0)),
+            Some(&j) => moves.push((*sig, groups[j].0)),
             None => roots.push(i),
         }
     }
@@ -436,43 +456,15 @@ fn groups(records: &[&Record], by: GroupBy) -> Vec<Group> {
 /// that stays; the result depends only on the set of signatures, never on the order tests
 /// finished.
 fn merge_into_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
-    let library: Vec<(&str, &str, BTreeSet<&str>)> = by_signature
+    let library: Vec<Mergeable> = by_signature
         .iter()
         .filter(|(_, m)| [FROM_LIBRARY, FROM_KNOCKOUTS].contains(&m[0].signature_from.as_str()))
         .map(|(sig, m)| {
-            let ops = m[0].library_ops.iter().map(String::as_str).collect();
-            (*sig, m[0].failure.as_deref().unwrap_or_default(), ops)
+            let ops = m[0].library_ops.iter().cloned().collect();
+            (*sig, m[0].failure.clone().unwrap_or_default(), ops)
         })
         .collect();
-    let mut order: Vec<usize> = (0..library.len()).collect();
-    order.sort_by_key(|&i| (library[i].2.len(), library[i].0));
-    let mut roots: Vec<usize> = Vec::new();
-    let mut moves: Vec<(&str, &str)> = Vec::new();
-    for i in order {
-        let (sig, failure, ops) = &library[i];
-        let target = roots
-            .iter()
-            .filter(|&&j| {
-                let (_, f, o) = &library[j];
-                f == failure && !o.is_empty() && o.len() < ops.len() && o.is_subset(ops)
-            })
-            .min_by_key(|&&j| {
-                let (s, _, o) = &library[j];
-                (
-                    std::cmp::Reverse(o.len()),
-                    std::cmp::Reverse(by_signature[s].len()),
-                    *s,
-                )
-            });
-        match target {
-            Some(&j) => moves.push((sig, library[j].0)),
-            None => roots.push(i),
-        }
-    }
-    for (from, to) in moves {
-        let members = by_signature.remove(from).unwrap_or_default();
-        by_signature.entry(to).or_default().extend(members);
-    }
+    merge_subsets(by_signature, &library, false);
 }
 
 /// Write `summary` as `dir/summary.json`.
