@@ -242,15 +242,31 @@ fn the_campaign_is_reduced_and_triaged_into_the_three_planted_bugs() {
         .iter()
         .map(|r| r["knockout_calls"].as_u64().unwrap_or(0))
         .sum();
-    // Triage's runs are counted apart from the reduction's: the failure run, blame's and the
-    // knockouts'.
+    // Triage's runs are counted apart from the reduction's: the failure run, blame's, the
+    // knockouts' and the slip check's.
     for r in records.iter().filter(|r| r["outcome"] == "reduced") {
         assert_eq!(
             r["triage_calls"].as_u64().unwrap(),
-            1 + r["blame_calls"].as_u64().unwrap() + r["knockout_calls"].as_u64().unwrap(),
+            1 + r["blame_calls"].as_u64().unwrap()
+                + r["knockout_calls"].as_u64().unwrap()
+                + r["slip_check_calls"].as_u64().unwrap(),
             "{r}"
         );
     }
+    // No result of this campaign slips (`SAME_FAILURE=1` keeps each on its own failure, and
+    // every result was checked above to fail with its own bug alone): none may be suspected.
+    let suspected: Vec<&str> = records
+        .iter()
+        .filter(|r| r["slip_suspect"] == true)
+        .map(|r| r["stem"].as_str().unwrap())
+        .collect();
+    eprintln!(
+        "slip check: asked for {} results, suspects {suspected:?}",
+        records
+            .iter()
+            .filter(|r| !r["slip_suspect"].is_null())
+            .count()
+    );
     eprintln!(
         "campaign: {} tests, batch {batch_secs:.0} s, {calls} reduction oracle calls, {triage} \
          triage calls ({blame} for blame, {knockouts} for knockouts), whole test {:.0} s",

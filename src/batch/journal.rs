@@ -102,6 +102,15 @@ pub(crate) struct Record {
     /// placeholders it calls and the library operations it calls itself.
     #[serde(default)]
     pub introduces: BTreeMap<String, Vec<String>>,
+    /// Whether the original still fails with every call of the result's trigger MRs (and the MRs
+    /// inside them) folded to its base: then its failure does not need what the result's does,
+    /// and the reduction may have slipped to another bug. `None` when not asked (no trigger, or
+    /// the original has no such call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slip_suspect: Option<bool>,
+    /// Check runs of that question (part of `triage_calls`).
+    #[serde(default)]
+    pub slip_check_calls: u64,
     /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
     /// blame's and the knockouts'.
     #[serde(default)]
@@ -152,6 +161,8 @@ impl Record {
             triggers: Vec::new(),
             within_triggers: Vec::new(),
             introduces: BTreeMap::new(),
+            slip_suspect: None,
+            slip_check_calls: 0,
             triage_calls: 0,
             signature: String::new(),
             library_ops: Vec::new(),
@@ -285,6 +296,8 @@ mod tests {
             triggers: Vec::new(),
             within_triggers: Vec::new(),
             introduces: BTreeMap::new(),
+            slip_suspect: None,
+            slip_check_calls: 0,
             triage_calls: 2,
             signature: "check_equal | relations::shift".into(),
             library_ops: vec!["iset::shift".into(), "iset::unite".into()],

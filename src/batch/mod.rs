@@ -318,10 +318,27 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
+    let mrs: Vec<String> = found
+        .triggers
+        .mrs
+        .iter()
+        .chain(&found.triggers.within)
+        .cloned()
+        .collect();
+    let slip = if interesting && !found.triggers.mrs.is_empty() {
+        slip_suspect(&ro, &oracle, &mrs)?
+    } else {
+        None
+    };
+    if crate::interrupt::requested() {
+        return Err(interrupted());
+    }
+    record.slip_suspect = slip;
+    record.slip_check_calls = u64::from(slip.is_some());
     record.outcome = Outcome::Reduced;
     record.bytes_after = reduced.len() as u64;
     record.oracle_calls = outcome.stats.oracle_calls as u64;
-    record.triage_calls = 1 + found.blame_calls + found.knockout_calls;
+    record.triage_calls = 1 + found.blame_calls + found.knockout_calls + record.slip_check_calls;
     record.signature = triage::signature(&failure, &found.suspects, &found.from);
     record.failure = Some(failure);
     record.mrs = found.mrs;
@@ -423,6 +440,30 @@ fn suspects(
         found.from = format!("variants: {why}");
     }
     Ok(found)
+}
+
+/// Whether the original (`ro.input`) still fails with every call of `mrs` folded to its base
+/// (one check run); `None` when it has no such call or cannot be read as an MF++ test.
+fn slip_suspect(
+    ro: &ReduceOptions,
+    oracle: &ScriptOracle,
+    mrs: &[String],
+) -> anyhow::Result<Option<bool>> {
+    let Ok(text) = std::fs::read(&ro.input) else {
+        return Ok(None);
+    };
+    let Ok(doc) = Document::parse(text.clone()) else {
+        return Ok(None);
+    };
+    let catalogue = Catalogue::load_for(&ro.input, &doc, &ro.include_dirs, &ro.specs)?;
+    let Ok(model) = TestModel::build(&doc, &catalogue) else {
+        return Ok(None);
+    };
+    let Some(folded) = crate::blame::folded_everywhere(&text, &model, &catalogue, mrs) else {
+        return Ok(None);
+    };
+    let run = oracle.run(&folded, &AtomicBool::new(false))?;
+    Ok(Some(oracle.verdict_of(run.end) == Verdict::Interesting))
 }
 
 /// The latest record per stem, in stem order.

@@ -315,6 +315,23 @@ pub(crate) fn needs(
     look.everywhere(oracle, compiles)
 }
 
+/// `text` with every call of the MRs `mrs` (`family::name`; instance calls and direct calls)
+/// folded to its family's base, or `None` when it has no such call. Campaign triage runs the
+/// original so to ask whether its failure needs what its result's trigger does.
+pub(crate) fn folded_everywhere(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    mrs: &[String],
+) -> Option<Vec<u8>> {
+    let edits: Vec<Edit> = sites(model, catalogue)
+        .into_iter()
+        .filter(|s| mrs.contains(&s.mr))
+        .map(|s| Edit::replace(s.span, s.base))
+        .collect();
+    (!edits.is_empty()).then(|| edit::apply(text, &edits))
+}
+
 /// What MR `mr` (`family::name`) brings into the computation it replaces, sorted: the families
 /// whose placeholders it calls (`subtract`) and the library operations it calls itself
 /// (`iset::hull`). A library bug sits in one of them, so two relations that bring the same
@@ -526,7 +543,7 @@ mod tests {
     }
 
     #[test]
-    fn an_mr_brings_the_families_it_calls_and_its_own_library_calls() {
+    fn what_an_mr_brings_and_the_test_with_its_calls_folded_everywhere() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let path = root.join("fixtures/campaign/t_iset_19.cpp");
         let text = std::fs::read(&path).unwrap();
@@ -552,6 +569,13 @@ mod tests {
             ]
         );
         assert!(introduced("shift::no_such_mr", &catalogue, &ops).is_empty());
+
+        let folded = |mr: &str| folded_everywhere(&text, &model, &catalogue, &[mr.to_string()]);
+        let text_of = |t: Vec<u8>| String::from_utf8(t).unwrap();
+        let once = text_of(folded("complement::compl_by_subtract").unwrap());
+        assert!(once.contains("r_1 = metalib::relations::complement::base(fctx, r_1);"));
+        assert!(!once.contains("r_1 = compl_by_subtract_1_5("));
+        assert!(folded("shift::no_such_mr").is_none());
     }
 
     #[test]
