@@ -318,39 +318,17 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
-    let mrs: Vec<String> = found
-        .triggers
-        .mrs
-        .iter()
-        .chain(&found.triggers.within)
-        .cloned()
-        .collect();
-    let slip = if interesting && !found.triggers.mrs.is_empty() {
-        slip_suspect(&ro, &oracle, &mrs)?
-    } else {
-        None
-    };
+    check_slip(record, &ro, &oracle, interesting, &found.triggers);
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
-    record.slip_suspect = slip;
-    record.slip_check_calls = u64::from(slip.is_some());
     record.outcome = Outcome::Reduced;
     record.bytes_after = reduced.len() as u64;
     record.oracle_calls = outcome.stats.oracle_calls as u64;
     record.triage_calls = 1 + found.blame_calls + found.knockout_calls + record.slip_check_calls;
     record.signature = triage::signature(&failure, &found.suspects, &found.from);
     record.failure = Some(failure);
-    record.mrs = found.mrs;
-    record.suspects = found.suspects;
-    record.library_calls = found.library_calls;
-    record.suspects_from = found.from;
-    record.blame_calls = found.blame_calls;
-    record.needs = found.needs;
-    record.knockout_calls = found.knockout_calls;
-    record.triggers = found.triggers.mrs;
-    record.within_triggers = found.triggers.within;
-    record.introduces = found.triggers.introduces;
+    found.journal_triage(record);
     triage::sign_by_library(record, &output, &reduced, &ro);
     record.output = Some(output);
     record.stats = Some(stats);
@@ -376,6 +354,55 @@ struct Suspects {
     knockout_calls: u64,
     /// Blame's innermost suspects and the MRs inside them.
     triggers: crate::blame::Triggers,
+}
+
+impl Suspects {
+    /// Journal what triage found in `record`.
+    fn journal_triage(self, record: &mut Record) {
+        record.mrs = self.mrs;
+        record.suspects = self.suspects;
+        record.library_calls = self.library_calls;
+        record.suspects_from = self.from;
+        record.blame_calls = self.blame_calls;
+        record.needs = self.needs;
+        record.knockout_calls = self.knockout_calls;
+        record.triggers = self.triggers.mrs;
+        record.within_triggers = self.triggers.within;
+        record.introduces = self.triggers.introduces;
+    }
+}
+
+/// When blame named a trigger of the (still interesting) result, ask the slip check
+/// ([`slip_suspect`]) and journal its answer; a check that cannot run says why in the message.
+fn check_slip(
+    record: &mut Record,
+    ro: &ReduceOptions,
+    oracle: &ScriptOracle,
+    interesting: bool,
+    triggers: &crate::blame::Triggers,
+) {
+    if !interesting || triggers.mrs.is_empty() {
+        return;
+    }
+    let mrs: Vec<String> = triggers
+        .mrs
+        .iter()
+        .chain(&triggers.within)
+        .cloned()
+        .collect();
+    match slip_suspect(ro, oracle, &mrs) {
+        Ok(slip) => {
+            record.slip_suspect = slip;
+            record.slip_check_calls = u64::from(slip.is_some());
+        }
+        Err(e) => {
+            let why = format!("no slip check: {e:#}");
+            record.message = Some(match record.message.take() {
+                Some(m) => format!("{m}; {why}"),
+                None => why,
+            });
+        }
+    }
 }
 
 /// The remaining MR families of the reduced text and its suspects: blame's

@@ -190,18 +190,11 @@ pub(crate) fn blame(
             interesting(&all)?
         }
     };
-    let mut suspects: Vec<String> = Vec::new();
-    for f in folds.iter().filter(|f| f.suspect) {
-        if !suspects.contains(&f.mr) {
-            suspects.push(f.mr.clone());
-        }
-    }
-    let variants: BTreeSet<usize> = folds
+    let (suspects, one_variant) = suspects_of(&folds);
+    let introduces = folds
         .iter()
-        .filter(|f| f.suspect)
-        .map(|f| f.variant)
+        .map(|f| (f.mr.clone(), introduced(&f.mr, catalogue, &ops)))
         .collect();
-    let one_variant = (variants.len() == 1).then(|| *variants.first().unwrap_or(&0));
     let mut blame = Blame {
         folds,
         suspects,
@@ -210,14 +203,8 @@ pub(crate) fn blame(
         oracle_calls: calls,
         secs: 0.0,
         deeper: None,
-        introduces: BTreeMap::new(),
+        introduces,
     };
-    for f in &blame.folds {
-        if !blame.introduces.contains_key(&f.mr) {
-            let brought = introduced(&f.mr, catalogue, &ops);
-            blame.introduces.insert(f.mr.clone(), brought);
-        }
-    }
     if let Some(compiles) = compiles {
         let looked = deeper::Look {
             text,
@@ -230,6 +217,23 @@ pub(crate) fn blame(
     }
     blame.secs = started.elapsed().as_secs_f64();
     Ok(blame)
+}
+
+/// The MRs of the suspect folds, in order, and the variant they all belong to, if one.
+fn suspects_of(folds: &[Fold]) -> (Vec<String>, Option<usize>) {
+    let mut suspects: Vec<String> = Vec::new();
+    for f in folds.iter().filter(|f| f.suspect) {
+        if !suspects.contains(&f.mr) {
+            suspects.push(f.mr.clone());
+        }
+    }
+    let variants: BTreeSet<usize> = folds
+        .iter()
+        .filter(|f| f.suspect)
+        .map(|f| f.variant)
+        .collect();
+    let one_variant = (variants.len() == 1).then(|| *variants.first().unwrap_or(&0));
+    (suspects, one_variant)
 }
 
 /// What blame says triggers the failure (see [`Blame::triggers`]).
