@@ -5,8 +5,9 @@
 //! and merged with `--collect`; the Slurm script's task-line selection (a real Slurm:
 //! `tests/batch_slurm.rs`); the locks (a second batch on one OUTDIR is refused, tasks into one
 //! OUTDIR run at once) and `--collect`'s count of emitted tasks without a result, with a gated
-//! shell check. Hostile file names: `tests/batch_hostile.rs`; the whole corpus:
-//! `tests/campaign.rs`.
+//! shell check. The check is a memo of the script ([`common::memo_check`]): each text is judged by
+//! the real script once, and the campaign's later reductions see those verdicts. Hostile file
+//! names: `tests/batch_hostile.rs`; the whole corpus: `tests/campaign.rs`.
 
 mod common;
 
@@ -61,6 +62,11 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    // Every reduction of the campaign after the first judges only candidates not judged before.
+    let check = common::memo_check(
+        &root().join("interestingness/check-failure.py"),
+        &dir.path().join("memo"),
+    );
     let inputs = copy_tests(dir.path(), TESTS);
     let out = dir.path().join("out");
 
@@ -69,7 +75,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let child = mfppr()
         .arg("batch")
         .arg(&inputs)
-        .args(campaign_args(&stopped))
+        .args(campaign_args(&stopped, &check))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -102,7 +108,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
 
     // Kill the batch once the passing test and one merge test are journaled; one test at a time,
     // so the last one is still being reduced then (two at once can finish within one poll).
-    let mut one_at_a_time = campaign_args(&out);
+    let mut one_at_a_time = campaign_args(&out, &check);
     let at_once = one_at_a_time
         .iter()
         .position(|a| a == "--tests-at-once")
@@ -159,7 +165,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let refused = mfppr()
         .arg("batch")
         .arg(&inputs)
-        .args(campaign_args(&out))
+        .args(campaign_args(&out, &check))
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(1));
@@ -168,7 +174,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let resumed = mfppr()
         .arg("batch")
         .arg(&inputs)
-        .args(campaign_args(&out))
+        .args(campaign_args(&out, &check))
         .arg("--resume")
         .output()
         .unwrap();
@@ -348,7 +354,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let emitted = mfppr()
         .arg("batch")
         .arg(&inputs)
-        .args(campaign_args(&out2))
+        .args(campaign_args(&out2, &check))
         .arg("--emit-tasks")
         .arg(&tasks)
         .output()

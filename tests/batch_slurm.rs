@@ -1,7 +1,8 @@
 //! End-to-end campaign on a real Slurm: `scripts/slurm-localhost` starts a private single-node
 //! cluster on localhost, `mfppr batch --emit-tasks` writes the task file, `sbatch --array --wait`
 //! runs it through `scripts/batch-slurm.sbatch`, and `mfppr batch --collect` merges the results,
-//! which must equal the same campaign run locally (real g++ and `check-failure.py`).
+//! which must equal the same campaign run locally (real g++ and `check-failure.py`, through a
+//! memo of its verdicts that both runs share: each text is judged by the real script once).
 //!
 //! Needs root (the daemons run as root) and Slurm (the script installs `slurm-wlm` and `munge`
 //! with apt-get when they are missing); without them it skips, or fails under
@@ -106,6 +107,11 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
+    // Every reduction of the campaign after the first judges only candidates not judged before.
+    let check = common::memo_check(
+        &root().join("interestingness/check-failure.py"),
+        &dir.path().join("memo"),
+    );
     let inputs = copy_tests(dir.path(), TESTS);
 
     // The cluster first: the guard is dropped (the cluster stopped) before the directory goes.
@@ -136,7 +142,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
     let emitted = mfppr()
         .arg("batch")
         .arg(&inputs)
-        .args(campaign_args(&slurm_out))
+        .args(campaign_args(&slurm_out, &check))
         .arg("-q")
         .arg("--emit-tasks")
         .arg(&tasks)
@@ -151,7 +157,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
     let local = mfppr()
         .arg("batch")
         .arg(&inputs)
-        .args(campaign_args(&local_out))
+        .args(campaign_args(&local_out, &check))
         .arg("-q")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -139,6 +139,14 @@ pub(crate) struct Record {
 }
 
 impl Record {
+    /// Add `why` to the record's message (after what it already says, `; `-separated).
+    pub(crate) fn note(&mut self, why: String) {
+        self.message = Some(match self.message.take() {
+            Some(m) => format!("{m}; {why}"),
+            None => why,
+        });
+    }
+
     /// A record of `input` (`bytes` long) with `outcome` and nothing else known yet.
     pub(crate) fn new(input: PathBuf, stem: String, bytes: u64, outcome: Outcome) -> Record {
         Record {

@@ -395,13 +395,7 @@ fn check_slip(
             record.slip_suspect = slip;
             record.slip_check_calls = u64::from(slip.is_some());
         }
-        Err(e) => {
-            let why = format!("no slip check: {e:#}");
-            record.message = Some(match record.message.take() {
-                Some(m) => format!("{m}; {why}"),
-                None => why,
-            });
-        }
+        Err(e) => record.note(format!("no slip check: {e:#}")),
     }
 }
 

@@ -169,11 +169,9 @@ pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro:
             record.library_signature = record.signature.clone();
             record.library_ops = Vec::new();
             record.signature_from = "mrs".to_string();
-            let why = format!("no standalone export, so no library signature: {e:#}");
-            record.message = Some(match record.message.take() {
-                Some(m) => format!("{m}; {why}"),
-                None => why,
-            });
+            record.note(format!(
+                "no standalone export, so no library signature: {e:#}"
+            ));
         }
     }
 }

@@ -7,12 +7,11 @@ use serde_json::Value;
 
 use super::root;
 
-/// The campaign's options after the inputs: check, spec, environment, jobs.
-pub(crate) fn campaign_args(out: &Path) -> Vec<String> {
-    let mut args = check_args(
-        &root().join("interestingness/check-failure.py"),
-        &root().join("fixtures/iset/spec"),
-    );
+/// The campaign's options after the inputs: the check `check` (`interestingness/check-failure.py`
+/// or a [`super::memo_check`] of it, so that a test reducing the campaign again judges only what
+/// it did not judge before), spec, environment, jobs.
+pub(crate) fn campaign_args(out: &Path, check: &Path) -> Vec<String> {
+    let mut args = check_args(check, &root().join("fixtures/iset/spec"));
     args.extend(
         [
             "-o",

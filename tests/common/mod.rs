@@ -181,20 +181,24 @@ pub(crate) fn shared(name: &str) -> Option<PathBuf> {
     }
 }
 
-/// A check script in `memo` that runs `script` on its argument and remembers the exit status by
-/// the candidate's bytes: reducing the same test again with the same check (and environment)
-/// runs only the candidates no earlier run judged. A real check still judges every candidate
-/// once; what a rerun at another `-j` tests is the search, which sees the same verdicts.
+/// A check script in `memo` that runs `script` on its argument and remembers the exit status and
+/// what it printed by the candidate's bytes: reducing the same test again with the same check
+/// (and environment) runs only the candidates no earlier run judged, and a remembered verdict
+/// prints what the script printed (mfppr reads the failure from it). A real check still judges
+/// every candidate once; what a rerun at another `-j` tests is the search, which sees the same
+/// verdicts.
 pub(crate) fn memo_check(script: &Path, memo: &Path) -> PathBuf {
     std::fs::create_dir_all(memo).unwrap();
     let check = memo.join("memo-check.sh");
     let text = format!(
         "#!/bin/sh\n\
-         key=$(sha256sum < \"$1\" | cut -d' ' -f1)\n\
-         if [ -f '{memo}'/\"$key\" ]; then exit \"$(cat '{memo}'/\"$key\")\"; fi\n\
-         '{script}' \"$1\"\n\
+         m='{memo}'/$(sha256sum < \"$1\" | cut -d' ' -f1)\n\
+         if [ -f \"$m\" ]; then cat \"$m.out\"; cat \"$m.err\" >&2; exit \"$(cat \"$m\")\"; fi\n\
+         '{script}' \"$1\" > \"$m.out.$$\" 2> \"$m.err.$$\"\n\
          rc=$?\n\
-         echo \"$rc\" > '{memo}'/\"$key.$$\" && mv '{memo}'/\"$key.$$\" '{memo}'/\"$key\"\n\
+         cat \"$m.out.$$\"; cat \"$m.err.$$\" >&2\n\
+         mv \"$m.out.$$\" \"$m.out\"; mv \"$m.err.$$\" \"$m.err\"\n\
+         echo \"$rc\" > \"$m.$$\" && mv \"$m.$$\" \"$m\"\n\
          exit \"$rc\"\n",
         memo = memo.display(),
         script = script.display()
