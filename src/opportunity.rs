@@ -18,6 +18,11 @@ pub enum OpportunityKind {
     Recursion,
     /// Reduce fuzz-region instructions (reduction functions, hoisting).
     Fuzz,
+    /// Tail: one candidate with every input deletion of [`OpportunityKind::TailInputs`] at once
+    /// and then the edits of the combined [`OpportunityKind::Tail`] candidate on that result:
+    /// where the oracle takes both (most real MF++ tests), one oracle run instead of two; where
+    /// it does not, the two kinds after it search as before. Nothing when no input can go.
+    TailAll,
     /// Tail: delete inputs shared by all variants.
     TailInputs,
     /// Tail: one candidate with the edits of the three tail kinds below (equivalences first),
@@ -34,13 +39,14 @@ pub enum OpportunityKind {
 }
 
 impl OpportunityKind {
-    /// Every kind, in search order: the four main kinds (design §4.1–§4.4), then the five tail
+    /// Every kind, in search order: the four main kinds (design §4.1–§4.4), then the six tail
     /// kinds (§4.6).
-    pub const ALL: [OpportunityKind; 9] = [
+    pub const ALL: [OpportunityKind; 10] = [
         OpportunityKind::Variant,
         OpportunityKind::Sequence,
         OpportunityKind::Recursion,
         OpportunityKind::Fuzz,
+        OpportunityKind::TailAll,
         OpportunityKind::TailInputs,
         OpportunityKind::Tail,
         OpportunityKind::TailText,
@@ -53,7 +59,8 @@ impl OpportunityKind {
     pub fn is_tail(self) -> bool {
         matches!(
             self,
-            OpportunityKind::TailInputs
+            OpportunityKind::TailAll
+                | OpportunityKind::TailInputs
                 | OpportunityKind::Tail
                 | OpportunityKind::TailEquivalence
                 | OpportunityKind::TailText
@@ -80,6 +87,7 @@ impl OpportunityKind {
             OpportunityKind::Sequence => "sequence",
             OpportunityKind::Recursion => "recursion",
             OpportunityKind::Fuzz => "fuzz",
+            OpportunityKind::TailAll => "tail_all",
             OpportunityKind::TailInputs => "tail_inputs",
             OpportunityKind::Tail => "tail",
             OpportunityKind::TailEquivalence => "tail_equivalence",

@@ -17,7 +17,8 @@ use serde_json::Value;
 
 const NAME: &str = "iset_merge_small_a";
 const BUG: &str = "ISET_BUG_MERGE";
-const TAIL_KINDS: [&str; 5] = [
+const TAIL_KINDS: [&str; 6] = [
+    "tail_all",
     "tail_inputs",
     "tail",
     "tail_equivalence",

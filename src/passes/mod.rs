@@ -1,8 +1,8 @@
 //! The passes: pure functions from a [`TestModel`] to opportunities and candidate texts
 //! (design §4). They never run processes or touch files; the engine decides what to try.
 //!
-//! There are nine opportunity kinds: four main kinds, one file each (`variant`, `sequence`,
-//! `recursion`, `fuzz`), and five tail kinds under `tail/`. This module owns what they share:
+//! There are ten opportunity kinds: four main kinds, one file each (`variant`, `sequence`,
+//! `recursion`, `fuzz`), and six tail kinds under `tail/`. This module owns what they share:
 //! reading a text once for every kind, and turning a window of opportunities into a candidate.
 //! Each [`OpportunityKind`] lists its opportunities in enumeration order; a candidate is the
 //! edits of a window of them, checked against the invariants a valid MF++ test must keep (`r_0`
@@ -40,7 +40,7 @@ pub struct PassOptions {
     pub tail: bool,
 }
 
-/// The MF++-aware reduction: the nine opportunity kinds (the four main kinds and the five tail
+/// The MF++-aware reduction: the ten opportunity kinds (the four main kinds and the six tail
 /// kinds of [`OpportunityKind::ALL`]) plus the sweep.
 #[derive(Debug)]
 pub struct MfppOpportunities {
@@ -115,11 +115,11 @@ impl Opportunities for MfppOpportunities {
         text: &[u8],
         kind: OpportunityKind,
     ) -> anyhow::Result<Box<dyn Gathered + 'a>> {
-        if kind == OpportunityKind::Tail {
-            let combined = if self.options.tail {
-                tail::combined(text, self)
-            } else {
-                None
+        if matches!(kind, OpportunityKind::Tail | OpportunityKind::TailAll) {
+            let combined = match (self.options.tail, kind) {
+                (false, _) => None,
+                (true, OpportunityKind::Tail) => tail::combined(text, self),
+                (true, _) => tail::combined_with_inputs(text, self),
             };
             return Ok(Box::new(combined.unwrap_or_default()));
         }

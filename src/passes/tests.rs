@@ -472,6 +472,32 @@ fn the_combined_tail_candidate_is_every_value_preserving_kind_at_once() {
 }
 
 #[test]
+fn the_tail_all_candidate_is_every_input_deletion_then_the_combined_candidate() {
+    let (text, red) = reduction(tail_on());
+    let inputs = red.gather(&text, OpportunityKind::TailInputs).unwrap();
+    let all: Vec<usize> = (0..inputs.len()).collect();
+    let deleted = inputs.candidate(&all).unwrap();
+    let combined = red.gather(&deleted, OpportunityKind::Tail).unwrap();
+    let g = red.gather(&text, OpportunityKind::TailAll).unwrap();
+    assert_eq!(g.len(), 1);
+    assert_eq!(g.candidate(&[0]), combined.candidate(&[0]));
+    assert!(
+        g.describe(0).starts_with(&format!(
+            "{} input deletions, then every tail edit at once: ",
+            all.len()
+        )),
+        "{}",
+        g.describe(0)
+    );
+    // Without the tail there is nothing to combine.
+    let off = MfppOpportunities::new(fixture().1, PassOptions::default());
+    assert!(off
+        .gather(&text, OpportunityKind::TailAll)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
 fn golden_whole_window_of_each_text_and_tidy_kind() {
     let (text, red) = reduction(tail_on());
     for kind in [OpportunityKind::TailText, OpportunityKind::TailTidy] {

@@ -3,15 +3,17 @@
 //! declares equivalent — so the oracle can judge them like any candidate without letting the
 //! reduction slip. Never an edit of other statements of MR bodies, of checks or of steps.
 //!
-//! There are five tail kinds: `tail_inputs`, `tail` (the combined candidate), `tail_text`,
-//! `tail_tidy` and `tail_equivalence`. Their edits come from one file per pass: `equivalence`
+//! There are six tail kinds: `tail_all` (the input deletions and the combined candidate at
+//! once), `tail_inputs`, `tail` (the combined candidate), `tail_text`, `tail_tidy` and
+//! `tail_equivalence`. Their edits come from one file per pass: `equivalence`
 //! (identity-family MR calls, wrapper instances), `inputs` (what `main` computes before the
 //! first variant: deletions for `tail_inputs`, moved values for `tail_equivalence`), `text`
 //! (preprocessor lines, comments, fuzz-region markers) and `tidy` (indentation, `class`
 //! spelling, unused `main` parameters).
 //!
-//! This module owns what they share: the dispatch, the combined candidate of
-//! [`OpportunityKind::Tail`] ([`combined`]) and two model helpers; their byte scanners are in
+//! This module owns what they share: the dispatch, the combined candidates of
+//! [`OpportunityKind::Tail`] ([`combined`]) and [`OpportunityKind::TailAll`]
+//! ([`combined_with_inputs`]) and two model helpers; their byte scanners are in
 //! [`super::scan`].
 
 use crate::catalogue::Catalogue;
@@ -108,6 +110,30 @@ pub(super) fn combined(text: &[u8], opportunities: &dyn Opportunities) -> Option
     (current != text).then(|| Combined {
         candidate: Some(current),
         description: format!("every tail edit at once: {}", taken.join(", ")),
+    })
+}
+
+/// The candidate of [`OpportunityKind::TailAll`]: every input deletion of
+/// [`OpportunityKind::TailInputs`] at once, then [`combined`] on that result; `None` when no
+/// input can go, or when the combined edits add nothing (the deletions alone are `tail_inputs`'
+/// first window).
+pub(super) fn combined_with_inputs(
+    text: &[u8],
+    opportunities: &dyn Opportunities,
+) -> Option<Combined> {
+    let inputs = opportunities
+        .gather(text, OpportunityKind::TailInputs)
+        .ok()?;
+    let n = inputs.len();
+    let deleted = inputs.candidate(&(0..n).collect::<Vec<_>>())?;
+    let both = combined(&deleted, opportunities)?;
+    let deletions = match n {
+        1 => "1 input deletion".to_string(),
+        n => format!("{n} input deletions"),
+    };
+    Some(Combined {
+        candidate: both.candidate,
+        description: format!("{deletions}, then {}", both.description),
     })
 }
 
