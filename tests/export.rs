@@ -36,12 +36,7 @@ fn spec() -> std::path::PathBuf {
 }
 
 /// `mfppr export golden -I spec [--check …] -o out`, with the check's environment.
-fn export(
-    golden: &Path,
-    out: &Path,
-    bug: &str,
-    check: Option<Option<&str>>,
-) -> std::process::Output {
+fn export(golden: &Path, out: &Path, bug: &str, check: Option<Option<&str>>) -> Command {
     let mut cmd = Command::new(bin());
     cmd.arg("export")
         .arg(golden)
@@ -65,7 +60,7 @@ fn export(
         }
         None => {}
     }
-    cmd.output().unwrap()
+    cmd
 }
 
 /// Build `file` with only `lib` (holding the library header) on the include path and run it.
@@ -98,7 +93,9 @@ fn check_export(name: &str, bug: &str, check: Option<&str>, with_check: bool) {
     std::fs::copy(spec().join("iset.h"), lib.join("iset.h")).unwrap();
     let golden = root().join(format!("fixtures/expected/{name}.reduced.cpp"));
     let out = dir.path().join(format!("{name}.standalone.cpp"));
-    let run = export(&golden, &out, bug, with_check.then_some(check));
+    let run = export(&golden, &out, bug, with_check.then_some(check))
+        .output()
+        .unwrap();
     assert!(
         run.status.success(),
         "{name}: {}",
@@ -185,7 +182,18 @@ fn the_minimal_standalone_keeps_only_what_the_check_accepts() {
     let dir = tempfile::tempdir().unwrap();
     let golden = root().join("fixtures/expected/iset_merge_small_a.reduced.cpp");
     let out = dir.path().join("x.cpp");
-    let run = export(&golden, &out, "ISET_BUG_MERGE", Some(Some("check_equal")));
+    // Both exports judge through one memo of the script: the second judges only the texts the
+    // first did not.
+    let memo = common::memo_check(
+        &root().join("interestingness/check-failure.py"),
+        &dir.path().join("memo"),
+    );
+    let run = export(&golden, &out, "ISET_BUG_MERGE", None)
+        .arg("--check")
+        .arg(&memo)
+        .env("CHECK_NAME", "check_equal")
+        .output()
+        .unwrap();
     assert!(
         run.status.success(),
         "{}",
@@ -205,7 +213,7 @@ fn the_minimal_standalone_keeps_only_what_the_check_accepts() {
         &check,
         format!(
             "#!/bin/sh\ngrep -q 'metalib::checks' \"$1\" || exit 1\nexec {} \"$@\"\n",
-            root().join("interestingness/check-failure.py").display()
+            memo.display()
         ),
     )
     .unwrap();
@@ -256,7 +264,9 @@ fn a_check_that_rejects_the_export_is_a_clear_error() {
         &out,
         "ISET_BUG_SUBTRACT",
         Some(Some("check_equal")),
-    );
+    )
+    .output()
+    .unwrap();
     assert_eq!(run.status.code(), Some(3));
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(err.contains("rejects the standalone export"), "{err}");
@@ -337,14 +347,18 @@ fn a_quoted_library_header_on_the_compilers_path_is_kept_not_missing() {
         "the library header is reported missing: {err}"
     );
     let out = dir.path().join("standalone.cpp");
-    let run = export(&test, &out, "ISET_BUG_MERGE", None);
+    let run = export(&test, &out, "ISET_BUG_MERGE", None)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{err}");
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.contains("#include \"vector\""), "{text}");
     // A header found nowhere names every directory searched, the compiler's included.
     std::fs::write(&test, format!("#include \"no_such_lib.h\"\n{golden}")).unwrap();
-    let run = export(&test, &out, "ISET_BUG_MERGE", None);
+    let run = export(&test, &out, "ISET_BUG_MERGE", None)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{err}");
     assert!(
