@@ -9,7 +9,7 @@
 //! the real script once, and the campaign's later reductions see those verdicts. Hostile file
 //! names: `tests/batch_hostile.rs`; the whole corpus: `tests/campaign.rs`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

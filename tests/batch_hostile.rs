@@ -7,7 +7,7 @@
 //! no `PWNED` anywhere, the campaign directory is byte for byte what it was, and the directory
 //! the task files ran in stays empty.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

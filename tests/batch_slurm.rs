@@ -8,7 +8,7 @@
 //! with apt-get when they are missing); without them it skips, or fails under
 //! `MFPPR_REQUIRE_TOOLS=1`. The cluster is always stopped and its directory removed.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};

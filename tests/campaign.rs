@@ -9,9 +9,9 @@
 //! again. The groups per bug and the pairwise recall are printed.
 //!
 //! It takes minutes on two cores, so it is `#[ignore]`d in `cargo test` and run by `.ci/run`
-//! (`cargo test --release --test campaign -- --ignored`).
+//! (`cargo test --release --test suite -- --ignored campaign::`).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

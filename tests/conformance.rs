@@ -3,7 +3,7 @@
 //! real test offers reads a name it no longer declares. It skips (with a message) what is absent
 //! (fails under `MFPPR_REQUIRE_TOOLS=1`); never copies the shared files into the repository.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

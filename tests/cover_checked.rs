@@ -9,7 +9,7 @@
 //! with no printer (executed only, said once with the flag to use) and a printer that prints
 //! differently from run to run (no check, said so).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

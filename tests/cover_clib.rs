@@ -4,7 +4,7 @@
 //! left out, a continuation-line marker inside a two-line `&&`), `find --marked` with
 //! `--reduce-with-run`, `--points`, and `--verify-gcov --gcov-objdir` (issue 14).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

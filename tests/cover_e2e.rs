@@ -3,7 +3,7 @@
 //! for the suite), `--marker abort`, and in-place injection undone byte for byte by
 //! `cover restore`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

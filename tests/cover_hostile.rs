@@ -2,7 +2,7 @@
 //! FIFO where a coverage file or manifest belongs, coverage naming files outside `--source-root`,
 //! and symlinks in the source tree that lead out of it (`inject` must never write through them).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

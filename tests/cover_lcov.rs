@@ -10,7 +10,7 @@
 //! lcov ≥ 2.0 labels the new lines GBC/GIC; lcov 1.x, as on Debian 12, shows the change). Skips
 //! (and passes) without lcov/genhtml, unless `MFPPR_REQUIRE_TOOLS=1`.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

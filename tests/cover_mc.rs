@@ -11,7 +11,7 @@
 //! one that aborts alone (no gcov data: its pair is left out, said so), and a test with a single
 //! variant (MC empty, said so).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

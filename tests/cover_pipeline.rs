@@ -3,7 +3,7 @@
 //! `mfppr cover find --reduce --verify-gcov` over a two-test corpus. Also the usage errors of
 //! `cover find` and of each subcommand, which need no compiler.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! input: a non-MF++ file, missing spec headers. Skips without g++/python3 (fails under
 //! `MFPPR_REQUIRE_TOOLS=1`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

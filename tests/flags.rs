@@ -6,7 +6,7 @@
 //! The spec is split over two directories as in the issue: `a/` holds every header but
 //! `spec.hpp` (which `iset_spec_defs.hpp` includes), `b/` holds `spec.hpp`.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

@@ -1,7 +1,7 @@
 //! `mfppr inspect` through the binary: golden JSON reports for fixture tests
 //! (`tests/golden/inspect/*.json`, `MFPPR_BLESS=1` rewrites them) and one-line errors on bad input.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! without `MFPPR_CACHE_DIR`, must give the same verdicts; a broken or shared cache must not
 //! change them. Skips without g++/python3 (fails under `MFPPR_REQUIRE_TOOLS=1`).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! Property: the reader (Document → TestModel) and the passes return `Ok` or an error on any
 //! input, never panic. 5,000 generated inputs in the default run (a few seconds); the ignored
 //! `fuzz_reader` test is the long-running fuzz target (`MFPPR_FUZZ_ITERATIONS`, default 2 million):
-//! `cargo test --release --test reader_props -- --ignored`.
+//! `cargo test --release --test suite -- --ignored reader_props::`.
 
 use std::path::PathBuf;
 

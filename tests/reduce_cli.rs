@@ -3,7 +3,7 @@
 //! Every test checks that the input is never modified, and every failure that the error is one
 //! line starting with `error:` and says what to do next.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

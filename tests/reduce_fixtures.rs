@@ -10,7 +10,7 @@
 //! what they test is that the search decides the same from the same verdicts at every `-j`. Skips when g++ or python3 is absent (fails under
 //! `MFPPR_REQUIRE_TOOLS=1`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! `interestingness/check-failure.py` and `crash.py` with the real g++. Skips without
 //! g++/python3 (fails under `MFPPR_REQUIRE_TOOLS=1`).
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

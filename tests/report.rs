@@ -6,7 +6,7 @@
 //! are the committed reduced goldens (a reduction is not the point here). Skips without
 //! g++/python3 (fails under `MFPPR_REQUIRE_TOOLS=1`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! case the input is byte-identical afterwards, nothing panicked, and nothing is left in the
 //! run's `TMPDIR`.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //! `--no-tail` is checked with a permissive script (no compiler needed). Skips when g++ or
 //! python3 is absent (fails under `MFPPR_REQUIRE_TOOLS=1`).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -7,7 +7,7 @@
 //! and stay small. Skips without g++, cc, python3 or Z3's headers (fails under
 //! `MFPPR_REQUIRE_TOOLS=1`).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -37,6 +37,7 @@ pub(crate) fn assert_golden(path: &Path, got: &[u8]) {
 
 /// Assert that the golden diff at `path` (a unified diff from `input`, named `input_name`, to the
 /// expected output) is the diff from `input` to `got`.
+#[allow(dead_code)] // the suite compares whole outputs; the pass unit tests use this (`#[path]`)
 pub(crate) fn assert_golden_diff(path: &Path, input_name: &str, input: &[u8], got: &[u8]) {
     let name = path.file_name().unwrap().to_string_lossy();
     assert_golden(path, unified(input, got, input_name, &name).as_bytes());

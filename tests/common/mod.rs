@@ -4,12 +4,10 @@
 //! A test whose tool or `../shared` directory is absent skips with a `skip:` line, unless
 //! `MFPPR_REQUIRE_TOOLS=1` (set by `.ci/run`): then it fails, so a green CI means it ran.
 //! Golden files are in [`golden`]: a unified diff on mismatch, `MFPPR_BLESS=1` rewrites them.
-#![allow(dead_code)] // each test binary uses its own subset
 
 pub(crate) mod batch;
 mod golden;
-#[allow(unused_imports)] // each test binary uses its own subset
-pub(crate) use golden::{assert_golden, assert_golden_diff};
+pub(crate) use golden::assert_golden;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
