@@ -111,6 +111,11 @@ pub(crate) struct Record {
     /// Check runs of that question (part of `triage_calls`).
     #[serde(default)]
     pub slip_check_calls: u64,
+    /// The slip check flagged the first result, so the result is the reduction of
+    /// `<stem>.unslipped.cpp` (the original with that result's trigger MRs folded, which still
+    /// fails) instead; `oracle_calls` and `triage_calls` count both reductions and their triage.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub slip_repaired: bool,
     /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
     /// blame's and the knockouts'.
     #[serde(default)]
@@ -171,6 +176,7 @@ impl Record {
             introduces: BTreeMap::new(),
             slip_suspect: None,
             slip_check_calls: 0,
+            slip_repaired: false,
             triage_calls: 0,
             signature: String::new(),
             library_ops: Vec::new(),
@@ -306,6 +312,7 @@ mod tests {
             introduces: BTreeMap::new(),
             slip_suspect: None,
             slip_check_calls: 0,
+            slip_repaired: false,
             triage_calls: 2,
             signature: "check_equal | relations::shift".into(),
             library_ops: vec!["iset::shift".into(), "iset::unite".into()],

@@ -14,6 +14,7 @@
 
 pub(crate) mod explain;
 pub(crate) mod journal;
+mod slips;
 pub(crate) mod tasks;
 pub(crate) mod triage;
 
@@ -61,6 +62,9 @@ pub(crate) struct BatchOptions {
     pub quiet: bool,
     /// What the triage groups by.
     pub group_by: triage::GroupBy,
+    /// Reduce the original again, with the result's trigger folded, when the slip check flags a
+    /// result ([`repair_slip`]).
+    pub repair_slips: bool,
 }
 
 impl BatchOptions {
@@ -257,24 +261,43 @@ pub(crate) fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record
     Ok(record)
 }
 
-/// The reduction step of [`run_one`]: fills the outcome, sizes, calls and signature.
+/// The reduction step of [`run_one`]: fills the outcome, sizes, calls and signature. When the
+/// slip check flags the result, the original is reduced again with the result's trigger folded
+/// ([`repair_slip`]).
 fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::Result<()> {
     let output = dir.join(format!("{}.reduced.cpp", record.stem));
-    let stats = dir.join("stats.json");
     let mut ro = opts.reduce.clone();
     ro.input = record.input.clone();
-    ro.output = Some(output.clone());
-    ro.stats = Some(stats.clone());
-    ro.jobs = opts.jobs_per_test();
     ro.resume = opts.resume && output.exists();
+    ro.output = Some(output);
+    ro.stats = Some(dir.join("stats.json"));
+    ro.jobs = opts.jobs_per_test();
     ro.quiet = true;
-    // One cache for the reduction, the last check and blame (precompiled include block, the
-    // original's failure), unless the campaign or the user has one.
+    // One cache for the reductions, the last checks and blame (precompiled include block, the
+    // originals' failures), unless the campaign or the user has one.
     let own_cache = run_cache_dir(&ro)?;
     if let Some(own) = &own_cache {
         ro.cache_dir = Some(own.path().to_path_buf());
     }
-    let outcome = match reduce(&ro) {
+    let original = ro.input.clone();
+    match reduce_and_triage(record, &ro, Some(&original))? {
+        Some(folded) if opts.repair_slips => slips::repair_slip(record, dir, &ro, &folded),
+        _ => Ok(()),
+    }
+}
+
+/// Reduce `ro.input` into `ro.output` and triage the result into `record`; with `slip_check`
+/// (the campaign's original test), also ask the slip check against it, and return the folded
+/// original when it flags the result.
+pub(super) fn reduce_and_triage(
+    record: &mut Record,
+    ro: &ReduceOptions,
+    slip_check: Option<&Path>,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let (Some(output), Some(stats)) = (ro.output.clone(), ro.stats.clone()) else {
+        anyhow::bail!("a campaign reduction needs an output and a stats file");
+    };
+    let outcome = match reduce(ro) {
         Ok(outcome) => outcome,
         Err(e) => {
             record.outcome = match exit_kind(&e) {
@@ -284,7 +307,7 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
                 _ => Outcome::InputError,
             };
             record.message = Some(format!("{e:#}"));
-            return Ok(());
+            return Ok(None);
         }
     };
     let reduced = std::fs::read(&output)
@@ -308,7 +331,7 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     }
     let failure = triage::failure_of(&run.stderr_tail, run.end);
     let interesting = oracle.verdict_of(run.end) == Verdict::Interesting;
-    let found = match suspects(&ro, &reduced, &oracle, interesting) {
+    let found = match suspects(ro, &reduced, &oracle, interesting) {
         Ok(found) => found,
         Err(e) => {
             record.message = Some(format!("cannot list the MRs of the result: {e:#}"));
@@ -318,7 +341,9 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
-    check_slip(record, &ro, &oracle, interesting, &found.triggers);
+    let folded = slip_check.and_then(|original| {
+        slips::check_slip(record, original, ro, &oracle, interesting, &found.triggers)
+    });
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
@@ -329,10 +354,10 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     record.signature = triage::signature(&failure, &found.suspects, &found.from);
     record.failure = Some(failure);
     found.journal_triage(record);
-    triage::sign_by_library(record, &output, &reduced, &ro);
+    triage::sign_by_library(record, &output, &reduced, ro);
     record.output = Some(output);
     record.stats = Some(stats);
-    Ok(())
+    Ok(folded)
 }
 
 /// What triage knows about the MRs of a reduced test.
@@ -369,33 +394,6 @@ impl Suspects {
         record.triggers = self.triggers.mrs;
         record.within_triggers = self.triggers.within;
         record.introduces = self.triggers.introduces;
-    }
-}
-
-/// When blame named a trigger of the (still interesting) result, ask the slip check
-/// ([`slip_suspect`]) and journal its answer; a check that cannot run says why in the message.
-fn check_slip(
-    record: &mut Record,
-    ro: &ReduceOptions,
-    oracle: &ScriptOracle,
-    interesting: bool,
-    triggers: &crate::blame::Triggers,
-) {
-    if !interesting || triggers.mrs.is_empty() {
-        return;
-    }
-    let mrs: Vec<String> = triggers
-        .mrs
-        .iter()
-        .chain(&triggers.within)
-        .cloned()
-        .collect();
-    match slip_suspect(ro, oracle, &mrs) {
-        Ok(slip) => {
-            record.slip_suspect = slip;
-            record.slip_check_calls = u64::from(slip.is_some());
-        }
-        Err(e) => record.note(format!("no slip check: {e:#}")),
     }
 }
 
@@ -461,30 +459,6 @@ fn suspects(
         found.from = format!("variants: {why}");
     }
     Ok(found)
-}
-
-/// Whether the original (`ro.input`) still fails with every call of `mrs` folded to its base
-/// (one check run); `None` when it has no such call or cannot be read as an MF++ test.
-fn slip_suspect(
-    ro: &ReduceOptions,
-    oracle: &ScriptOracle,
-    mrs: &[String],
-) -> anyhow::Result<Option<bool>> {
-    let Ok(text) = std::fs::read(&ro.input) else {
-        return Ok(None);
-    };
-    let Ok(doc) = Document::parse(text.clone()) else {
-        return Ok(None);
-    };
-    let catalogue = Catalogue::load_for(&ro.input, &doc, &ro.include_dirs, &ro.specs)?;
-    let Ok(model) = TestModel::build(&doc, &catalogue) else {
-        return Ok(None);
-    };
-    let Some(folded) = crate::blame::folded_everywhere(&text, &model, &catalogue, mrs) else {
-        return Ok(None);
-    };
-    let run = oracle.run(&folded, &AtomicBool::new(false))?;
-    Ok(Some(oracle.verdict_of(run.end) == Verdict::Interesting))
 }
 
 /// The latest record per stem, in stem order.
@@ -881,6 +855,7 @@ mod tests {
             resume: false,
             quiet: true,
             group_by: triage::GroupBy::Library,
+            repair_slips: true,
         };
         assert_eq!(opts.jobs_per_test(), 2);
         opts.tests_at_once = 16;

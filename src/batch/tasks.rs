@@ -128,6 +128,9 @@ pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::R
     for (k, v) in &ro.extra_env {
         words.push(quote_word(format!("--env={k}={v}").as_bytes()));
     }
+    if !opts.repair_slips {
+        words.push("--keep-slips".to_string());
+    }
     words.push("--resume".to_string());
     words.push("-q".to_string());
     words.push(quoted("", &test.input)?);
@@ -195,6 +198,7 @@ mod tests {
             resume: false,
             quiet: false,
             group_by: crate::batch::triage::GroupBy::Library,
+            repair_slips: true,
         }
     }
 
@@ -220,6 +224,9 @@ mod tests {
         anytime.reduce.inputs = Inputs::Anytime;
         let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
         assert!(cmd.contains(" --inputs=anytime "), "{cmd}");
+        anytime.repair_slips = false;
+        let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
+        assert!(cmd.contains(" --keep-slips "), "{cmd}");
     }
 
     /// What bash makes of `quoted` as the arguments of `printf %s`.

@@ -20,6 +20,7 @@ use crate::document::{Document, Function, Span};
 use crate::edit::{self, Edit};
 use crate::model::{parse_qualified_mr, Caller, TestModel};
 use crate::oracle::{ScriptOracle, Verdict};
+use crate::passes::sweep::{sweep, SweepContext};
 
 /// One fold tried by blame.
 #[derive(Clone, Debug, Serialize)]
@@ -319,9 +320,20 @@ pub(crate) fn needs(
     look.everywhere(oracle, compiles)
 }
 
+/// How many calls of the MRs `mrs` (`family::name`; instance calls and direct calls) the test
+/// of `model` makes.
+pub(crate) fn calls_of(model: &TestModel, catalogue: &Catalogue, mrs: &[String]) -> usize {
+    sites(model, catalogue)
+        .iter()
+        .filter(|s| mrs.contains(&s.mr))
+        .count()
+}
+
 /// `text` with every call of the MRs `mrs` (`family::name`; instance calls and direct calls)
-/// folded to its family's base, or `None` when it has no such call. Campaign triage runs the
-/// original so to ask whether its failure needs what its result's trigger does.
+/// folded to its family's base and then swept as every candidate is (the instances the folds
+/// leave uncalled go), or `None` when it has no such call. Campaign triage runs the original so
+/// to ask whether its failure needs what its result's trigger does, and reduces it again when
+/// it still fails.
 pub(crate) fn folded_everywhere(
     text: &[u8],
     model: &TestModel,
@@ -333,7 +345,19 @@ pub(crate) fn folded_everywhere(
         .filter(|s| mrs.contains(&s.mr))
         .map(|s| Edit::replace(s.span, s.base))
         .collect();
-    (!edits.is_empty()).then(|| edit::apply(text, &edits))
+    if edits.is_empty() {
+        return None;
+    }
+    let folded = edit::apply(text, &edits);
+    let known_instances = model.instances.iter().map(|i| i.name.clone()).collect();
+    let ctx = SweepContext {
+        catalogue,
+        known_instances: &known_instances,
+    };
+    let swept = Document::parse(folded.clone())
+        .ok()
+        .and_then(|doc| sweep(doc, &ctx));
+    Some(swept.unwrap_or(folded))
 }
 
 /// What MR `mr` (`family::name`) brings into the computation it replaces, sorted: the families
@@ -579,6 +603,10 @@ mod tests {
         let once = text_of(folded("complement::compl_by_subtract").unwrap());
         assert!(once.contains("r_1 = metalib::relations::complement::base(fctx, r_1);"));
         assert!(!once.contains("r_1 = compl_by_subtract_1_5("));
+        assert!(
+            !once.contains("compl_by_subtract_1_5(fuzz::fuzz_context"),
+            "the folded instance's definition is swept away"
+        );
         assert!(folded("shift::no_such_mr").is_none());
     }
 

@@ -126,6 +126,11 @@ pub struct BatchArgs {
     )]
     group_by: triage::GroupBy,
 
+    /// Keep a result the slip check flags (its original still fails with the result's trigger
+    /// folded away) instead of reducing that folded original again.
+    #[arg(long, help_heading = "Triage")]
+    keep_slips: bool,
+
     /// Reduce the single INPUT as the campaign's test STEM (the command of a task file).
     #[arg(long, value_name = "STEM", hide = true, conflicts_with = "emit_tasks")]
     one: Option<String>,
@@ -186,6 +191,7 @@ impl BatchArgs {
             resume: self.resume,
             quiet: self.quiet,
             group_by: self.group_by,
+            repair_slips: !self.keep_slips,
         }
     }
 

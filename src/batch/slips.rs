@@ -1,0 +1,307 @@
+//! Slips between bugs in a campaign: a reduction that keeps a failure, but through another bug
+//! than its original's (every bug fails the same check, so the check cannot tell). The slip
+//! check ([`check_slip`]) folds the result's trigger MRs away in the original; when that still
+//! fails, the original is reduced again from that folded text ([`repair_slip`]), and the second
+//! result replaces the first only when the original's failure needs what the second's does.
+//!
+//! Owns `OUTDIR/<stem>/<stem>.unslipped.cpp` (the folded original a kept second result comes
+//! from) and the second reduction's files while it runs; runs checks only through the oracle and
+//! the reduction it is given.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use anyhow::Context;
+
+use super::journal::{Outcome, Record};
+use crate::atomic::write_atomic;
+use crate::blame::{calls_of, folded_everywhere};
+use crate::catalogue::Catalogue;
+use crate::document::Document;
+use crate::model::TestModel;
+use crate::oracle::{ScriptOracle, Verdict};
+use crate::reduce::ReduceOptions;
+
+/// When blame named a trigger of the (still interesting) result, ask the slip check
+/// ([`slip_suspect`]) and journal its answer; a check that cannot run says why in the message.
+/// Returns the folded original when the check flags the result (it still fails).
+pub(super) fn check_slip(
+    record: &mut Record,
+    original: &Path,
+    ro: &ReduceOptions,
+    oracle: &ScriptOracle,
+    interesting: bool,
+    triggers: &crate::blame::Triggers,
+) -> Option<Vec<u8>> {
+    if !interesting || triggers.mrs.is_empty() {
+        return None;
+    }
+    let mrs: Vec<String> = triggers
+        .mrs
+        .iter()
+        .chain(&triggers.within)
+        .cloned()
+        .collect();
+    match slip_suspect(original, ro, oracle, &mrs) {
+        Ok(Some((slip, folded))) => {
+            record.slip_suspect = Some(slip);
+            record.slip_check_calls = 1;
+            slip.then_some(folded)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            record.note(format!("no slip check: {e:#}"));
+            None
+        }
+    }
+}
+
+/// Whether the `original` still fails with every call of `mrs` folded to its base (one check
+/// run), and that folded original; `None` when it has no such call or cannot be read as an MF++
+/// test.
+fn slip_suspect(
+    original: &Path,
+    ro: &ReduceOptions,
+    oracle: &ScriptOracle,
+    mrs: &[String],
+) -> anyhow::Result<Option<(bool, Vec<u8>)>> {
+    let Ok(text) = std::fs::read(original) else {
+        return Ok(None);
+    };
+    let Ok(doc) = Document::parse(text.clone()) else {
+        return Ok(None);
+    };
+    let catalogue = Catalogue::load_for(original, &doc, &ro.include_dirs, &ro.specs)?;
+    let Ok(model) = TestModel::build(&doc, &catalogue) else {
+        return Ok(None);
+    };
+    let Some(folded) = folded_everywhere(&text, &model, &catalogue, mrs) else {
+        return Ok(None);
+    };
+    let run = oracle.run(&folded, &AtomicBool::new(false))?;
+    Ok(Some((
+        oracle.verdict_of(run.end) == Verdict::Interesting,
+        folded,
+    )))
+}
+
+/// Reduce `folded` (the original with the flagged result's trigger MRs folded, which still
+/// fails) as the test instead, into `<stem>.unslipped.reduced.cpp`, and ask the slip check of
+/// that second result against the original. Only when the original *passes* with the second
+/// result's triggers folded (its failure needs what the second result's does), and those folds
+/// leave every call of the first result's triggers in place ([`folds_away`]), does the second
+/// result replace the first (`record.slip_repaired`). Otherwise the folds may have opened a way
+/// to another bug, or taken the first result's way with them: the first result stays, with a
+/// note, and the second's files go. The journal counts both reductions' runs.
+pub(super) fn repair_slip(
+    record: &mut Record,
+    dir: &Path,
+    ro: &ReduceOptions,
+    folded: &[u8],
+) -> anyhow::Result<()> {
+    let input = dir.join(format!("{}.unslipped.cpp", record.stem));
+    write_atomic(&input, folded).with_context(|| format!("cannot write {}", input.display()))?;
+    let mut again = ro.clone();
+    again.input = input.clone();
+    again.output = Some(dir.join(format!("{}.unslipped.reduced.cpp", record.stem)));
+    again.stats = Some(dir.join("unslipped-stats.json"));
+    again.resume = false;
+    let mut second = record.clone();
+    second.slip_suspect = None;
+    second.slip_check_calls = 0;
+    super::reduce_and_triage(&mut second, &again, Some(&record.input))?;
+    let moves = [
+        (again.output.clone(), ro.output.clone()),
+        (
+            again.output.as_deref().map(crate::reduce::origin_path),
+            ro.output.as_deref().map(crate::reduce::origin_path),
+        ),
+        (again.stats.clone(), ro.stats.clone()),
+    ];
+    let moves = moves.into_iter().filter_map(|(from, to)| from.zip(to));
+    if let Some(why) = not_kept(record, &second, ro) {
+        record.note(format!(
+            "the reduction of the folded original was not kept: {why}"
+        ));
+        record.oracle_calls += second.oracle_calls;
+        record.triage_calls += second.triage_calls;
+        for (from, _) in moves.chain([(input, PathBuf::new())]) {
+            let _ = std::fs::remove_file(from);
+        }
+        return Ok(());
+    }
+    for (from, to) in moves.filter(|(from, _)| from.exists()) {
+        std::fs::rename(&from, &to)
+            .with_context(|| format!("cannot move {} to {}", from.display(), to.display()))?;
+    }
+    second.output.clone_from(&ro.output);
+    second.stats.clone_from(&ro.stats);
+    second.oracle_calls += record.oracle_calls;
+    second.triage_calls += record.triage_calls;
+    second.slip_suspect = record.slip_suspect;
+    second.slip_check_calls += record.slip_check_calls;
+    second.slip_repaired = true;
+    *record = second;
+    Ok(())
+}
+
+/// Why the `second` result (of the folded original) does not replace the first (`record`'s), or
+/// `None` when it does.
+fn not_kept(record: &Record, second: &Record, ro: &ReduceOptions) -> Option<String> {
+    match (second.outcome, second.slip_suspect) {
+        (Outcome::Reduced, Some(false)) => {}
+        (Outcome::Reduced, Some(true)) => {
+            return Some("the original fails without its trigger too".into());
+        }
+        (Outcome::Reduced, None) => return Some("no slip check could ask about it".into()),
+        _ => return Some(second.message.clone().unwrap_or_default()),
+    }
+    let folded: Vec<String> = second
+        .triggers
+        .iter()
+        .chain(&second.within_triggers)
+        .cloned()
+        .collect();
+    match folds_away(&record.input, ro, &record.triggers, &folded) {
+        Ok(false) => None,
+        Ok(true) => Some(format!(
+            "folding {} in the original also folds calls of {}",
+            second.triggers.join(" "),
+            record.triggers.join(" ")
+        )),
+        Err(e) => Some(format!("cannot compare the two results' triggers: {e:#}")),
+    }
+}
+
+/// Whether folding the MRs `second` everywhere in the `original` also takes calls of the MRs
+/// `first` with it (they sit inside the instances the folds leave uncalled): then the original
+/// passing without `second` says nothing about which of the two failures is the original's.
+fn folds_away(
+    original: &Path,
+    ro: &ReduceOptions,
+    first: &[String],
+    second: &[String],
+) -> anyhow::Result<bool> {
+    let text =
+        std::fs::read(original).with_context(|| format!("cannot read {}", original.display()))?;
+    let doc = Document::parse(text.clone())?;
+    let catalogue = Catalogue::load_for(original, &doc, &ro.include_dirs, &ro.specs)?;
+    let model = TestModel::build(&doc, &catalogue)?;
+    let Some(folded) = folded_everywhere(&text, &model, &catalogue, second) else {
+        return Ok(false);
+    };
+    let folded_model = TestModel::build(&Document::parse(folded)?, &catalogue)?;
+    Ok(calls_of(&folded_model, &catalogue, first) < calls_of(&model, &catalogue, first))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{discover, run_one, triage, BatchOptions};
+    use super::*;
+
+    /// Campaign test `t_iset_19` batched with a grep check that fails through its
+    /// `compl_by_subtract` call (B) with `also` present, or through its `compl_by_clip` call (A)
+    /// once its `unite_by_subtract` call is gone. The original fails through B; the first
+    /// reduction drops `unite_by_subtract` and keeps A: a slip the slip check flags, since the
+    /// original with A folded still fails through B.
+    fn batched(also: &str, repair_slips: bool) -> (tempfile::TempDir, Record, String) {
+        use std::os::unix::fs::PermissionsExt;
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().unwrap();
+        let check = dir.path().join("check.sh");
+        let script = format!(
+            "#!/bin/sh\n\
+             grep -q 'compl_by_subtract_1_5(fctx' \"$1\" && grep -qF '{also}' \"$1\" && exit 0\n\
+             grep -q 'compl_by_clip_0_1(fctx' \"$1\" && ! grep -q 'unite_by_subtract_1_0(fctx' \"$1\"\n"
+        );
+        std::fs::write(&check, script).unwrap();
+        std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let input = dir.path().join("t.cpp");
+        std::fs::copy(root.join("fixtures/campaign/t_iset_19.cpp"), &input).unwrap();
+        let mut reduce = ReduceOptions::new(&input, &check);
+        reduce.include_dirs = vec![root.join("fixtures/iset/spec")];
+        reduce.inputs = crate::engine::Inputs::Last;
+        let opts = BatchOptions {
+            reduce,
+            out_dir: dir.path().join("out"),
+            jobs: 1,
+            tests_at_once: 1,
+            resume: false,
+            quiet: true,
+            group_by: triage::GroupBy::Library,
+            repair_slips,
+        };
+        let test = discover(&[input]).unwrap().remove(0);
+        let record = run_one(&test, &opts).unwrap();
+        let result = std::fs::read_to_string(record.output.as_ref().unwrap()).unwrap();
+        (dir, record, result)
+    }
+
+    /// The files of test `t`'s directory whose name holds `unslipped`.
+    fn unslipped_files(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join("out/t"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("unslipped"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_flagged_slip_is_reduced_again_and_kept_when_the_original_needs_its_trigger() {
+        // B with the base call of variant 0's first step, which the first reduction drops.
+        let also = "r_0 = metalib::relations::unite::base(fctx";
+        let (dir, record, result) = batched(also, true);
+        assert_eq!(record.outcome, Outcome::Reduced);
+        assert_eq!(record.slip_suspect, Some(true));
+        assert!(record.slip_repaired, "{:?}", record.message);
+        assert_eq!(record.triggers, ["complement::compl_by_subtract"]);
+        assert!(result.contains("compl_by_subtract_1_5(fctx"), "{result}");
+        assert!(!result.contains("compl_by_clip_0_1"), "{result}");
+        let test_dir = dir.path().join("out/t");
+        let folded = std::fs::read_to_string(test_dir.join("t.unslipped.cpp")).unwrap();
+        assert!(!folded.contains("compl_by_clip_0_1"), "swept: {folded}");
+        let origin = std::fs::read_to_string(test_dir.join("t.reduced.cpp.mfppr-origin")).unwrap();
+        assert!(origin.contains("t.unslipped.cpp"), "{origin}");
+        assert_eq!(unslipped_files(dir.path()), ["t.unslipped.cpp"]);
+
+        let (_dir, kept, result) = batched(also, false);
+        assert_eq!(kept.slip_suspect, Some(true));
+        assert!(!kept.slip_repaired);
+        assert_eq!(kept.triggers, ["complement::compl_by_clip"]);
+        assert!(result.contains("compl_by_clip_0_1(fctx"), "{result}");
+        assert!(
+            record.oracle_calls > kept.oracle_calls,
+            "both reductions count"
+        );
+    }
+
+    #[test]
+    fn a_second_result_whose_trigger_the_original_does_not_need_is_not_kept() {
+        // B with `unite_by_subtract`: the second result needs both calls, and the original with
+        // both folded fails through A again, so the first result stays.
+        let (dir, record, result) = batched("unite_by_subtract_1_0(fctx", true);
+        assert_eq!(record.slip_suspect, Some(true));
+        assert!(!record.slip_repaired);
+        assert_eq!(record.triggers, ["complement::compl_by_clip"]);
+        assert!(result.contains("compl_by_clip_0_1(fctx"), "{result}");
+        let note = record.message.unwrap_or_default();
+        assert!(note.contains("was not kept"), "{note}");
+        assert!(unslipped_files(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn folding_an_outer_mr_away_takes_the_calls_inside_it() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let original = root.join("fixtures/campaign/t_iset_19.cpp");
+        let mut ro = ReduceOptions::new(&original, "c.py");
+        ro.include_dirs = vec![root.join("fixtures/iset/spec")];
+        let mrs = |m: &str| vec![m.to_string()];
+        let clip = mrs("complement::compl_by_clip");
+        // compl_by_clip_0_1 calls intersect_comm_0_2: folding it leaves that instance uncalled.
+        assert!(folds_away(&original, &ro, &mrs("intersect::intersect_comm"), &clip).unwrap());
+        assert!(!folds_away(&original, &ro, &mrs("complement::compl_by_subtract"), &clip).unwrap());
+        assert!(!folds_away(&original, &ro, &clip, &mrs("shift::no_such_mr")).unwrap());
+    }
+}
