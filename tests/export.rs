@@ -37,7 +37,7 @@ fn spec() -> std::path::PathBuf {
 
 /// `mfppr export golden -I spec [--check …] -o out`, with the check's environment.
 fn export(golden: &Path, out: &Path, bug: &str, check: Option<Option<&str>>) -> Command {
-    let mut cmd = Command::new(bin());
+    let mut cmd = common::mfppr_cached();
     cmd.arg("export")
         .arg(golden)
         .arg("-I")
@@ -219,7 +219,7 @@ fn the_minimal_standalone_keeps_only_what_the_check_accepts() {
     .unwrap();
     std::fs::set_permissions(&check, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let kept = dir.path().join("y.cpp");
-    let run = Command::new(bin())
+    let run = common::mfppr_cached()
         .arg("export")
         .arg(&golden)
         .arg("-I")
@@ -279,7 +279,7 @@ fn bad_input_is_refused_in_one_line() {
     let plain = dir.path().join("plain.cpp");
     std::fs::write(&plain, "int main() { return 0; }\n").unwrap();
     let out = dir.path().join("out.cpp");
-    let run = Command::new(bin())
+    let run = common::mfppr_cached()
         .args(["export"])
         .arg(&plain)
         .arg("-o")
@@ -296,7 +296,7 @@ fn bad_input_is_refused_in_one_line() {
         &test,
     )
     .unwrap();
-    let run = Command::new(bin())
+    let run = common::mfppr_cached()
         .arg("export")
         .arg(&test)
         .arg("-o")
@@ -309,7 +309,7 @@ fn bad_input_is_refused_in_one_line() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 
     // The output may not be the input.
-    let run = Command::new(bin())
+    let run = common::mfppr_cached()
         .arg("export")
         .arg(&test)
         .arg("-I")

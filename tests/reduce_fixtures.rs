@@ -52,7 +52,9 @@ fn failure_for(bug: &str, check: Option<&str>) -> Failure {
 /// Run `script` on `file` the way mfppr does (cwd = its directory), return its exit status.
 fn check(failure: &Failure, file: &Path, extra: &[(&str, &str)]) -> i32 {
     let mut cmd = Command::new(root().join("interestingness").join(failure.script));
-    cmd.arg(file).current_dir(file.parent().unwrap());
+    cmd.arg(file)
+        .current_dir(file.parent().unwrap())
+        .env("MFPPR_CACHE_DIR", common::check_cache());
     for (k, v) in &failure.env {
         cmd.env(k, v);
     }
@@ -87,7 +89,7 @@ fn non_blank_lines(text: &str) -> usize {
 /// Reduce `input` (in its own temp dir) with `jobs` workers, to `output` or the default path.
 /// Reduce `input` with `-j jobs` and `check` (the failure's script, or a memo of it).
 fn reduce(input: &Path, failure: &Failure, check: &Path, jobs: usize, output: Option<&Path>) {
-    let mut cmd = Command::new(bin());
+    let mut cmd = common::mfppr_cached();
     cmd.arg("reduce")
         .arg(input)
         .arg("--check")
@@ -256,7 +258,7 @@ fn beats_the_original_reducer_on_t_bigint_452() {
     let input = dir.path().join("t_bigint_452.cpp");
     std::fs::copy(ex.join("t_bigint_452.cpp"), &input).unwrap();
     let spec = ex.join("bigint-spec");
-    let out = Command::new(bin())
+    let out = common::mfppr_cached()
         .arg("reduce")
         .arg(&input)
         .arg("--check")
@@ -338,7 +340,7 @@ fn beats_the_original_reducer_on_t_bigint_452() {
     // Its standalone export (checked): at most 700 bytes, no spec left, compiles with only the
     // bigint library on the include path and still aborts in the check.
     let standalone = dir.path().join("standalone.cpp");
-    let out = Command::new(bin())
+    let out = common::mfppr_cached()
         .arg("export")
         .arg(&reduced_path)
         .arg("-I")

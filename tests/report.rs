@@ -11,7 +11,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{bin, require_tools, root};
+use common::{require_tools, root};
 use serde_json::Value;
 
 fn spec() -> std::path::PathBuf {
@@ -20,7 +20,7 @@ fn spec() -> std::path::PathBuf {
 
 /// Run `mfppr report` on golden `name` with the check for `bug`; return report.json.
 fn report(name: &str, bug: &str, check: Option<&str>, dir: &Path) -> Value {
-    let mut cmd = Command::new(bin());
+    let mut cmd = common::mfppr_cached();
     cmd.arg("report")
         .arg(root().join(format!("fixtures/expected/{name}.reduced.cpp")))
         .arg("-I")
@@ -208,7 +208,7 @@ fn base_operations_alone_are_implicated() {
 fn a_non_empty_report_dir_is_refused_before_any_check() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("keep.txt"), "x").unwrap();
-    let out = Command::new(bin())
+    let out = common::mfppr_cached()
         .arg("report")
         .arg(root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"))
         .arg("--check")
@@ -264,7 +264,7 @@ fn reduce_with_report_writes_a_report_that_reproduces_the_failure() {
     let dir = tmp.path().join("rep");
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("notes.txt"), "mine").unwrap();
-    let out = Command::new(bin())
+    let out = common::mfppr_cached()
         .arg("reduce")
         .arg(&input)
         .arg("--check")
@@ -362,7 +362,7 @@ fn reduce_refuses_a_non_empty_report_dir_before_any_check() {
     .unwrap();
     std::fs::write(tmp.path().join("keep.txt"), "x").unwrap();
     let output = tmp.path().join("out.cpp");
-    let out = Command::new(bin())
+    let out = common::mfppr_cached()
         .arg("reduce")
         .arg(&input)
         .arg("--check")
@@ -395,7 +395,7 @@ fn a_standalone_the_check_rejects_is_written_with_a_warning() {
     std::fs::write(&check, "#!/bin/sh\ngrep -q '^#ifdef EXECUTE' \"$1\"\n").unwrap();
     std::fs::set_permissions(&check, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let dir = tmp.path().join("rep");
-    let out = Command::new(bin())
+    let out = common::mfppr_cached()
         .arg("report")
         .arg(root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"))
         .arg("--check")

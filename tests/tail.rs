@@ -48,7 +48,7 @@ fn check(file: &Path, cxxflags: &str) -> i32 {
 /// Reduce `input` into `out` with `script` and `extra` flags; the `--stats` JSON.
 fn reduce(input: &Path, out: &Path, script: &Path, extra: &[&str]) -> Value {
     let stats = out.with_extension("json");
-    let result = Command::new(bin())
+    let result = common::mfppr_cached()
         .arg("reduce")
         .arg(input)
         .arg("--check")

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{bin, require_tools, root, skip};
+use common::{require_tools, root, skip};
 use serde_json::Value;
 
 fn spec() -> PathBuf {
@@ -91,7 +91,7 @@ fn reduce_and_report(name: &str, max_bytes: usize) -> Option<Value> {
     let input = tmp.path().join(format!("{name}.cpp"));
     std::fs::copy(root().join(format!("fixtures/z3/tests/{name}.cpp")), &input).unwrap();
     let dir = tmp.path().join("rep");
-    let out = Command::new(bin())
+    let out = common::mfppr_cached()
         .arg("reduce")
         .arg(&input)
         .arg("--check")
@@ -272,7 +272,7 @@ fn a_compiler_that_cannot_be_run_is_a_clear_error_and_the_test_is_still_written(
     );
     std::fs::set_permissions(&check, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let dir = tmp.path().join("rep");
-    let out = Command::new(bin())
+    let out = common::mfppr_cached()
         .arg("report")
         .arg(root().join("fixtures/z3/tests/z3_mod_1.cpp"))
         .arg("--check")

@@ -206,3 +206,37 @@ pub(crate) fn memo_check(script: &Path, memo: &Path) -> PathBuf {
     std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
     check
 }
+
+/// One `MFPPR_CACHE_DIR` for the check runs of every test that asks for it: the bundled scripts
+/// then precompile each include block once per suite run instead of once per mfppr run (a block
+/// is keyed by the compiler, the flags, the include dirs and its text, so runs with other flags
+/// never share one). Tests of the cache's own behaviour (`pch`, `safety`) keep mfppr's per-run
+/// cache. It lives in the target directory's scratch space, one per test process; those of
+/// earlier processes that are gone are removed when the first test asks.
+pub(crate) fn check_cache() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let prefix = "check-cache-";
+        for entry in std::fs::read_dir(&scratch).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let gone = name
+                .strip_prefix(prefix)
+                .and_then(|pid| pid.parse::<u32>().ok())
+                .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+            if gone {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let dir = scratch.join(format!("{prefix}{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
+}
+
+/// A command running the built `mfppr` whose check runs share [`check_cache`].
+pub(crate) fn mfppr_cached() -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.env("MFPPR_CACHE_DIR", check_cache());
+    cmd
+}
