@@ -34,3 +34,27 @@ mod report;
 mod safety;
 mod tail;
 mod z3;
+
+/// With `autotests = false`, a file in `tests/` that is not a module here would never run: every
+/// one must be.
+#[test]
+fn every_test_file_is_a_module_of_the_suite() {
+    let dir = common::root().join("tests");
+    let suite = std::fs::read_to_string(dir.join("suite.rs")).unwrap();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let is_module =
+            path.extension().is_some_and(|e| e == "rs") || path.join("mod.rs").is_file();
+        if is_module && stem != "suite" && !suite.contains(&format!("\nmod {stem};\n")) {
+            missing.push(stem.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "tests/ files not in tests/suite.rs: {missing:?}"
+    );
+}
