@@ -63,7 +63,7 @@ pub(crate) struct BatchOptions {
     /// What the triage groups by.
     pub group_by: triage::GroupBy,
     /// Reduce the original again, with the result's trigger folded, when the slip check flags a
-    /// result ([`repair_slip`]).
+    /// result ([`slips::repair_slip`]).
     pub repair_slips: bool,
 }
 
@@ -263,7 +263,7 @@ pub(crate) fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record
 
 /// The reduction step of [`run_one`]: fills the outcome, sizes, calls and signature. When the
 /// slip check flags the result, the original is reduced again with the result's trigger folded
-/// ([`repair_slip`]).
+/// ([`slips::repair_slip`]).
 fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::Result<()> {
     let output = dir.join(format!("{}.reduced.cpp", record.stem));
     let mut ro = opts.reduce.clone();
@@ -279,8 +279,7 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     if let Some(own) = &own_cache {
         ro.cache_dir = Some(own.path().to_path_buf());
     }
-    let original = ro.input.clone();
-    match reduce_and_triage(record, &ro, Some(&original))? {
+    match reduce_and_triage(record, &ro, Some(&ro.input))? {
         Some(folded) if opts.repair_slips => slips::repair_slip(record, dir, &ro, &folded),
         _ => Ok(()),
     }

@@ -8,7 +8,7 @@
 //! from) and the second reduction's files while it runs; runs checks only through the oracle and
 //! the reduction it is given.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
@@ -36,12 +36,7 @@ pub(super) fn check_slip(
     if !interesting || triggers.mrs.is_empty() {
         return None;
     }
-    let mrs: Vec<String> = triggers
-        .mrs
-        .iter()
-        .chain(&triggers.within)
-        .cloned()
-        .collect();
+    let mrs = folded_mrs(&triggers.mrs, &triggers.within);
     match slip_suspect(original, ro, oracle, &mrs) {
         Ok(Some((slip, folded))) => {
             record.slip_suspect = Some(slip);
@@ -54,6 +49,12 @@ pub(super) fn check_slip(
             None
         }
     }
+}
+
+/// The MRs the slip check folds for a result: its triggers and the MRs called inside them (the
+/// confound check of a second result folds the same set).
+fn folded_mrs(triggers: &[String], within: &[String]) -> Vec<String> {
+    triggers.iter().chain(within).cloned().collect()
 }
 
 /// Whether the `original` still fails with every call of `mrs` folded to its base (one check
@@ -125,9 +126,10 @@ pub(super) fn repair_slip(
         ));
         record.oracle_calls += second.oracle_calls;
         record.triage_calls += second.triage_calls;
-        for (from, _) in moves.chain([(input, PathBuf::new())]) {
+        for (from, _) in moves {
             let _ = std::fs::remove_file(from);
         }
+        let _ = std::fs::remove_file(&input);
         return Ok(());
     }
     for (from, to) in moves.filter(|(from, _)| from.exists()) {
@@ -156,12 +158,7 @@ fn not_kept(record: &Record, second: &Record, ro: &ReduceOptions) -> Option<Stri
         (Outcome::Reduced, None) => return Some("no slip check could ask about it".into()),
         _ => return Some(second.message.clone().unwrap_or_default()),
     }
-    let folded: Vec<String> = second
-        .triggers
-        .iter()
-        .chain(&second.within_triggers)
-        .cloned()
-        .collect();
+    let folded = folded_mrs(&second.triggers, &second.within_triggers);
     match folds_away(&record.input, ro, &record.triggers, &folded) {
         Ok(false) => None,
         Ok(true) => Some(format!(
@@ -198,6 +195,7 @@ fn folds_away(
 mod tests {
     use super::super::{discover, run_one, triage, BatchOptions};
     use super::*;
+    use std::path::PathBuf;
 
     /// Campaign test `t_iset_19` batched with a grep check that fails through its
     /// `compl_by_subtract` call (B) with `also` present, or through its `compl_by_clip` call (A)
