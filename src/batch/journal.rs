@@ -112,10 +112,15 @@ pub(crate) struct Record {
     #[serde(default)]
     pub slip_check_calls: u64,
     /// The slip check flagged the first result, so the result is the reduction of
-    /// `<stem>.unslipped.cpp` (the original with that result's trigger MRs folded, which still
-    /// fails) instead; `oracle_calls` and `triage_calls` count both reductions and their triage.
+    /// `<stem>.unslipped.cpp` (the original with that result's trigger MRs folded, and those of a
+    /// repair not kept before, which still fails) instead; `oracle_calls` and `triage_calls`
+    /// count every reduction and its triage.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub slip_repaired: bool,
+    /// Check runs of the reductions of folded originals (slip repairs, kept or not): part of
+    /// `oracle_calls`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repair_calls: u64,
     /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
     /// blame's and the knockouts'.
     #[serde(default)]
@@ -141,6 +146,11 @@ pub(crate) struct Record {
     pub stats: Option<PathBuf>,
     /// Why the test was not reduced.
     pub message: Option<String>,
+}
+
+/// Serde's test for a count left out of the journal when it is zero.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Record {
@@ -177,6 +187,7 @@ impl Record {
             slip_suspect: None,
             slip_check_calls: 0,
             slip_repaired: false,
+            repair_calls: 0,
             triage_calls: 0,
             signature: String::new(),
             library_ops: Vec::new(),
@@ -313,6 +324,7 @@ mod tests {
             slip_suspect: None,
             slip_check_calls: 0,
             slip_repaired: false,
+            repair_calls: 0,
             triage_calls: 2,
             signature: "check_equal | relations::shift".into(),
             library_ops: vec!["iset::shift".into(), "iset::unite".into()],
