@@ -279,19 +279,18 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     if let Some(own) = &own_cache {
         ro.cache_dir = Some(own.path().to_path_buf());
     }
-    match reduce_and_triage(record, &ro, Some(&ro.input))? {
+    match reduce_and_triage(record, &ro, &ro.input)? {
         Some(folded) if opts.repair_slips => slips::repair_slip(record, dir, &ro, &folded),
         _ => Ok(()),
     }
 }
 
-/// Reduce `ro.input` into `ro.output` and triage the result into `record`; with `slip_check`
-/// (the campaign's original test), also ask the slip check against it, and return the folded
-/// original when it flags the result.
+/// Reduce `ro.input` into `ro.output`, triage the result into `record` and ask the slip check
+/// against the campaign's `original` test; returns the folded original when it flags the result.
 pub(super) fn reduce_and_triage(
     record: &mut Record,
     ro: &ReduceOptions,
-    slip_check: Option<&Path>,
+    original: &Path,
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let (Some(output), Some(stats)) = (ro.output.clone(), ro.stats.clone()) else {
         anyhow::bail!("a campaign reduction needs an output and a stats file");
@@ -340,9 +339,7 @@ pub(super) fn reduce_and_triage(
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
-    let folded = slip_check.and_then(|original| {
-        slips::check_slip(record, original, ro, &oracle, interesting, &found.triggers)
-    });
+    let folded = slips::check_slip(record, original, ro, &oracle, interesting, &found.triggers);
     if crate::interrupt::requested() {
         return Err(interrupted());
     }

@@ -59,15 +59,14 @@ fn folded_mrs(triggers: &[String], within: &[String]) -> Vec<String> {
 }
 
 /// Whether the `original` still fails with every call of `mrs` folded to its base (one check
-/// run), and that folded original; `None` when it has no such call or cannot be read as an MF++
-/// test.
+/// run), and that folded original; `None` when it has no such call.
 fn slip_suspect(
     original: &Path,
     ro: &ReduceOptions,
     oracle: &ScriptOracle,
     mrs: &[String],
 ) -> anyhow::Result<Option<(bool, Vec<u8>)>> {
-    let Some(folded) = fold_original(original, ro, mrs)? else {
+    let Some(folded) = Original::load(original, ro)?.folded(mrs) else {
         return Ok(None);
     };
     let run = oracle.run(&folded, &AtomicBool::new(false))?;
@@ -77,19 +76,46 @@ fn slip_suspect(
     )))
 }
 
-/// The `original` with every call of `mrs` folded to its family's base and swept
-/// ([`folded_everywhere`]); `None` when it has no such call.
-fn fold_original(
-    original: &Path,
-    ro: &ReduceOptions,
-    mrs: &[String],
-) -> anyhow::Result<Option<Vec<u8>>> {
-    let text =
-        std::fs::read(original).with_context(|| format!("cannot read {}", original.display()))?;
-    let doc = Document::parse(text.clone())?;
-    let catalogue = Catalogue::load_for(original, &doc, &ro.include_dirs, &ro.specs)?;
-    let model = TestModel::build(&doc, &catalogue)?;
-    Ok(folded_everywhere(&text, &model, &catalogue, mrs))
+/// A campaign's original test, read once: its text, its model and the catalogue of its MRs.
+struct Original {
+    text: Vec<u8>,
+    model: TestModel,
+    catalogue: Catalogue,
+}
+
+impl Original {
+    fn load(path: &Path, ro: &ReduceOptions) -> anyhow::Result<Original> {
+        let text =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let doc = Document::parse(text.clone())?;
+        let catalogue = Catalogue::load_for(path, &doc, &ro.include_dirs, &ro.specs)?;
+        let model = TestModel::build(&doc, &catalogue)?;
+        Ok(Original {
+            text,
+            model,
+            catalogue,
+        })
+    }
+
+    /// The text with every call of `mrs` folded to its family's base and swept
+    /// ([`folded_everywhere`]); `None` when it has no such call.
+    fn folded(&self, mrs: &[String]) -> Option<Vec<u8>> {
+        folded_everywhere(&self.text, &self.model, &self.catalogue, mrs)
+    }
+
+    /// Whether folding the MRs `second` everywhere also takes calls of the MRs `first` with it
+    /// (they sit inside the instances the folds leave uncalled): then the original passing
+    /// without `second` says nothing about which of the two failures is the original's.
+    fn folds_away(&self, first: &[String], second: &[String]) -> anyhow::Result<bool> {
+        let Some(folded) = self.folded(second) else {
+            return Ok(false);
+        };
+        let after = TestModel::build(&Document::parse(folded)?, &self.catalogue)?;
+        Ok(
+            calls_of(&after, &self.catalogue, first)
+                < calls_of(&self.model, &self.catalogue, first),
+        )
+    }
 }
 
 /// How many times a flagged test is reduced again: a repair whose result is not kept folds that
@@ -101,27 +127,32 @@ pub(super) const MAX_REPAIRS: usize = 2;
 /// fails) as the test instead, into `<stem>.unslipped.reduced.cpp`, and ask the slip check of
 /// that second result against the original. Only when the original *passes* with the second
 /// result's triggers folded (its failure needs what the second result's does), and those folds
-/// leave every call of the first result's triggers in place ([`folds_away`]), does the second
-/// result replace the first (`record.slip_repaired`). Otherwise the folds may have opened a way
-/// to another bug, or taken the first result's way with them: its files go, and the original is
-/// reduced once more with that result's triggers folded as well, up to [`MAX_REPAIRS`] times,
-/// while such a folded original still differs. When none is kept, the first result stays, with
-/// a note. The journal counts every reduction's runs.
+/// leave every call of the first result's triggers in place ([`Original::folds_away`]), does
+/// the second result replace the first (`record.slip_repaired`). Otherwise the folds may have
+/// opened a way to another bug, or taken the first result's way with them: its files go, and the
+/// original is reduced once more with that result's triggers folded as well, up to
+/// [`MAX_REPAIRS`] times, while such a folded original still differs. When none is kept, the
+/// first result stays, with a note. The journal counts every reduction's runs.
 pub(super) fn repair_slip(
     record: &mut Record,
     dir: &Path,
     ro: &ReduceOptions,
     folded: &[u8],
 ) -> anyhow::Result<()> {
+    let original = match Original::load(&record.input, ro) {
+        Ok(original) => original,
+        Err(e) => {
+            record.note(format!("no slip repair: {e:#}"));
+            return Ok(());
+        }
+    };
     let input = dir.join(format!("{}.unslipped.cpp", record.stem));
     let mut refused = Vec::new();
-    match repairs(record, dir, ro, &input, folded, &mut refused) {
+    match repairs(record, &original, dir, ro, &input, folded, &mut refused) {
         Ok(Some(second)) => return adopt(record, second, &refused, dir, ro),
         Ok(None) => {}
         Err(e) => {
-            for (from, _) in moves(record, dir, ro) {
-                let _ = std::fs::remove_file(from);
-            }
+            discard(record, dir, ro);
             let _ = std::fs::remove_file(&input);
             return Err(e);
         }
@@ -138,6 +169,7 @@ pub(super) fn repair_slip(
 /// each one before it was not kept in `refused` (their runs are added to `record`'s).
 fn repairs(
     record: &mut Record,
+    original: &Original,
     dir: &Path,
     ro: &ReduceOptions,
     input: &Path,
@@ -151,16 +183,14 @@ fn repairs(
         if second.outcome == Outcome::NotInteresting {
             second.oracle_calls = 1; // the run that found the folded original passing
         }
-        let Some(why) = not_kept(record, &second, ro) else {
+        let Some(why) = not_kept(record, &second, original) else {
             return Ok(Some(second));
         };
         refused.push(why);
         record.oracle_calls += second.oracle_calls;
         record.repair_calls += second.oracle_calls;
         record.triage_calls += second.triage_calls;
-        for (from, _) in moves(record, dir, ro) {
-            let _ = std::fs::remove_file(from);
-        }
+        discard(record, dir, ro);
         if second.outcome != Outcome::Reduced {
             break;
         }
@@ -170,29 +200,44 @@ fn repairs(
                 folds.push(mr);
             }
         }
-        match fold_original(&record.input, ro, &folds) {
-            Ok(Some(more)) if folds.len() > before && more != folded => folded = more,
+        match original.folded(&folds) {
+            Some(more) if folds.len() > before && more != folded => folded = more,
             _ => break,
         }
     }
     Ok(None)
 }
 
-/// The second reduction's result, output and stats paths, and where each goes when it is kept.
+/// Where a repair's reduction of test `stem` writes its result and its stats.
+fn second_files(dir: &Path, stem: &str) -> (PathBuf, PathBuf) {
+    (
+        dir.join(format!("{stem}.unslipped.reduced.cpp")),
+        dir.join("unslipped-stats.json"),
+    )
+}
+
+/// The repair's result, origin and stats files, and where each goes when it is kept.
 fn moves(record: &Record, dir: &Path, ro: &ReduceOptions) -> Vec<(PathBuf, PathBuf)> {
-    let second = dir.join(format!("{}.unslipped.reduced.cpp", record.stem));
+    let (second, stats) = second_files(dir, &record.stem);
     let pairs = [
-        (Some(second.clone()), ro.output.clone()),
         (
             Some(crate::reduce::origin_path(&second)),
             ro.output.as_deref().map(crate::reduce::origin_path),
         ),
-        (Some(dir.join("unslipped-stats.json")), ro.stats.clone()),
+        (Some(second), ro.output.clone()),
+        (Some(stats), ro.stats.clone()),
     ];
     pairs
         .into_iter()
         .filter_map(|(from, to)| from.zip(to))
         .collect()
+}
+
+/// Remove the files of a repair that is not kept.
+fn discard(record: &Record, dir: &Path, ro: &ReduceOptions) {
+    for (from, _) in moves(record, dir, ro) {
+        let _ = std::fs::remove_file(from);
+    }
 }
 
 /// Write `folded` to `input` (`<stem>.unslipped.cpp`) and reduce and triage it as the test,
@@ -207,8 +252,9 @@ fn reduce_again(
     write_atomic(input, folded).with_context(|| format!("cannot write {}", input.display()))?;
     let mut again = ro.clone();
     again.input = input.to_path_buf();
-    again.output = Some(dir.join(format!("{}.unslipped.reduced.cpp", record.stem)));
-    again.stats = Some(dir.join("unslipped-stats.json"));
+    let (output, stats) = second_files(dir, &record.stem);
+    again.output = Some(output);
+    again.stats = Some(stats);
     again.resume = false;
     let mut second = record.clone();
     second.slip_suspect = None;
@@ -217,7 +263,7 @@ fn reduce_again(
     second.oracle_calls = 0;
     second.triage_calls = 0;
     second.message = None;
-    super::reduce_and_triage(&mut second, &again, Some(&record.input))?;
+    super::reduce_and_triage(&mut second, &again, &record.input)?;
     Ok(second)
 }
 
@@ -262,7 +308,7 @@ fn adopt(
 
 /// Why the `second` result (of the folded original) does not replace the first (`record`'s), or
 /// `None` when it does.
-fn not_kept(record: &Record, second: &Record, ro: &ReduceOptions) -> Option<String> {
+fn not_kept(record: &Record, second: &Record, original: &Original) -> Option<String> {
     match (second.outcome, second.slip_suspect) {
         (Outcome::Reduced, Some(false)) => {}
         (Outcome::Reduced, Some(true)) => {
@@ -275,7 +321,7 @@ fn not_kept(record: &Record, second: &Record, ro: &ReduceOptions) -> Option<Stri
         _ => return Some(second.message.clone().unwrap_or_default()),
     }
     let folded = folded_mrs(&second.triggers, &second.within_triggers);
-    match folds_away(&record.input, ro, &record.triggers, &folded) {
+    match original.folds_away(&record.triggers, &folded) {
         Ok(false) => None,
         Ok(true) => Some(format!(
             "folding {} in the original also folds calls of {}",
@@ -284,32 +330,6 @@ fn not_kept(record: &Record, second: &Record, ro: &ReduceOptions) -> Option<Stri
         )),
         Err(e) => Some(format!("cannot compare the two results' triggers: {e:#}")),
     }
-}
-
-/// Whether folding the MRs `second` everywhere in the `original` also takes calls of the MRs
-/// `first` with it (they sit inside the instances the folds leave uncalled): then the original
-/// passing without `second` says nothing about which of the two failures is the original's.
-fn folds_away(
-    original: &Path,
-    ro: &ReduceOptions,
-    first: &[String],
-    second: &[String],
-) -> anyhow::Result<bool> {
-    let Some(folded) = fold_original(original, ro, second)? else {
-        return Ok(false);
-    };
-    let calls = |text: Vec<u8>| -> anyhow::Result<usize> {
-        let doc = Document::parse(text)?;
-        let catalogue = Catalogue::load_for(original, &doc, &ro.include_dirs, &ro.specs)?;
-        Ok(calls_of(
-            &TestModel::build(&doc, &catalogue)?,
-            &catalogue,
-            first,
-        ))
-    };
-    let before =
-        std::fs::read(original).with_context(|| format!("cannot read {}", original.display()))?;
-    Ok(calls(folded)? < calls(before)?)
 }
 
 #[cfg(test)]
@@ -448,14 +468,16 @@ mod tests {
     #[test]
     fn folding_an_outer_mr_away_takes_the_calls_inside_it() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let original = root.join("fixtures/campaign/t_iset_19.cpp");
-        let mut ro = ReduceOptions::new(&original, "c.py");
+        let path = root.join("fixtures/campaign/t_iset_19.cpp");
+        let mut ro = ReduceOptions::new(&path, "c.py");
         ro.include_dirs = vec![root.join("fixtures/iset/spec")];
+        let original = Original::load(&path, &ro).unwrap();
+        let folds_away = |first: &[String], second: &[String]| original.folds_away(first, second);
         let mrs = |m: &str| vec![m.to_string()];
         let clip = mrs("complement::compl_by_clip");
         // compl_by_clip_0_1 calls intersect_comm_0_2: folding it leaves that instance uncalled.
-        assert!(folds_away(&original, &ro, &mrs("intersect::intersect_comm"), &clip).unwrap());
-        assert!(!folds_away(&original, &ro, &mrs("complement::compl_by_subtract"), &clip).unwrap());
-        assert!(!folds_away(&original, &ro, &clip, &mrs("shift::no_such_mr")).unwrap());
+        assert!(folds_away(&mrs("intersect::intersect_comm"), &clip).unwrap());
+        assert!(!folds_away(&mrs("complement::compl_by_subtract"), &clip).unwrap());
+        assert!(!folds_away(&clip, &mrs("shift::no_such_mr")).unwrap());
     }
 }
