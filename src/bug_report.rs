@@ -6,7 +6,6 @@
 //! and blame ([`crate::blame`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -17,8 +16,9 @@ use crate::catalogue::Catalogue;
 use crate::document::Document;
 use crate::error::{coded, ExitKind};
 use crate::export::{minimise, Standalone};
+use crate::judge::{CheckRule, Judge};
 use crate::model::TestModel;
-use crate::oracle::{ScriptOracle, Verdict};
+use crate::oracle::ScriptOracle;
 use crate::outputs::{self, Output};
 use crate::process::RunEnd;
 use crate::program::{build_and_run, describe, ProgramRun};
@@ -43,6 +43,8 @@ pub(crate) struct BugReportOptions {
     pub stats: Option<String>,
     /// Extra environment of the check script (`MFPPR_CXXFLAGS` of the compiler flags).
     pub env: Vec<(String, String)>,
+    /// The check's timeout and exit rule (`--timeout`, `--interesting-exit`, or the reduction's).
+    pub rule: CheckRule,
 }
 
 /// The validated output paths of a report.
@@ -173,9 +175,8 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     let catalogue = Catalogue::load_for(&opts.file, &doc, &opts.include_dirs, &opts.specs)?;
     let model = TestModel::build(&doc, &catalogue)?;
     let oracle = ScriptOracle::new(&opts.check, &opts.file, opts.env.clone())?;
-    let cancel = AtomicBool::new(false);
-    let run = oracle.run(&text, &cancel)?;
-    if oracle.verdict_of(run.end) != Verdict::Interesting {
+    let (run, interesting) = opts.rule.first_run(&oracle, &text)?;
+    if !interesting {
         return Err(not_interesting(opts, run.end, &run.stderr_tail, &oracle));
     }
     let sa = standalone(opts, &text, out)?;
@@ -249,8 +250,8 @@ fn standalone(opts: &BugReportOptions, text: &[u8], out: &BugReportDir) -> Resul
 
 /// The minimised standalone text and its export information (sizes left to fill in); the
 /// unverified export, with a warning, when minimising fails.
-fn export(sa: &Standalone, oracle: &ScriptOracle) -> (String, ExportInfo) {
-    let (standalone, export) = match minimise(sa, oracle) {
+fn export(sa: &Standalone, judge: &dyn Judge) -> (String, ExportInfo) {
+    let (standalone, export) = match minimise(sa, judge) {
         Ok((t, m)) => (
             t,
             ExportInfo {

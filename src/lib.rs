@@ -22,6 +22,7 @@ pub(crate) mod export;
 pub(crate) mod input;
 pub(crate) mod inspect;
 pub(crate) mod interrupt;
+pub(crate) mod judge;
 pub(crate) mod line_endings;
 pub(crate) mod lock;
 pub mod messages;

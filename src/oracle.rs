@@ -219,6 +219,11 @@ impl ScriptOracle {
         *lock(&self.timeout) = timeout;
     }
 
+    /// The per-run timeout now (`None`: no limit).
+    pub fn current_timeout(&self) -> Option<Duration> {
+        *lock(&self.timeout)
+    }
+
     /// Which exit statuses are interesting.
     pub fn set_expected(&self, expected: Expected) {
         *lock(&self.expected) = expected;

@@ -420,3 +420,146 @@ fn a_standalone_the_check_rejects_is_written_with_a_warning() {
     let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
     assert!(readme.contains("NOT verified"), "{readme}");
 }
+
+/// Write an executable shell script `name` into `dir` with `body` after the shebang.
+fn script(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Issue 41: an MF++R-style check (interesting = the original's non-zero exit) reduces with
+/// `--interesting-exit auto`, and the report judges its result by the same rule (it refused its
+/// own result before: its check took exit 0 as interesting).
+#[test]
+fn reduce_report_keeps_the_reductions_exit_rule() {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("iset_merge_small_a.cpp");
+    std::fs::copy(
+        root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"),
+        &input,
+    )
+    .unwrap();
+    let check = root().join("interestingness/check-failure.py");
+    let inverted = script(
+        tmp.path(),
+        "inv.sh",
+        &format!(
+            "python3 '{}' \"$1\" >/dev/null 2>&1 && exit 3\nexit 0",
+            check.display()
+        ),
+    );
+    let dir = tmp.path().join("rep");
+    let out = common::mfppr_cached()
+        .arg("reduce")
+        .arg(&input)
+        .arg("--check")
+        .arg(&inverted)
+        .args(["--interesting-exit", "auto", "-q", "-o"])
+        .arg(tmp.path().join("out.cpp"))
+        .arg("--report")
+        .arg(&dir)
+        .args(["--", "-std=c++17", "-I"])
+        .arg(spec())
+        .env("CXXFLAGS", "-w -DISET_BUG_MERGE")
+        .env("REFERENCE_CXXFLAGS", "-w")
+        .env("CHECK_NAME", "check_equal")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(r["check_end"], "exit 3", "{r}");
+    assert_eq!(r["blame"]["suspects"][0], "shift::shift_by_parts", "{r}");
+    // `report` takes the same rule: with the default (exit 0) it refuses this test, with
+    // `--interesting-exit auto` it reports it.
+    let report = |auto: bool, to: &str| {
+        let mut cmd = common::mfppr_cached();
+        cmd.arg("report")
+            .arg(&input)
+            .arg("--check")
+            .arg(&inverted)
+            .arg("-o")
+            .arg(tmp.path().join(to))
+            .args(["--", "-std=c++17", "-I"])
+            .arg(spec())
+            .env("CXXFLAGS", "-w -DISET_BUG_MERGE")
+            .env("REFERENCE_CXXFLAGS", "-w")
+            .env("CHECK_NAME", "check_equal");
+        if auto {
+            cmd.args(["--interesting-exit", "auto"]);
+        }
+        cmd.output().unwrap()
+    };
+    let refused = report(false, "zero");
+    assert_eq!(
+        refused.status.code(),
+        Some(3),
+        "not interesting under exit 0"
+    );
+    let auto = report(true, "auto");
+    assert!(
+        auto.status.success(),
+        "{}",
+        String::from_utf8_lossy(&auto.stderr)
+    );
+}
+
+/// Issue 41: a check that hangs on the deeper look's knockouts is killed after `--timeout`; the
+/// report is still written, the knockouts marked undecided with the reason, and stderr says so.
+#[test]
+fn a_hanging_knockout_ends_within_the_timeout_and_is_undecided() {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let check = root().join("interestingness/check-failure.py");
+    let hangs = script(
+        tmp.path(),
+        "hangs.sh",
+        &format!(
+            "grep -q mfppr_knockout \"$1\" && exec sleep 600\nexec python3 '{}' \"$1\"",
+            check.display()
+        ),
+    );
+    let dir = tmp.path().join("rep");
+    let began = std::time::Instant::now();
+    let out = common::mfppr_cached()
+        .arg("report")
+        .arg(root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"))
+        .arg("--check")
+        .arg(&hangs)
+        .args(["--timeout", "4", "-o"])
+        .arg(&dir)
+        .args(["--", "-std=c++17", "-I"])
+        .arg(spec())
+        .env("CXXFLAGS", "-w -DISET_BUG_MERGE")
+        .env("REFERENCE_CXXFLAGS", "-w")
+        .env("CHECK_NAME", "check_equal")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(120),
+        "the hanging runs were not cut at the timeout"
+    );
+    assert!(stderr.contains("timed out after 4 s"), "{stderr}");
+    let r: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    let knockouts = r["blame"]["deeper"]["knockouts"].as_array().unwrap();
+    assert!(!knockouts.is_empty(), "{r}");
+    for k in knockouts.iter().filter(|k| k["by"].is_string()) {
+        assert_eq!(k["outcome"], "undecided", "{k}");
+    }
+    assert!(knockouts
+        .iter()
+        .any(|k| k["why"] == "the check timed out after 4 s"));
+    assert!(dir.join("standalone.cpp").is_file());
+}

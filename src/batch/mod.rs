@@ -20,7 +20,7 @@ pub(crate) mod triage;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -30,6 +30,7 @@ use crate::atomic::write_atomic;
 use crate::catalogue::Catalogue;
 use crate::document::Document;
 use crate::error::{coded, exit_kind, ExitKind};
+use crate::judge::{Judge, Judged};
 use crate::lock::{lock_exclusive, Lock, LOCK_FILE};
 use crate::model::TestModel;
 use crate::oracle::{ScriptOracle, Verdict};
@@ -317,7 +318,7 @@ pub(super) fn reduce_and_triage(
     oracle.set_timeout(Some(outcome.timeout));
     oracle.set_expected(outcome.expected);
     oracle.set_cache_dir(ro.cache_dir.clone());
-    let run = oracle.run(&reduced, &AtomicBool::new(false))?;
+    let Judged { verdict, run } = oracle.judge(&reduced)?;
     let interrupted = || {
         coded(
             ExitKind::Interrupted,
@@ -328,7 +329,7 @@ pub(super) fn reduce_and_triage(
         return Err(interrupted());
     }
     let failure = triage::failure_of(&run.stderr_tail, run.end);
-    let interesting = oracle.verdict_of(run.end) == Verdict::Interesting;
+    let interesting = verdict == Verdict::Interesting;
     let found = match suspects(ro, &reduced, &oracle, interesting) {
         Ok(found) => found,
         Err(e) => {
@@ -403,7 +404,7 @@ impl Suspects {
 fn suspects(
     ro: &ReduceOptions,
     reduced: &[u8],
-    oracle: &ScriptOracle,
+    judge: &dyn Judge,
     interesting: bool,
 ) -> anyhow::Result<Suspects> {
     let doc = Document::parse(reduced.to_vec())?;
@@ -425,7 +426,7 @@ fn suspects(
             i.name
         ))
     } else {
-        let blame = crate::blame::blame(reduced, &model, &catalogue, oracle, None)?;
+        let blame = crate::blame::blame(reduced, &model, &catalogue, judge, None)?;
         found.blame_calls = blame.oracle_calls as u64;
         found.triggers = blame.triggers(&model);
         let suspect = blame.folds.iter().filter(|f| f.suspect);
@@ -446,7 +447,7 @@ fn suspects(
     if interesting && found.triggers.mrs.is_empty() {
         let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
         let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
-        let (needs, runs) = crate::blame::needs(reduced, &model, &catalogue, oracle, &compiles)?;
+        let (needs, runs) = crate::blame::needs(reduced, &model, &catalogue, judge, &compiles)?;
         found.knockout_calls = runs as u64;
         found.needs = needs;
     }

@@ -10,7 +10,6 @@
 //! the reduction it is given.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 
@@ -19,8 +18,8 @@ use crate::atomic::write_atomic;
 use crate::blame::{calls_of, folded_everywhere};
 use crate::catalogue::Catalogue;
 use crate::document::Document;
+use crate::judge::Judge;
 use crate::model::TestModel;
-use crate::oracle::{ScriptOracle, Verdict};
 use crate::reduce::ReduceOptions;
 
 /// When blame named a trigger of the (still interesting) result, ask the slip check
@@ -30,7 +29,7 @@ pub(super) fn check_slip(
     record: &mut Record,
     original: &Path,
     ro: &ReduceOptions,
-    oracle: &ScriptOracle,
+    judge: &dyn Judge,
     interesting: bool,
     triggers: &crate::blame::Triggers,
 ) -> Option<Vec<u8>> {
@@ -38,7 +37,7 @@ pub(super) fn check_slip(
         return None;
     }
     let mrs = folded_mrs(&triggers.mrs, &triggers.within);
-    match slip_suspect(original, ro, oracle, &mrs) {
+    match slip_suspect(original, ro, judge, &mrs) {
         Ok(Some((slip, folded))) => {
             record.slip_suspect = Some(slip);
             record.slip_check_calls = 1;
@@ -63,17 +62,13 @@ fn folded_mrs(triggers: &[String], within: &[String]) -> Vec<String> {
 fn slip_suspect(
     original: &Path,
     ro: &ReduceOptions,
-    oracle: &ScriptOracle,
+    judge: &dyn Judge,
     mrs: &[String],
 ) -> anyhow::Result<Option<(bool, Vec<u8>)>> {
     let Some(folded) = Original::load(original, ro)?.folded(mrs) else {
         return Ok(None);
     };
-    let run = oracle.run(&folded, &AtomicBool::new(false))?;
-    Ok(Some((
-        oracle.verdict_of(run.end) == Verdict::Interesting,
-        folded,
-    )))
+    Ok(Some((judge.judge(&folded)?.interesting(), folded)))
 }
 
 /// A campaign's original test, read once: its text, its model and the catalogue of its MRs.

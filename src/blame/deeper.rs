@@ -19,7 +19,6 @@
 //! The test is never edited in place; each knockout is a candidate text judged by the check.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use serde::Serialize;
@@ -28,8 +27,8 @@ use super::{library_op, Blame, Compiles, LibraryOps, SpecFn};
 use crate::catalogue::{Catalogue, Mr, MrKind};
 use crate::document::{squeeze, Call, Document, Function};
 use crate::edit::{self, Edit};
+use crate::judge::{unfinished, Judge};
 use crate::model::{parse_qualified_mr, TestModel};
-use crate::oracle::{ScriptOracle, Verdict};
 
 /// At most this many calls are knocked out (one oracle run each).
 const MAX_KNOCKOUTS: usize = 6;
@@ -112,7 +111,7 @@ impl Look<'_> {
     pub(super) fn suspect(
         &self,
         blame: &Blame,
-        oracle: &ScriptOracle,
+        judge: &dyn Judge,
         compiles: Compiles,
     ) -> Result<Option<Deeper>> {
         let [mr] = blame.suspects.as_slice() else {
@@ -150,7 +149,7 @@ impl Look<'_> {
             ));
         }
         for target in targets.iter().take(MAX_KNOCKOUTS) {
-            let knockout = self.knock_out(target, oracle, compiles, &mut deeper.oracle_calls)?;
+            let knockout = self.knock_out(target, judge, compiles, &mut deeper.oracle_calls)?;
             if knockout.outcome == Outcome::Needed {
                 for op in &knockout.ops {
                     if !deeper.needs.contains(op) {
@@ -201,14 +200,14 @@ impl Look<'_> {
     /// whose calls the failure needs, and the check runs made.
     pub(super) fn everywhere(
         &self,
-        oracle: &ScriptOracle,
+        judge: &dyn Judge,
         compiles: Compiles,
     ) -> Result<(Vec<String>, usize)> {
         let targets = self.all_targets()?;
         let mut needs = BTreeSet::new();
         let mut calls = 0;
         for target in targets.iter().take(MAX_TRIAGE_KNOCKOUTS) {
-            let knockout = self.knock_out(target, oracle, compiles, &mut calls)?;
+            let knockout = self.knock_out(target, judge, compiles, &mut calls)?;
             if knockout.outcome == Outcome::Needed {
                 needs.insert(target.family.clone());
             }
@@ -311,7 +310,7 @@ impl Look<'_> {
     fn knock_out(
         &self,
         target: &Target,
-        oracle: &ScriptOracle,
+        judge: &dyn Judge,
         compiles: Compiles,
         calls: &mut usize,
     ) -> Result<Knockout> {
@@ -340,8 +339,14 @@ impl Look<'_> {
             ));
         }
         *calls += 1;
-        let run = oracle.run(&candidate, &AtomicBool::new(false))?;
-        let fails = oracle.verdict_of(run.end) == Verdict::Interesting;
+        let judged = judge.judge(&candidate)?;
+        if let Some(why) = unfinished(&judged, judge.timeout()) {
+            crate::messages::warn(format!(
+                "{why} on the knockout of `{call}` by {by}: marked undecided; if the check is just slow, raise --timeout"
+            ));
+            return Ok(undecided(Some(by), &why));
+        }
+        let fails = judged.interesting();
         let without = avoided
             .iter()
             .map(|o| format!("`{o}`"))

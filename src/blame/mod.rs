@@ -9,7 +9,6 @@ mod deeper;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -18,8 +17,8 @@ use serde::Serialize;
 use crate::catalogue::Catalogue;
 use crate::document::{Document, Function, Span};
 use crate::edit::{self, Edit};
+use crate::judge::Judge;
 use crate::model::{parse_qualified_mr, Caller, TestModel};
-use crate::oracle::{ScriptOracle, Verdict};
 use crate::passes::sweep::{sweep, SweepContext};
 
 /// One fold tried by blame.
@@ -153,16 +152,14 @@ pub(crate) fn blame(
     text: &[u8],
     model: &TestModel,
     catalogue: &Catalogue,
-    oracle: &ScriptOracle,
+    judge: &dyn Judge,
     compiles: Option<Compiles>,
 ) -> Result<Blame> {
     let started = Instant::now();
-    let cancel = AtomicBool::new(false);
     let mut calls = 0;
     let mut interesting = |edits: &[Edit]| -> Result<bool> {
         calls += 1;
-        let run = oracle.run(&edit::apply(text, edits), &cancel)?;
-        Ok(oracle.verdict_of(run.end) == Verdict::Interesting)
+        Ok(judge.judge(&edit::apply(text, edits))?.interesting())
     };
     let sites = sites(model, catalogue);
     let ops = LibraryOps::new(text, model, catalogue);
@@ -213,7 +210,7 @@ pub(crate) fn blame(
             catalogue,
             ops: &ops,
         };
-        blame.deeper = looked.suspect(&blame, oracle, compiles)?;
+        blame.deeper = looked.suspect(&blame, judge, compiles)?;
         blame.oracle_calls += blame.deeper.as_ref().map_or(0, |d| d.oracle_calls);
     }
     blame.secs = started.elapsed().as_secs_f64();
@@ -307,7 +304,7 @@ pub(crate) fn needs(
     text: &[u8],
     model: &TestModel,
     catalogue: &Catalogue,
-    oracle: &ScriptOracle,
+    judge: &dyn Judge,
     compiles: Compiles,
 ) -> Result<(Vec<String>, usize)> {
     let ops = LibraryOps::new(text, model, catalogue);
@@ -317,7 +314,7 @@ pub(crate) fn needs(
         catalogue,
         ops: &ops,
     };
-    look.everywhere(oracle, compiles)
+    look.everywhere(judge, compiles)
 }
 
 /// How many calls of the MRs `mrs` (`family::name`; instance calls and direct calls) the test
@@ -608,6 +605,57 @@ mod tests {
             "the folded instance's definition is swept away"
         );
         assert!(folded("shift::no_such_mr").is_none());
+    }
+
+    /// The reduced merge golden, its catalogue and model.
+    fn merge_golden() -> (Vec<u8>, Catalogue, TestModel) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let path = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let text = std::fs::read(&path).unwrap();
+        let spec = root.join("fixtures/iset/spec");
+        let catalogue = Catalogue::load(&path, &text, &[spec], &[]).unwrap();
+        let doc = Document::parse(text.clone()).unwrap();
+        let model = TestModel::build(&doc, &catalogue).unwrap();
+        (text, catalogue, model)
+    }
+
+    #[test]
+    fn blame_judges_through_a_fake_judge_and_names_the_fold_that_removes_the_failure() {
+        let (text, catalogue, model) = merge_golden();
+        // The failure needs the call of shift_by_parts (as ISET_BUG_MERGE's does).
+        let judge = crate::judge::FnJudge(|t: &[u8]| {
+            Some(String::from_utf8_lossy(t).contains("= shift_by_parts_2_5(fctx"))
+        });
+        let b = blame(&text, &model, &catalogue, &judge, None).unwrap();
+        assert_eq!(b.suspects, ["shift::shift_by_parts"]);
+        assert_eq!(b.oracle_calls, 1);
+        assert!(!b.base_operations_implicated);
+        assert!(b.folds[0]
+            .library_ops
+            .contains(&"iset::subtract".to_string()));
+    }
+
+    #[test]
+    fn knockouts_whose_check_times_out_are_undecided_not_needed() {
+        let (text, catalogue, model) = merge_golden();
+        let compiles = |_: &[u8]| -> std::result::Result<(), String> { Ok(()) };
+        // Every knockout hangs: none can say the failure needs its call.
+        let hangs = crate::judge::FnJudge(|t: &[u8]| {
+            (!String::from_utf8_lossy(t).contains("mfppr_knockout")).then_some(true)
+        });
+        let (hung, runs) = needs(&text, &model, &catalogue, &hangs, &compiles).unwrap();
+        assert!(runs > 0, "the knockouts ran");
+        assert!(
+            hung.is_empty(),
+            "a timed-out knockout decides nothing: {hung:?}"
+        );
+        // The same knockouts, with a check that passes on each: the failure needs those calls.
+        let passes = crate::judge::FnJudge(|t: &[u8]| {
+            Some(!String::from_utf8_lossy(t).contains("mfppr_knockout"))
+        });
+        let (needed, again) = needs(&text, &model, &catalogue, &passes, &compiles).unwrap();
+        assert_eq!(again, runs);
+        assert!(!needed.is_empty());
     }
 
     #[test]

@@ -44,6 +44,36 @@ impl InputsArg {
     }
 }
 
+/// The check's timeout and exit rule, for the commands that judge a test without reducing it
+/// (`report`); `reduce` and `batch` take the same flags in [`ReductionArgs`].
+#[derive(Debug, clap::Args)]
+pub struct CheckRuleArgs {
+    /// Seconds before a check run is killed [default: max(10, 5 × the test's first run), ≤ 300].
+    #[arg(long, value_name = "SECS", value_parser = parse_secs, help_heading = "Interestingness")]
+    pub timeout: Option<Duration>,
+
+    /// What counts as interesting: exit 0, or the test's own (non-zero) exit status.
+    #[arg(
+        long,
+        value_name = "MODE",
+        value_enum,
+        default_value_t = InterestingExit::Zero,
+        help_heading = "Interestingness"
+    )]
+    pub interesting_exit: InterestingExit,
+}
+
+impl CheckRuleArgs {
+    /// The rule: the exit rule and the timeout come from the test's first run unless given.
+    pub(crate) fn rule(&self) -> crate::judge::CheckRule {
+        crate::judge::CheckRule {
+            timeout: self.timeout,
+            expected: None,
+            same_status: self.interesting_exit == InterestingExit::Auto,
+        }
+    }
+}
+
 /// How a test is reduced: the flags `mfppr reduce` and `mfppr batch` share.
 #[derive(Debug, clap::Args)]
 pub struct ReductionArgs {

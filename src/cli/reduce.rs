@@ -184,6 +184,11 @@ impl ReduceArgs {
                 library_version: self.out.library_version.clone(),
                 stats: Some(outcome.summary()),
                 env: opts.extra_env.clone(),
+                rule: crate::judge::CheckRule {
+                    timeout: Some(outcome.timeout),
+                    expected: Some(outcome.expected),
+                    same_status: opts.interesting_exit_auto,
+                },
             };
             let report = crate::bug_report::write(&report_opts, &dir)?;
             println!("{}", super::report::summary(&report, &dir));

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::bug_report::{prepare, write, BugReportOptions};
-use crate::cli::common::{CompilerFlags, CXXFLAGS_ENV};
+use crate::cli::common::{CheckRuleArgs, CompilerFlags, CXXFLAGS_ENV};
 
 /// Arguments of `mfppr report`.
 #[derive(Debug, clap::Args)]
@@ -16,6 +16,9 @@ pub struct ReportArgs {
     /// Interestingness script: an executable, or a .py file run with python3.
     #[arg(long, value_name = "SCRIPT")]
     check: PathBuf,
+
+    #[command(flatten)]
+    rule: CheckRuleArgs,
 
     /// Extra directory to search for the headers the test includes (repeatable).
     #[arg(short = 'I', value_name = "DIR")]
@@ -60,6 +63,7 @@ impl ReportArgs {
             specs: self.spec,
             library_version: self.library_version,
             stats: None,
+            rule: self.rule.rule(),
         };
         let report = write(&opts, &dir)?;
         println!("{}", summary(&report, &dir));

@@ -11,7 +11,6 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 
@@ -19,7 +18,7 @@ use crate::document::declarations::{Declaration, Item};
 use crate::document::Document;
 use crate::edit::{self, Edit};
 use crate::error::{coded, ExitKind};
-use crate::oracle::{ScriptOracle, Verdict};
+use crate::judge::Judge;
 
 mod shrink;
 mod simplify;
@@ -568,19 +567,15 @@ const SHRINK_RUNS: usize = 8;
 /// judged all at once and halved on rejection, the kinds again while a round accepts something
 /// (at most [`SHRINK_RUNS`] runs in all). Returns the final
 /// text, the last one found interesting.
-pub(crate) fn minimise(sa: &Standalone, oracle: &ScriptOracle) -> Result<(String, Minimised)> {
-    let cancel = AtomicBool::new(false);
+pub(crate) fn minimise(sa: &Standalone, judge: &dyn Judge) -> Result<(String, Minimised)> {
     let mut stats = Minimised {
         pulled: sa.chunks.len(),
         ..Minimised::default()
     };
     let judge = |text: &str, calls: &mut usize| -> Result<(bool, String)> {
         *calls += 1;
-        let run = oracle.run(text.as_bytes(), &cancel)?;
-        Ok((
-            oracle.verdict_of(run.end) == Verdict::Interesting,
-            run.stderr_tail,
-        ))
+        let judged = judge.judge(text.as_bytes())?;
+        Ok((judged.interesting(), judged.run.stderr_tail))
     };
     let mut keep = vec![true; sa.chunks.len()];
     let mut text = format(&sa.render(&keep)).0;
@@ -682,6 +677,24 @@ fn not_interesting(tail: &str) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn minimise_judges_through_a_fake_judge_and_keeps_what_it_needs() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let path = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let text = std::fs::read(&path).unwrap();
+        let spec = root.join("fixtures/iset/spec");
+        let sa = Standalone::build(&path, &text, &[spec], &[]).unwrap();
+        let needs = |t: &[u8]| String::from_utf8_lossy(t).contains("iset::subtract(");
+        let judge = crate::judge::FnJudge(|t: &[u8]| Some(needs(t)));
+        let (out, m) = minimise(&sa, &judge).unwrap();
+        assert!(needs(out.as_bytes()));
+        assert!(m.oracle_calls >= 1 && m.kept <= m.pulled);
+        assert!(out.len() <= format(&sa.render(&[])).0.len());
+        let never = crate::judge::FnJudge(|_: &[u8]| Some(false));
+        let err = minimise(&sa, &never).unwrap_err();
+        assert!(format!("{err:#}").contains("rejects"), "{err:#}");
+    }
 
     #[test]
     fn readable_names() {

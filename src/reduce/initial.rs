@@ -11,19 +11,12 @@ use anyhow::Context;
 use super::ReduceOptions;
 use crate::engine::{candidates_ahead, InFlight, InFlightEnd};
 use crate::error::{coded, ExitKind};
+use crate::judge::INITIAL_TIMEOUT;
 use crate::line_endings::LineEndings;
 use crate::opportunity::{Opportunities, OpportunityKind};
 use crate::oracle::{lock, Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
 use crate::pool::{spawn_workers, JobQueue};
 
-/// Timeout for the initial check when `--timeout` is not given.
-const INITIAL_TIMEOUT: Duration = Duration::from_secs(300);
-/// Lower bound of the derived timeout.
-const MIN_TIMEOUT: Duration = Duration::from_secs(10);
-/// Upper bound of the derived timeout.
-const MAX_TIMEOUT: Duration = Duration::from_secs(300);
-/// The derived timeout is this many times the initial run.
-const TIMEOUT_FACTOR: u32 = 5;
 /// Interval between two looks at the initial checks.
 const POLL: Duration = Duration::from_millis(5);
 /// A long initial check says it is still running this often.
@@ -168,7 +161,7 @@ fn contract(opts: &ReduceOptions, initial: &Run) -> Option<Expected> {
 /// The per-run timeout: `--timeout`, or derived from the initial run of the original.
 fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
     opts.timeout
-        .unwrap_or_else(|| (initial.elapsed * TIMEOUT_FACTOR).clamp(MIN_TIMEOUT, MAX_TIMEOUT))
+        .unwrap_or_else(|| crate::judge::timeout_after(initial.elapsed))
 }
 
 /// Check the original and, with more than one job, on the other slots meanwhile: the trivial
