@@ -14,6 +14,7 @@ Common environment (all scripts):
                    MFPPR_ORIGINAL_DIR (coverage mode puts the injected library first)
   MFPPR_CXXFLAGS   the compiler flags given to mfppr after `--` (shell words, include dirs
                    made absolute), appended after the include dirs above: -I, -D, -std ...
+  MFPPR_LDFLAGS    the link flags given to mfppr after `--` (-l, -L, -Wl,), after the source
   LDFLAGS, LIBS    linker flags / libraries, appended after the source
   REFERENCE_CXXFLAGS, REFERENCE_ENV  differential mode (see reference_passes)
   RUN_TIMEOUT      seconds a run may take (default 10)
@@ -424,7 +425,7 @@ def compile_test(source, exe_name="mfppr_candidate", cxxflags=None):
         incs += ["-I", d]
     incs += shlex.split(os.environ.get("MFPPR_CXXFLAGS", ""))  # part of the PCH key with incs
     exe = os.path.join(os.getcwd(), exe_name)
-    ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
+    ldflags = shlex.split(os.environ.get("MFPPR_LDFLAGS", "")) + shlex.split(os.environ.get("LDFLAGS", ""))
     tail = ["-o", exe] + ldflags + shlex.split(os.environ.get("LIBS", ""))
     head = cxx + flags + ["-DEXECUTE=1"] + incs
     timeout = env_float("COMPILE_TIMEOUT", 60)

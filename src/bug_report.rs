@@ -186,7 +186,7 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     let compiles = |candidate: &[u8]| crate::program::compiles(candidate, &dirs, &opts.env);
     let blame = blame(&text, &model, &catalogue, &oracle, Some(&compiles))?;
     let (standalone, export) = export(&sa, &oracle);
-    let program = build_and_run(standalone.as_bytes(), &opts.env);
+    let program = build_and_run(standalone.as_bytes(), &link_env(&opts.env, &standalone));
     let versions = match &library_version {
         Some(_) => Vec::new(),
         None => crate::versions::versions(&standalone),
@@ -211,6 +211,26 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     };
     save(out, &standalone, &text, &report)?;
     Ok(report)
+}
+
+/// The check's environment for building the standalone program, with link flags from
+/// `pkg-config` for the library headers' packages ([`crate::versions::pkg_config_libs`]) when
+/// neither the flags after `--` (`MFPPR_LDFLAGS`) nor `LIBS`/`LDFLAGS` give any.
+fn link_env(env: &[(String, String)], standalone: &str) -> Vec<(String, String)> {
+    let given = |name: &str| {
+        env.iter().any(|(k, v)| k == name && !v.trim().is_empty())
+            || std::env::var(name).is_ok_and(|v| !v.trim().is_empty())
+    };
+    let mut env = env.to_vec();
+    if !["MFPPR_LDFLAGS", "LIBS", "LDFLAGS"]
+        .iter()
+        .any(|n| given(n))
+    {
+        if let Some(libs) = crate::versions::pkg_config_libs(standalone) {
+            env.push(("MFPPR_LDFLAGS".to_string(), libs));
+        }
+    }
+    env
 }
 
 /// The error of a test the check does not find interesting: how the check ended and how to
@@ -393,21 +413,23 @@ fn readme(r: &BugReport) -> String {
 /// and the library's versions.
 fn failure(r: &BugReport) -> String {
     let p = &r.program;
+    let verdict = format!(
+        "The check script's verdict: it ends with {} (the failure is there):\n\n```\n{}\n```\n\n",
+        r.check_end, r.message
+    );
     let mut s = if p.built {
         format!(
-            "The standalone program (`standalone.cpp`, built as the check builds) ends with {}; its stderr ends:\n\n```\n{}\n```\n\n",
+            "The standalone program (`standalone.cpp`, built as the check builds) ends with {}; its stderr ends:\n\n```\n{}\n```\n\n{verdict}",
             p.end, p.stderr_tail
         )
     } else {
+        // The check's verdict is the result; a standalone that does not build here (a library
+        // the linker was not told of, most often) is one line below it, with the command.
         format!(
-            "The standalone program was {}:\n\n```\n{}\n```\n\n",
-            p.end, p.stderr_tail
+            "{verdict}The standalone program was {} here (its compiler's last lines are in `report.json`); try `{}`, with `-l`/`-L` flags after `--` or in `LIBS` if the linker misses the library.\n\n",
+            p.end, p.command
         )
     };
-    s.push_str(&format!(
-        "The check script's verdict: it ends with {} (the failure is there):\n\n```\n{}\n```\n\n",
-        r.check_end, r.message
-    ));
     if let Some(v) = &r.library_version {
         s.push_str(&format!("Library version: `{v}`\n\n"));
     }

@@ -1,6 +1,6 @@
 //! The failure read from the program (issue 28 item 3): the report builds the standalone export
 //! with the compiler and flags the bundled check scripts use (`$CXX`, `$CXXFLAGS`,
-//! `-DEXECUTE=1`, `$MFPPR_CXXFLAGS`, `$LDFLAGS`, `$LIBS`, read like the scripts read them) and
+//! `-DEXECUTE=1`, `$MFPPR_CXXFLAGS`, then after the source `$MFPPR_LDFLAGS`, `$LDFLAGS`, `$LIBS`, read like the scripts read them) and
 //! runs it once, through the process runner with a timeout, keeping its exit status and the last
 //! lines of *its* stderr (the library's assertion or exception), not the check script's.
 
@@ -22,7 +22,7 @@ const TAIL_LINES: usize = 8;
 
 /// The compile command, for `sh -c SCRIPT SOURCE EXE`: each variable is split into words as a
 /// shell splits a command line (`eval`), as the scripts split them (`shlex`).
-const BUILD_SCRIPT: &str = r#"eval "exec ${CXX:-g++} ${CXXFLAGS-"-std=c++17 -O0 -w"} -DEXECUTE=1 $MFPPR_CXXFLAGS \"\$0\" -o \"\$1\" $LDFLAGS $LIBS" 2>&1"#;
+const BUILD_SCRIPT: &str = r#"eval "exec ${CXX:-g++} ${CXXFLAGS-"-std=c++17 -O0 -w"} -DEXECUTE=1 $MFPPR_CXXFLAGS \"\$0\" -o \"\$1\" $MFPPR_LDFLAGS $LDFLAGS $LIBS" 2>&1"#;
 /// The syntax check, for `sh -c SCRIPT sh ARGS…` (`-I` dirs and the source): the build's
 /// compiler and flags with `-fsyntax-only`.
 const SYNTAX_SCRIPT: &str = r#"eval "exec ${CXX:-g++} ${CXXFLAGS-"-std=c++17 -O0 -w"} -DEXECUTE=1 $MFPPR_CXXFLAGS -fsyntax-only \"\$@\"" 2>&1"#;
@@ -192,6 +192,7 @@ fn command_line(env: &[(String, String)]) -> String {
         "-DEXECUTE=1".to_string(),
         var("MFPPR_CXXFLAGS").unwrap_or_default(),
         "standalone.cpp -o standalone".to_string(),
+        var("MFPPR_LDFLAGS").unwrap_or_default(),
         var("LDFLAGS").unwrap_or_default(),
         var("LIBS").unwrap_or_default(),
     ];

@@ -17,16 +17,33 @@ const LINE_MAX: usize = 200;
 /// Packages of the toolchain: their headers are not the library's.
 const TOOLCHAIN: [&str; 3] = ["libc6-dev", "libstdc++", "linux-libc-dev"];
 
-/// One short line each: the compiler, then the package of each library header of `standalone`.
-pub(crate) fn versions(standalone: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    let cxx = std::env::var("CXX")
-        .ok()
-        .filter(|c| !c.trim().is_empty())
-        .unwrap_or_else(|| "c++".to_string());
-    if let Some(v) = first_line("exec $0 --version", &[&cxx]) {
-        lines.push(format!("compiler: {v}"));
+/// The link flags `pkg-config --libs` gives for the packages that own the library headers of
+/// `standalone` (each package's `.pc` files, as `dpkg -L` lists them), or `None` when it gives
+/// none: how the report links a standalone when neither `--` nor `LIBS`/`LDFLAGS` say.
+pub(crate) fn pkg_config_libs(standalone: &str) -> Option<String> {
+    let mut flags: Vec<String> = Vec::new();
+    for package in header_packages(standalone).into_iter().map(|(_, p)| p) {
+        let listed = output_lines("exec dpkg -L \"$0\"", &[&package]);
+        for module in listed.iter().filter_map(|f| {
+            f.strip_suffix(".pc")
+                .filter(|_| f.contains("/pkgconfig/"))
+                .and_then(|f| f.rsplit('/').next())
+        }) {
+            let libs = output_lines("exec pkg-config --libs \"$0\"", &[module]);
+            for word in libs.iter().flat_map(|l| l.split_whitespace()) {
+                if !flags.iter().any(|f| f == word) {
+                    flags.push(word.to_string());
+                }
+            }
+        }
     }
+    (!flags.is_empty()).then(|| flags.join(" "))
+}
+
+/// Each library header of `standalone` found on the compiler's path, with the Debian package
+/// that owns it (toolchain packages left out).
+fn header_packages(standalone: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for header in library_headers(standalone) {
         let Some(path) = crate::compiler::find(&header) else {
             continue;
@@ -39,6 +56,22 @@ pub(crate) fn versions(standalone: &str) -> Vec<String> {
         if package.is_empty() || TOOLCHAIN.iter().any(|t| package.starts_with(t)) {
             continue;
         }
+        out.push((header, package));
+    }
+    out
+}
+
+/// One short line each: the compiler, then the package of each library header of `standalone`.
+pub(crate) fn versions(standalone: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let cxx = std::env::var("CXX")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .unwrap_or_else(|| "c++".to_string());
+    if let Some(v) = first_line("exec $0 --version", &[&cxx]) {
+        lines.push(format!("compiler: {v}"));
+    }
+    for (header, package) in header_packages(standalone) {
         let version = first_line("exec dpkg-query -W -f '${Version}' \"$0\"", &[&package]);
         lines.push(match version {
             Some(v) => format!("{header}: {package} {v}"),
@@ -75,20 +108,31 @@ fn library_headers(text: &str) -> Vec<String> {
 
 /// The first non-blank line of `sh -c SCRIPT ARGS…`'s stdout when it exits 0, cut short.
 fn first_line(script: &str, args: &[&str]) -> Option<String> {
+    output_lines(script, args).into_iter().next()
+}
+
+/// The non-blank lines of `sh -c SCRIPT ARGS…`'s stdout when it exits 0 (none otherwise), each
+/// cut short and without control characters.
+fn output_lines(script: &str, args: &[&str]) -> Vec<String> {
     let mut command = std::process::Command::new("sh");
     command.arg("-c").arg(script).args(args);
-    let c = capture(&mut command, b"", TIMEOUT, CAP).ok()?;
+    let Ok(c) = capture(&mut command, b"", TIMEOUT, CAP) else {
+        return Vec::new();
+    };
     if c.finished.end.status() != Some(0) {
-        return None;
+        return Vec::new();
     }
-    let text = String::from_utf8_lossy(&c.stdout);
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(
-        line.chars()
-            .filter(|c| !c.is_control())
-            .take(LINE_MAX)
-            .collect(),
-    )
+    String::from_utf8_lossy(&c.stdout)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            line.chars()
+                .filter(|c| !c.is_control())
+                .take(LINE_MAX)
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]

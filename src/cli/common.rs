@@ -177,6 +177,13 @@ pub fn parse_secs(s: &str) -> Result<Duration, String> {
 
 /// The environment variable that carries the compiler flags to the check scripts.
 pub const CXXFLAGS_ENV: &str = "MFPPR_CXXFLAGS";
+/// The environment variable that carries the link flags after `--` (`-l`, `-L`, `-Wl,`) to the
+/// check scripts and the report's build, which put them after the source, where a linker reads
+/// them.
+pub const LDFLAGS_ENV: &str = "MFPPR_LDFLAGS";
+/// Link flags: they go after the source ([`LDFLAGS_ENV`]); `-l` and `-L` may take their value as
+/// the next word.
+const LINK_FLAGS: [&str; 3] = ["-l", "-L", "-Wl,"];
 
 /// Flags that take a directory searched for headers, in the order the compiler searches them for
 /// a quoted include (after the including file's directory).
@@ -194,8 +201,11 @@ pub struct CompilerFlags {
     /// `-D NAME[=VALUE]` (as `NAME[=VALUE]`) and `-U NAME` (as `!NAME`), in order. The catalogue
     /// reads both branches of `#ifdef EXECUTE` anyway; they are recorded for the report.
     pub macros: Vec<String>,
-    /// Every flag, include directories made absolute (the scripts compile in a temp directory).
+    /// Every flag but the link flags, include directories made absolute (the scripts compile
+    /// in a temp directory).
     pub flags: Vec<String>,
+    /// The link flags (`-lz3`, `-L DIR`, `-Wl,…`), in order, `-L` directories made absolute.
+    pub link: Vec<String>,
 }
 
 impl CompilerFlags {
@@ -206,6 +216,23 @@ impl CompilerFlags {
         let mut out = CompilerFlags::default();
         let mut args = args.iter();
         while let Some(arg) = args.next() {
+            if let Some(flag) = LINK_FLAGS.iter().find(|f| arg.starts_with(*f)) {
+                let value = match &arg[flag.len()..] {
+                    "" if *flag != "-Wl," => args.next().cloned().ok_or_else(|| {
+                        coded(
+                            ExitKind::Usage,
+                            format!("link flag {flag} after -- needs an argument"),
+                        )
+                    })?,
+                    joined => joined.to_string(),
+                };
+                let value = match *flag {
+                    "-L" => absolute(Path::new(&value))?.to_string_lossy().into_owned(),
+                    _ => value,
+                };
+                out.link.push(format!("{flag}{value}"));
+                continue;
+            }
             let dir_flag = DIR_FLAGS.iter().position(|f| arg.starts_with(f));
             let macro_flag = MACRO_FLAGS.iter().find(|f| arg.starts_with(*f));
             let flag = match (dir_flag, macro_flag) {
@@ -249,25 +276,25 @@ impl CompilerFlags {
     /// The flags as one shell word list (what `MFPPR_CXXFLAGS` holds), or `None` when there are
     /// none.
     pub fn env_value(&self) -> Option<String> {
-        (!self.flags.is_empty()).then(|| {
-            self.flags
-                .iter()
-                .map(|f| shell_quote(f))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
+        words(&self.flags)
+    }
+
+    /// The check script's environment for these flags: `MFPPR_CXXFLAGS` and `MFPPR_LDFLAGS`,
+    /// each when there are such flags.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let cxx = self.env_value().map(|v| (CXXFLAGS_ENV.to_string(), v));
+        let ld = words(&self.link).map(|v| (LDFLAGS_ENV.to_string(), v));
+        cxx.into_iter().chain(ld).collect()
+    }
+
+    /// Point `opts` at these flags: the spec search directories (after the `-I DIR`s given as
+    /// `dash_i`) and, for the check script, [`CompilerFlags::env`] (added to its environment).
+    pub fn apply(&self, dash_i: &[PathBuf], opts: &mut ReduceOptions) {
+        opts.include_dirs = self.search_dirs(dash_i);
+        opts.extra_env.extend(self.env());
     }
 
     /// The include directories of `-I DIR` options followed by those after `--`, without the
-    /// Point `opts` at these flags: the spec search directories (after the `-I DIR`s given as
-    /// `dash_i`) and, for the check script, `MFPPR_CXXFLAGS` (added to its environment).
-    pub fn apply(&self, dash_i: &[PathBuf], opts: &mut ReduceOptions) {
-        opts.include_dirs = self.search_dirs(dash_i);
-        if let Some(value) = self.env_value() {
-            opts.extra_env.push((CXXFLAGS_ENV.to_string(), value));
-        }
-    }
-
     /// ones after `--` that do not exist (a compiler ignores them; each is warned about).
     pub fn search_dirs(&self, dash_i: &[PathBuf]) -> Vec<PathBuf> {
         let mut out = dash_i.to_vec();
@@ -285,6 +312,17 @@ impl CompilerFlags {
         }
         out
     }
+}
+
+/// `flags` as one shell word list, or `None` when there are none.
+fn words(flags: &[String]) -> Option<String> {
+    (!flags.is_empty()).then(|| {
+        flags
+            .iter()
+            .map(|f| shell_quote(f))
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
 }
 
 /// `path` made absolute against the current directory.
@@ -397,6 +435,21 @@ mod tests {
             ])
         );
         assert!(CompilerFlags::parse(&strings(&["-I"])).is_err());
+        let linked =
+            CompilerFlags::parse(&strings(&["-O1", "-lz3", "-l", "gmp", "-Wl,-rpath,/x"])).unwrap();
+        assert_eq!(linked.flags, ["-O1"]);
+        assert_eq!(linked.link, ["-lz3", "-lgmp", "-Wl,-rpath,/x"]);
+        assert_eq!(
+            linked.env(),
+            [
+                (CXXFLAGS_ENV.to_string(), "-O1".to_string()),
+                (
+                    LDFLAGS_ENV.to_string(),
+                    "-lz3 -lgmp -Wl,-rpath,/x".to_string()
+                )
+            ]
+        );
+        assert!(CompilerFlags::parse(&strings(&["-l"])).is_err());
         assert_eq!(CompilerFlags::parse(&[]).unwrap().env_value(), None);
         assert_eq!(
             CompilerFlags::parse(&strings(&["-DA=a b"]))

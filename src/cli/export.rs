@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::cli::common::{CompilerFlags, CXXFLAGS_ENV};
+use crate::cli::common::CompilerFlags;
 use crate::export::{format, minimise, Standalone};
 use crate::oracle::ScriptOracle;
 use crate::outputs::{self, Output};
@@ -52,11 +52,7 @@ impl ExportArgs {
         )?;
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
         let include = flags.search_dirs(&self.include);
-        let env: Vec<(String, String)> = flags
-            .env_value()
-            .map(|v| (CXXFLAGS_ENV.to_string(), v))
-            .into_iter()
-            .collect();
+        let env: Vec<(String, String)> = flags.env();
         let text = crate::input::read_test(&self.file)?;
         let sa = Standalone::build(&self.file, &text, &include, &self.spec)?;
         let (export, note) = match &self.check {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::bug_report::{prepare, write, BugReportOptions};
-use crate::cli::common::{CheckRuleArgs, CompilerFlags, CXXFLAGS_ENV};
+use crate::cli::common::{CheckRuleArgs, CompilerFlags};
 
 /// Arguments of `mfppr report`.
 #[derive(Debug, clap::Args)]
@@ -53,11 +53,7 @@ impl ReportArgs {
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
         let opts = BugReportOptions {
             include_dirs: flags.search_dirs(&self.include),
-            env: flags
-                .env_value()
-                .map(|v| (CXXFLAGS_ENV.to_string(), v))
-                .into_iter()
-                .collect(),
+            env: flags.env(),
             file: self.file,
             check: self.check,
             specs: self.spec,
