@@ -12,11 +12,10 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use crate::blame::{blame, mr_name, Blame, Deeper, Outcome};
-use crate::catalogue::Catalogue;
-use crate::document::Document;
 use crate::error::{coded, ExitKind};
 use crate::export::{minimise, Standalone};
 use crate::judge::{CheckRule, Judge};
+use crate::loaded::{LoadedTest, SpecPaths};
 use crate::model::TestModel;
 use crate::oracle::ScriptOracle;
 use crate::outputs::{self, Output};
@@ -170,21 +169,26 @@ pub struct BugReport {
 
 /// Write the report for `opts.file` into `out`.
 pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugReport> {
-    let text = crate::input::read_test(&opts.file)?;
-    let doc = Document::parse(text.clone())?;
-    let catalogue = Catalogue::load_for(&opts.file, &doc, &opts.include_dirs, &opts.specs)?;
-    let model = TestModel::build(&doc, &catalogue)?;
+    let loaded = LoadedTest::read(
+        &opts.file,
+        &SpecPaths {
+            include_dirs: &opts.include_dirs,
+            specs: &opts.specs,
+        },
+    )?;
+    let text = loaded.text();
+    let (model, catalogue) = (&loaded.model, &loaded.catalogue);
     let oracle = ScriptOracle::new(&opts.check, &opts.file, opts.env.clone())?;
-    let (run, interesting) = opts.rule.first_run(&oracle, &text)?;
+    let (run, interesting) = opts.rule.first_run(&oracle, text)?;
     if !interesting {
         return Err(not_interesting(opts, run.end, &run.stderr_tail, &oracle));
     }
-    let sa = standalone(opts, &text, out)?;
+    let sa = standalone(opts, text, out)?;
     let library_version = opts.library_version.as_deref().map(library_version);
-    let variants = variants(&model);
+    let variants = variants(model);
     let dirs = crate::program::check_include_dirs(&opts.include_dirs, &opts.file, &opts.env);
     let compiles = |candidate: &[u8]| crate::program::compiles(candidate, &dirs, &opts.env);
-    let blame = blame(&text, &model, &catalogue, &oracle, Some(&compiles))?;
+    let blame = blame(text, model, catalogue, &oracle, Some(&compiles))?;
     let (standalone, export) = export(&sa, &oracle);
     let program = build_and_run(standalone.as_bytes(), &link_env(&opts.env, &standalone));
     let versions = match &library_version {
@@ -209,7 +213,7 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
         export,
         stats: opts.stats.clone(),
     };
-    save(out, &standalone, &text, &report)?;
+    save(out, &standalone, text, &report)?;
     Ok(report)
 }
 

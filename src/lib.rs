@@ -24,6 +24,7 @@ pub(crate) mod inspect;
 pub(crate) mod interrupt;
 pub(crate) mod judge;
 pub(crate) mod line_endings;
+pub(crate) mod loaded;
 pub(crate) mod lock;
 pub mod messages;
 pub mod model;

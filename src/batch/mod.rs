@@ -27,12 +27,10 @@ use std::time::Instant;
 use anyhow::Context;
 
 use crate::atomic::write_atomic;
-use crate::catalogue::Catalogue;
-use crate::document::Document;
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::judge::{Judge, Judged};
+use crate::loaded::LoadedTest;
 use crate::lock::{lock_exclusive, Lock, LOCK_FILE};
-use crate::model::TestModel;
 use crate::oracle::{ScriptOracle, Verdict};
 use crate::pool::{spawn_workers, JobQueue};
 use crate::reduce::{reduce, run_cache_dir, ReduceOptions};
@@ -407,11 +405,12 @@ fn suspects(
     judge: &dyn Judge,
     interesting: bool,
 ) -> anyhow::Result<Suspects> {
-    let doc = Document::parse(reduced.to_vec())?;
-    let catalogue = Catalogue::load_for(&ro.input, &doc, &ro.include_dirs, &ro.specs)?;
-    let model = TestModel::build(&doc, &catalogue)?;
+    let loaded = LoadedTest::load(&ro.input, reduced.to_vec(), &ro.spec_paths())?;
+    let LoadedTest {
+        model, catalogue, ..
+    } = &loaded;
     let mut found = Suspects {
-        mrs: triage::remaining_mrs(&model),
+        mrs: triage::remaining_mrs(model),
         ..Suspects::default()
     };
     let unfoldable = model.instances.iter().find(|i| match (i.kind, &i.family) {
@@ -426,9 +425,9 @@ fn suspects(
             i.name
         ))
     } else {
-        let blame = crate::blame::blame(reduced, &model, &catalogue, judge, None)?;
+        let blame = crate::blame::blame(reduced, model, catalogue, judge, None)?;
         found.blame_calls = blame.oracle_calls as u64;
-        found.triggers = blame.triggers(&model);
+        found.triggers = blame.triggers(model);
         let suspect = blame.folds.iter().filter(|f| f.suspect);
         let families: BTreeSet<String> = suspect.clone().map(|f| f.family.clone()).collect();
         let calls: BTreeSet<String> = suspect.flat_map(|f| f.library_ops.clone()).collect();
@@ -447,12 +446,12 @@ fn suspects(
     if interesting && found.triggers.mrs.is_empty() {
         let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
         let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
-        let (needs, runs) = crate::blame::needs(reduced, &model, &catalogue, judge, &compiles)?;
+        let (needs, runs) = crate::blame::needs(reduced, model, catalogue, judge, &compiles)?;
         found.knockout_calls = runs as u64;
         found.needs = needs;
     }
     if let Some(why) = why {
-        found.suspects = triage::suspect_mrs(&model);
+        found.suspects = triage::suspect_mrs(model);
         found.from = format!("variants: {why}");
     }
     Ok(found)

@@ -19,6 +19,7 @@ use crate::blame::{calls_of, folded_everywhere};
 use crate::catalogue::Catalogue;
 use crate::document::Document;
 use crate::judge::Judge;
+use crate::loaded::LoadedTest;
 use crate::model::TestModel;
 use crate::reduce::ReduceOptions;
 
@@ -80,15 +81,11 @@ struct Original {
 
 impl Original {
     fn load(path: &Path, ro: &ReduceOptions) -> anyhow::Result<Original> {
-        let text =
-            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let doc = Document::parse(text.clone())?;
-        let catalogue = Catalogue::load_for(path, &doc, &ro.include_dirs, &ro.specs)?;
-        let model = TestModel::build(&doc, &catalogue)?;
+        let loaded = LoadedTest::read(path, &ro.spec_paths())?;
         Ok(Original {
-            text,
-            model,
-            catalogue,
+            text: loaded.text().to_vec(),
+            model: loaded.model,
+            catalogue: loaded.catalogue,
         })
     }
 

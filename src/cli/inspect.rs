@@ -5,12 +5,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::catalogue::{Catalogue, Completeness};
+use crate::catalogue::Completeness;
 use crate::cli::common::{is_stdin, stdin_to_file, CompilerFlags};
-use crate::document::Document;
 use crate::input::read_test;
 use crate::inspect;
-use crate::model::TestModel;
+use crate::loaded::{LoadedTest, SpecPaths};
 
 /// Arguments of `mfppr inspect`.
 #[derive(Debug, clap::Args)]
@@ -52,11 +51,16 @@ impl InspectArgs {
         let text = read_test(&file)?;
         let name = self.file.display().to_string();
         crate::input::check_text(&text).with_context(|| name.clone())?;
-        let doc = Document::parse(text)?;
         let include = flags.search_dirs(&self.include);
-        let catalogue =
-            Catalogue::load_for(&file, &doc, &include, &self.spec).with_context(|| name.clone())?;
-        let model = TestModel::build(&doc, &catalogue).with_context(|| name.clone())?;
+        let opts = SpecPaths {
+            include_dirs: &include,
+            specs: &self.spec,
+        };
+        let LoadedTest {
+            doc,
+            catalogue,
+            model,
+        } = LoadedTest::load(&file, text, &opts).with_context(|| name.clone())?;
         let unknown = model
             .instances
             .iter()

@@ -109,6 +109,16 @@ impl ReduceOptions {
     }
 }
 
+impl ReduceOptions {
+    /// Where the input's MRs are found.
+    pub(crate) fn spec_paths(&self) -> crate::loaded::SpecPaths<'_> {
+        crate::loaded::SpecPaths {
+            include_dirs: &self.include_dirs,
+            specs: &self.specs,
+        }
+    }
+}
+
 /// What a finished reduction produced.
 #[derive(Clone, Debug)]
 pub(crate) struct ReduceOutcome {
