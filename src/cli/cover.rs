@@ -21,8 +21,9 @@ use crate::messages;
 
 const EXAMPLE: &str = "\
 Examples:
-  # Lines the fuzzer reached that the test suite never did, per file and function:
-  mfppr cover report --suite build-suite/ --fuzz build-fuzz/ --source-root ~/lib --include '^include/'
+  # Lines the fuzzer reached that the test suite never did, per file and function (`cover` with
+  # no subcommand is `cover report`):
+  mfppr cover --suite build-suite/ --fuzz build-fuzz/ --source-root ~/lib --include '^include/'
   # The same as JSON, plus lcov tracefiles (suite.info, fuzz.info, new.info) for genhtml:
   mfppr cover report --suite s.gcov.json.gz --fuzz f.gcov.json.gz --json --lcov lcov/
   # Copy the library with a marker before each new line, then build the fuzz test against it:
@@ -97,16 +98,23 @@ fn parse_verify_cmd(s: &str) -> Result<String, String> {
     template("--verify-cmd", s, &["test", "exe"])
 }
 
-/// Arguments of `mfppr cover`: a subcommand.
+/// Arguments of `mfppr cover`: a subcommand, or the options of `report` alone (as `git stash`
+/// is `git stash push`).
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = EXAMPLE,
     arg_required_else_help = true,
-    override_usage = "mfppr cover <report|inject|restore|find> [OPTIONS]"
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    override_usage = "mfppr cover [report] --suite PATH --fuzz PATH [OPTIONS]\n       \
+                      mfppr cover <inject|restore|find> [OPTIONS]"
 )]
 pub struct CoverArgs {
     #[command(subcommand)]
-    command: CoverCommand,
+    command: Option<CoverCommand>,
+    /// `mfppr cover --suite S --fuzz F …`: the options of `report`, without the subcommand.
+    #[command(flatten)]
+    report: ReportCmd,
 }
 
 #[derive(Debug, Subcommand)]
@@ -438,9 +446,11 @@ struct FindCmd {
 }
 
 impl CoverArgs {
-    /// Run the command.
+    /// Run the command: the subcommand, else `report` with the options given.
     pub fn run(self) -> Result<ExitCode> {
-        self.command.run()
+        self.command
+            .unwrap_or(CoverCommand::Report(self.report))
+            .run()
     }
 }
 
