@@ -50,8 +50,9 @@ and runs `sh -c` on the --run
 command for each test, with {test} = the test's absolute path, in a fresh directory, with
 MFPPR_INJECTED = the marked tree (put it first on the include path). Each `MFPPR-COV <id> ` line on
 its stderr or stdout means marker <id> was reached; per marker, the smallest test (bytes, then
-name) whose command exits 0 is chosen. --reduce reduces it with coverage-marker.py (built into
-mfppr; MARKER_ID=<id>, MFPPR_INCLUDES=<marked tree>:<-I dirs>, CXXFLAGS=--cxxflags) keeping every
+name) whose command exits 0 is chosen. --reduce reduces it with builtin:coverage-marker
+(`mfppr checks show coverage-marker`; MARKER_ID=<id>, MFPPR_INCLUDES=<marked tree>:<-I dirs>,
+CXXFLAGS=--cxxflags) keeping every
 check, into OUT/<id>.cpp. --verify-gcov builds each reduced test with --verify-cmd (default: $CXX
 or g++ with --cxxflags, -DEXECUTE=1 --coverage, -I dirs and the original --source-root), runs it,
 runs `gcov --json-format --stdout` on the .gcda files below {exe}'s directory, and checks that the
@@ -312,7 +313,8 @@ struct ReduceArgs {
     /// Reduce each chosen test toward its marker, keeping every check, into OUT/<id>.cpp.
     #[arg(long)]
     reduce: bool,
-    /// The oracle for --reduce (default: coverage-marker.py, built into mfppr).
+    /// The oracle for --reduce: a script, or builtin:NAME (`mfppr checks list`) [default:
+    /// builtin:coverage-marker].
     #[arg(long, value_name = "SCRIPT", requires = "reduce")]
     check: Option<PathBuf>,
     /// Per-check timeout of the reduction (default: derived from the first check).

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod batch;
+pub mod checks;
 pub mod common;
 pub mod cover;
 pub mod export;
@@ -34,6 +35,8 @@ enum Command {
     Export(export::ExportArgs),
     /// Write a bug report with blame for a reduced test.
     Report(report::ReportArgs),
+    /// List, show or write out the check scripts built into mfppr (`--check builtin:NAME`).
+    Checks(checks::ChecksArgs),
     /// Print a shell completion script (e.g. `mfppr completions bash > /etc/bash_completion.d/mfppr`).
     Completions {
         /// The shell.
@@ -61,6 +64,7 @@ impl Cli {
             Command::Batch(args) => args.run(),
             Command::Export(args) => args.run(),
             Command::Report(args) => args.run(),
+            Command::Checks(args) => args.run(),
             Command::Completions { shell } => {
                 clap_complete::generate(
                     shell,
