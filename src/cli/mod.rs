@@ -13,9 +13,18 @@ pub mod inspect;
 pub mod reduce;
 pub mod report;
 
+/// Where an installed mfppr's manual is (the README and docs/ of the repository).
+const DOCS: &str = "Documentation: https://github.com/mfppr/mfppr#readme (docs/ holds one page per \
+                    command; `mfppr checks write DIR` writes out the built-in check scripts)";
+
 /// Structure-aware reducer for MF++ metamorphic tests.
 #[derive(Debug, Parser)]
-#[command(name = "mfppr", version, about, after_help = crate::error::exit_codes_help())]
+#[command(
+    name = "mfppr",
+    version,
+    about,
+    after_help = format!("{}\n\n{DOCS}", crate::error::exit_codes_help())
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
