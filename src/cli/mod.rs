@@ -14,7 +14,8 @@ pub mod reduce;
 pub mod report;
 
 /// Where an installed mfppr's manual is (the README and docs/ of the repository).
-const DOCS: &str = "Documentation: https://github.com/mfppr/mfppr#readme (docs/ holds one page per \
+const DOCS: &str =
+    "Documentation: https://github.com/mfppr/mfppr#readme (docs/ holds one page per \
                     command; `mfppr checks write DIR` writes out the built-in check scripts)";
 
 /// Structure-aware reducer for MF++ metamorphic tests.
