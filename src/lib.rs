@@ -11,6 +11,7 @@ pub(crate) mod batch;
 pub(crate) mod blame;
 pub(crate) mod bug_report;
 pub mod catalogue;
+pub mod checks;
 pub mod cli;
 pub(crate) mod compiler;
 pub mod coverage;

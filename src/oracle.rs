@@ -72,6 +72,9 @@ const TAIL_LINES: usize = 6;
 #[derive(Debug)]
 pub struct ScriptOracle {
     script: PathBuf,
+    /// The built-in check `script` is (`--check builtin:NAME`): the reproduction command writes
+    /// it out with `mfppr checks write`, since its temporary directory goes with the run.
+    builtin: Option<&'static crate::checks::Builtin>,
     python: bool,
     original: PathBuf,
     original_dir: PathBuf,
@@ -184,6 +187,7 @@ impl ScriptOracle {
             .map(OsString::from)
             .unwrap_or_else(|| OsString::from("test.cpp"));
         Ok(ScriptOracle {
+            builtin: crate::checks::builtin_at(&script),
             script,
             python,
             original,
@@ -257,23 +261,30 @@ impl ScriptOracle {
     pub fn reproduction_command(&self) -> String {
         let name = self.file_name.to_string_lossy();
         let cand = format!("\"$d\"/{}", shell_quote(&name));
-        let mut cmd = format!(
+        let (mut cmd, script) = match self.builtin {
+            Some(b) => (
+                format!(
+                    "c=$(mktemp -d) && {} checks write \"$c\" && ",
+                    shell_quote(&mfppr_exe())
+                ),
+                format!("\"$c\"/{}", b.file),
+            ),
+            None => (String::new(), shell_quote(&self.script.to_string_lossy())),
+        };
+        cmd.push_str(&format!(
             "d=$(mktemp -d) && cp {} {cand} && mkdir \"$d/.mfppr-tmp\" && cd \"$d\" && \
              TMPDIR=\"$d/.mfppr-tmp\" MFPPR_CANDIDATE={cand} MFPPR_ORIGINAL={} MFPPR_ORIGINAL_DIR={}",
             shell_quote(&self.original.to_string_lossy()),
             shell_quote(&self.original.to_string_lossy()),
             shell_quote(&self.original_dir.to_string_lossy()),
-        );
+        ));
         for (k, v) in &self.extra_env {
             cmd.push_str(&format!(" {k}={}", shell_quote(v)));
         }
         if self.python {
             cmd.push_str(" python3");
         }
-        cmd.push_str(&format!(
-            " {} {cand}; echo \"exit status $?\"",
-            shell_quote(&self.script.to_string_lossy())
-        ));
+        cmd.push_str(&format!(" {script} {cand}; echo \"exit status $?\""));
         cmd
     }
 
@@ -407,6 +418,11 @@ fn tail(path: &Path) -> String {
         .collect();
     let start = lines.len().saturating_sub(TAIL_LINES);
     lines[start..].join(" | ")
+}
+
+/// This mfppr's path, for a command that calls it back (else `mfppr`, found on the `PATH`).
+fn mfppr_exe() -> String {
+    std::env::current_exe().map_or_else(|_| "mfppr".into(), |p| p.to_string_lossy().into_owned())
 }
 
 /// Quote `s` for a POSIX shell (single quotes unless it is plainly safe).

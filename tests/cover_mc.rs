@@ -19,7 +19,6 @@ use std::process::Output;
 use std::time::Duration;
 
 use common::{bin, build_test, mfppr, require_tools, root, run_ok, write, SPEC_TEST, TINY_SPEC};
-use mfppr::coverage::find::embedded::DefaultCheck;
 use mfppr::coverage::find::metamorphic::analyse;
 use mfppr::coverage::find::verify::{default_command, VerifyOptions};
 
@@ -593,7 +592,7 @@ fn the_metamorphic_oracle_takes_a_candidate_only_when_one_side_of_the_pair_reach
     let w = d.path();
     write(&w.join("marked/lib.h"), MC_MARKED);
     write(&w.join("spec/spec.h"), TINY_SPEC);
-    let check = DefaultCheck::write().unwrap();
+    let check = mfppr::checks::resolve(Path::new("builtin:coverage-marker")).unwrap();
     let variant = |k: usize, expr: &str| {
         let check = if k == 0 {
             String::new()

@@ -550,3 +550,36 @@ fn json_and_text_of_the_same_sources_count_each_line_once() {
         String::from_utf8_lossy(&quiet.stderr)
     );
 }
+
+/// `mfppr cover` with no subcommand is `mfppr cover report` (as `git stash` is `git stash push`):
+/// the same table, the same JSON, on the GCC 12 samples.
+#[test]
+fn plain_cover_is_cover_report() {
+    let suite = sample("gcc12/suite/json").display().to_string();
+    let fuzz = sample("gcc12/fuzz/json").display().to_string();
+    for extra in [&[][..], &["--json"][..]] {
+        let mut args = vec![
+            "--suite",
+            &suite,
+            "--fuzz",
+            &fuzz,
+            "--source-root",
+            SAMPLE_CWD,
+        ];
+        args.extend_from_slice(extra);
+        let plain = mfppr(&[&["cover"][..], &args].concat());
+        let report = mfppr(&[&["cover", "report"][..], &args].concat());
+        assert!(
+            plain.status.success(),
+            "{}",
+            String::from_utf8_lossy(&plain.stderr)
+        );
+        assert!(report.status.success());
+        assert!(String::from_utf8_lossy(&plain.stdout).contains("tiny.hpp"));
+        assert_eq!(plain.stdout, report.stdout, "{extra:?}");
+        assert_eq!(plain.stderr, report.stderr, "{extra:?}");
+    }
+    // The subcommands stay as they are; report options before one are a usage error.
+    let out = mfppr(&["cover", "--suite", &suite, "restore", "m.json"]);
+    assert_eq!(out.status.code(), Some(2));
+}

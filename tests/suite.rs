@@ -10,6 +10,7 @@ mod batch_cli;
 mod batch_hostile;
 mod batch_slurm;
 mod campaign;
+mod checks_cli;
 mod conformance;
 mod cover_checked;
 mod cover_clib;

@@ -83,6 +83,15 @@ fn quoted(prefix: &str, path: &Path) -> anyhow::Result<String> {
     Ok(quote_word(&word))
 }
 
+/// `--check=…`: a built-in check by its name (the task's own mfppr writes it), never by the
+/// temporary path this process removes; any other script by its absolute path.
+fn check_word(script: &Path) -> anyhow::Result<String> {
+    match crate::checks::builtin_at(script) {
+        Some(b) => Ok(format!("--check={}{}", crate::checks::PREFIX, b.name)),
+        None => quoted("--check=", script),
+    }
+}
+
 /// The command that reduces `test` on its own, run by `exe` (the mfppr binary).
 pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::Result<String> {
     let ro = &opts.reduce;
@@ -90,7 +99,7 @@ pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::R
         quoted("", exe)?,
         "batch".to_string(),
         quote_word(format!("--one={}", test.stem).as_bytes()),
-        quoted("--check=", &ro.check)?,
+        check_word(&ro.check)?,
         quoted("--output=", &opts.out_dir)?,
         format!("--jobs={}", opts.jobs_per_test()),
     ];

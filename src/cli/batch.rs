@@ -41,7 +41,8 @@ pub struct BatchArgs {
     #[arg(value_name = "INPUT", required_unless_present_any = ["collect", "triage_only", "explain"])]
     inputs: Vec<PathBuf>,
 
-    /// Interestingness script: an executable, or a .py file run with python3.
+    /// Interestingness script: an executable, a .py file run with python3, or builtin:NAME (a
+    /// check built into mfppr: `mfppr checks list`; task files keep the name).
     #[arg(
         long,
         value_name = "SCRIPT",
@@ -239,7 +240,9 @@ impl BatchArgs {
             ));
         }
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
-        let opts = self.options(&flags, check, out_dir);
+        // A built-in check's scripts live as long as this value.
+        let check = crate::checks::resolve(&check)?;
+        let opts = self.options(&flags, check.script().to_path_buf(), out_dir);
         if let Some(stem) = &self.one {
             return self.run_one(stem, &opts);
         }

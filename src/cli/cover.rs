@@ -21,8 +21,9 @@ use crate::messages;
 
 const EXAMPLE: &str = "\
 Examples:
-  # Lines the fuzzer reached that the test suite never did, per file and function:
-  mfppr cover report --suite build-suite/ --fuzz build-fuzz/ --source-root ~/lib --include '^include/'
+  # Lines the fuzzer reached that the test suite never did, per file and function (`cover` with
+  # no subcommand is `cover report`):
+  mfppr cover --suite build-suite/ --fuzz build-fuzz/ --source-root ~/lib --include '^include/'
   # The same as JSON, plus lcov tracefiles (suite.info, fuzz.info, new.info) for genhtml:
   mfppr cover report --suite s.gcov.json.gz --fuzz f.gcov.json.gz --json --lcov lcov/
   # Copy the library with a marker before each new line, then build the fuzz test against it:
@@ -49,8 +50,9 @@ and runs `sh -c` on the --run
 command for each test, with {test} = the test's absolute path, in a fresh directory, with
 MFPPR_INJECTED = the marked tree (put it first on the include path). Each `MFPPR-COV <id> ` line on
 its stderr or stdout means marker <id> was reached; per marker, the smallest test (bytes, then
-name) whose command exits 0 is chosen. --reduce reduces it with coverage-marker.py (built into
-mfppr; MARKER_ID=<id>, MFPPR_INCLUDES=<marked tree>:<-I dirs>, CXXFLAGS=--cxxflags) keeping every
+name) whose command exits 0 is chosen. --reduce reduces it with builtin:coverage-marker
+(`mfppr checks show coverage-marker`; MARKER_ID=<id>, MFPPR_INCLUDES=<marked tree>:<-I dirs>,
+CXXFLAGS=--cxxflags) keeping every
 check, into OUT/<id>.cpp. --verify-gcov builds each reduced test with --verify-cmd (default: $CXX
 or g++ with --cxxflags, -DEXECUTE=1 --coverage, -I dirs and the original --source-root), runs it,
 runs `gcov --json-format --stdout` on the .gcda files below {exe}'s directory, and checks that the
@@ -97,16 +99,23 @@ fn parse_verify_cmd(s: &str) -> Result<String, String> {
     template("--verify-cmd", s, &["test", "exe"])
 }
 
-/// Arguments of `mfppr cover`: a subcommand.
+/// Arguments of `mfppr cover`: a subcommand, or the options of `report` alone (as `git stash`
+/// is `git stash push`).
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = EXAMPLE,
     arg_required_else_help = true,
-    override_usage = "mfppr cover <report|inject|restore|find> [OPTIONS]"
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    override_usage = "mfppr cover [report] --suite PATH --fuzz PATH [OPTIONS]\n       \
+                      mfppr cover <inject|restore|find> [OPTIONS]"
 )]
 pub struct CoverArgs {
     #[command(subcommand)]
-    command: CoverCommand,
+    command: Option<CoverCommand>,
+    /// `mfppr cover --suite S --fuzz F …`: the options of `report`, without the subcommand.
+    #[command(flatten)]
+    report: ReportCmd,
 }
 
 #[derive(Debug, Subcommand)]
@@ -304,7 +313,8 @@ struct ReduceArgs {
     /// Reduce each chosen test toward its marker, keeping every check, into OUT/<id>.cpp.
     #[arg(long)]
     reduce: bool,
-    /// The oracle for --reduce (default: coverage-marker.py, built into mfppr).
+    /// The oracle for --reduce: a script, or builtin:NAME (`mfppr checks list`) [default:
+    /// builtin:coverage-marker].
     #[arg(long, value_name = "SCRIPT", requires = "reduce")]
     check: Option<PathBuf>,
     /// Per-check timeout of the reduction (default: derived from the first check).
@@ -438,9 +448,11 @@ struct FindCmd {
 }
 
 impl CoverArgs {
-    /// Run the command.
+    /// Run the command: the subcommand, else `report` with the options given.
     pub fn run(self) -> Result<ExitCode> {
-        self.command.run()
+        self.command
+            .unwrap_or(CoverCommand::Report(self.report))
+            .run()
     }
 }
 

@@ -23,8 +23,8 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     spec: Vec<PathBuf>,
 
-    /// Interestingness script: drop the pulled-in declarations it does not need and verify
-    /// that the export still fails.
+    /// Interestingness script (or builtin:NAME): drop the pulled-in declarations it does not
+    /// need and verify that the export still fails.
     #[arg(long, value_name = "SCRIPT")]
     check: Option<PathBuf>,
 
@@ -57,7 +57,8 @@ impl ExportArgs {
         let sa = Standalone::build(&self.file, &text, &include, &self.spec)?;
         let (export, note) = match &self.check {
             Some(check) => {
-                let oracle = ScriptOracle::new(check, &self.file, env)?;
+                let check = crate::checks::resolve(check)?;
+                let oracle = ScriptOracle::new(check.script(), &self.file, env)?;
                 let (export, m) = minimise(&sa, &oracle)?;
                 let note = format!(
                     "{} of {} pulled-in spec declarations kept, {} oracle call{} ({} minimising \

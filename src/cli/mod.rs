@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod batch;
+pub mod checks;
 pub mod common;
 pub mod cover;
 pub mod export;
@@ -12,9 +13,19 @@ pub mod inspect;
 pub mod reduce;
 pub mod report;
 
+/// Where an installed mfppr's manual is (the README and docs/ of the repository).
+const DOCS: &str =
+    "Documentation: https://github.com/mfppr/mfppr#readme (docs/ holds one page per \
+                    command; `mfppr checks write DIR` writes out the built-in check scripts)";
+
 /// Structure-aware reducer for MF++ metamorphic tests.
 #[derive(Debug, Parser)]
-#[command(name = "mfppr", version, about, after_help = crate::error::exit_codes_help())]
+#[command(
+    name = "mfppr",
+    version,
+    about,
+    after_help = format!("{}\n\n{DOCS}", crate::error::exit_codes_help())
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,6 +45,8 @@ enum Command {
     Export(export::ExportArgs),
     /// Write a bug report with blame for a reduced test.
     Report(report::ReportArgs),
+    /// List, show or write out the check scripts built into mfppr (`--check builtin:NAME`).
+    Checks(checks::ChecksArgs),
     /// Print a shell completion script (e.g. `mfppr completions bash > /etc/bash_completion.d/mfppr`).
     Completions {
         /// The shell.
@@ -61,6 +74,7 @@ impl Cli {
             Command::Batch(args) => args.run(),
             Command::Export(args) => args.run(),
             Command::Report(args) => args.run(),
+            Command::Checks(args) => args.run(),
             Command::Completions { shell } => {
                 clap_complete::generate(
                     shell,

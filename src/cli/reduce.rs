@@ -24,6 +24,10 @@ Examples (the compiler's flags after --, as MF++'s generator takes them):
   mfppr reduce - -o small.cpp --check check.sh -- -I spec < t.cpp
     reads the test from standard input (as stdin.cpp, or --name NAME).
 
+  mfppr reduce t.cpp --check builtin:failure -- -I spec
+    runs interestingness/check-failure.py, built into mfppr (`mfppr checks list` names the
+    others, `mfppr checks write DIR` writes them out to read or adapt).
+
 The check script runs once per candidate in a fresh temporary directory (its working directory)
 holding the candidate under the input's file name. It gets the candidate's absolute path as $1
 and in MFPPR_CANDIDATE, the input's path in MFPPR_ORIGINAL, its directory in MFPPR_ORIGINAL_DIR,
@@ -44,7 +48,8 @@ pub struct ReduceArgs {
     #[arg(last = true, value_name = "COMPILER FLAGS")]
     compiler_flags: Vec<String>,
 
-    /// Interestingness script: an executable, or a .py file run with python3.
+    /// Interestingness script: an executable, a .py file run with python3, or builtin:NAME (a
+    /// check built into mfppr: `mfppr checks list`).
     #[arg(long, value_name = "SCRIPT", help_heading = "Interestingness")]
     check: PathBuf,
 
@@ -145,7 +150,10 @@ impl ReduceArgs {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         crate::messages::set_quiet(self.out.quiet);
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
+        // A built-in check's scripts live as long as this value.
+        let check = crate::checks::resolve(&self.check)?;
         let mut opts = self.options(&flags);
+        opts.check = check.script().to_path_buf();
         // Standard input lives in a temp dir for the whole reduction.
         let _stdin_dir = if is_stdin(&self.file) {
             let (dir, path) = stdin_to_file(&self.out.name)?;
@@ -178,7 +186,7 @@ impl ReduceArgs {
         if let Some(dir) = report_dir {
             let report_opts = crate::bug_report::BugReportOptions {
                 file: outcome.output.clone(),
-                check: self.check.clone(),
+                check: opts.check.clone(),
                 include_dirs: opts.include_dirs.clone(),
                 specs: self.reduction.spec.clone(),
                 library_version: self.out.library_version.clone(),

@@ -13,7 +13,8 @@ pub struct ReportArgs {
     #[arg(value_name = "REDUCED")]
     file: PathBuf,
 
-    /// Interestingness script: an executable, or a .py file run with python3.
+    /// Interestingness script: an executable, a .py file run with python3, or builtin:NAME (a
+    /// check built into mfppr: `mfppr checks list`).
     #[arg(long, value_name = "SCRIPT")]
     check: PathBuf,
 
@@ -51,11 +52,12 @@ impl ReportArgs {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         let dir = prepare(&self.output, self.force, &self.file)?;
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
+        let check = crate::checks::resolve(&self.check)?;
         let opts = BugReportOptions {
             include_dirs: flags.search_dirs(&self.include),
             env: flags.env(),
             file: self.file,
-            check: self.check,
+            check: check.script().to_path_buf(),
             specs: self.spec,
             library_version: self.library_version,
             stats: None,

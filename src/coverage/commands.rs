@@ -16,7 +16,6 @@ use anyhow::{Context, Result};
 
 use super::diff::new_lines::{self, Filters, NewLines};
 use super::diff::report;
-use super::find::embedded::DefaultCheck;
 use super::find::pipeline::{self, PipelineOptions, ReduceStep, TestSource};
 use super::find::summary::FindSummary;
 use super::find::verify::{self, VerifyOptions};
@@ -299,7 +298,7 @@ pub fn run_restore(manifest_path: &Path) -> Result<RestoreReport> {
 /// How `cover find` reduces each chosen test.
 #[derive(Clone, Debug, Default)]
 pub struct ReduceSettings {
-    /// The oracle (default: the embedded `coverage-marker.py`).
+    /// The oracle: a script or `builtin:NAME` (default: `builtin:coverage-marker`).
     pub check: Option<PathBuf>,
     /// Per-check timeout (default: derived by `reduce`).
     pub timeout: Option<Duration>,
@@ -383,14 +382,14 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<NewLinesReport>, FindSumma
     let markers = select_points(markers, &opts.points)?;
     let include_dirs: Vec<PathBuf> = opts.include_dirs.iter().map(|d| absolute(d)).collect();
     // Lives until the pipeline is done: the reductions run the scripts it wrote.
-    let mut default_check = None;
+    let mut check_script = None;
     let reduce = match &opts.reduce {
         Some(r) => Some(reduce_step(
             opts,
             r,
             &include_dirs,
             &source_root,
-            &mut default_check,
+            &mut check_script,
         )?),
         None => None,
     };
@@ -454,19 +453,23 @@ fn marked_tree(
     Ok((Some(report), injected, injection.markers, new_lines))
 }
 
-/// How the pipeline reduces each chosen test; the embedded oracle, when no `--check` is given,
-/// is written into `default_check`, which must outlive the reductions.
+/// How the pipeline reduces each chosen test; its check (`--check`, by default
+/// `builtin:coverage-marker`) is resolved into `check_script`, which must outlive the reductions.
 fn reduce_step(
     opts: &FindOptions,
     r: &ReduceSettings,
     include_dirs: &[PathBuf],
     source_root: &Path,
-    default_check: &mut Option<DefaultCheck>,
+    check_script: &mut Option<crate::checks::Check>,
 ) -> Result<ReduceStep> {
     Ok(ReduceStep {
-        check: match &r.check {
-            Some(check) => check.clone(),
-            None => default_check.insert(DefaultCheck::write()?).script(),
+        check: {
+            let default = Path::new("builtin:coverage-marker");
+            let arg = r.check.as_deref().unwrap_or(default);
+            check_script
+                .insert(crate::checks::resolve(arg)?)
+                .script()
+                .to_path_buf()
         },
         include_dirs: include_dirs.to_vec(),
         source_root: source_root.to_path_buf(),

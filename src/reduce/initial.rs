@@ -180,7 +180,7 @@ fn initial_checks(setup: &Setup<'_, '_, '_>) -> anyhow::Result<Run> {
     if !opts.quiet {
         crate::messages::progress(format!(
             "mfppr: checking that the original is interesting with {} (at most {:.0} s)",
-            opts.check.display(),
+            crate::checks::shown(&opts.check),
             limit.as_secs_f64()
         ));
     }
