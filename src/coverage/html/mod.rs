@@ -389,3 +389,88 @@ fn write(mut page: Page, source_root: Option<&Path>, path: &Path) -> Result<()> 
     ));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coverage::diff::new_lines::{NewLines, PartlyNew};
+
+    fn report(root: &Path, files: Vec<(&str, Vec<u32>)>) -> NewLinesReport {
+        NewLinesReport {
+            new: NewLines {
+                files: files
+                    .into_iter()
+                    .map(|(path, lines)| NewFile {
+                        path: path.to_string(),
+                        lines: lines
+                            .into_iter()
+                            .map(|line| NewLine {
+                                line,
+                                count: 1,
+                                function: Some(format!("f{}<int>", line / 1000)),
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            },
+            partly: PartlyNew::default(),
+            source_root: Some(root.to_path_buf()),
+        }
+    }
+
+    #[test]
+    fn hostile_names_and_sources_are_escaped_and_an_unreadable_file_is_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = "<script>alert(\"x\")<script>&'.h";
+        let mut source = b"int a;\n// </td></tr><script>evil()</script> & \"q\"\n".to_vec();
+        source.extend_from_slice(b"char *s = \"\xff\xfe\";\n");
+        std::fs::write(dir.path().join(name), &source).unwrap();
+        let page = dir.path().join("page.html");
+        let r = report(
+            dir.path(),
+            vec![(name, vec![2, 3]), ("missing<b>.h", vec![1])],
+        );
+        write_report_page(&r, &page).unwrap();
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<b>"), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;script&gt;&amp;&#39;.h"));
+        assert!(html.contains("// &lt;/td&gt;&lt;/tr&gt;&lt;script&gt;evil()"));
+        assert!(html.contains("char *s = &quot;\u{FFFD}\u{FFFD}&quot;;"));
+        assert!(html.contains("f0&lt;int&gt;"));
+        let unreadable: Vec<&str> = html
+            .lines()
+            .filter(|l| l.contains("class=\"unreadable\""))
+            .collect();
+        assert_eq!(unreadable.len(), 1, "{html}");
+        assert!(unreadable[0].contains("missing&lt;b&gt;.h: No such file"));
+        // Both files are in the summary, and the readable one's lines are marked.
+        assert!(html.contains("id=\"f0-L2\" data-status=\"new\""), "{html}");
+        assert!(html.contains("id=\"f1\""));
+    }
+
+    #[test]
+    fn ten_thousand_new_lines_collapse_what_lies_between_and_stay_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (1..=200_000)
+            .map(|i| format!("    int value_{i} = compute({i});\n"))
+            .collect();
+        std::fs::write(dir.path().join("big.c"), &text).unwrap();
+        let lines: Vec<u32> = (1..=10_000).map(|k| k * 20).collect();
+        let page = dir.path().join("page.html");
+        write_report_page(&report(dir.path(), vec![("big.c", lines)]), &page).unwrap();
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert_eq!(html.matches("data-status=\"new\"").count(), 10_000);
+        // 7 lines around each new line, one row for each run of 13 between.
+        assert_eq!(html.matches("13 lines not shown").count(), 9_999);
+        assert!(html.contains("16 lines not shown (1–16)"));
+        assert!(html.contains("<td>    int value_199997 = "));
+        assert!(!html.contains(" value_199996 "));
+        assert!(
+            html.len() < 10_000 * 700,
+            "{} bytes for 10,000 new lines",
+            html.len()
+        );
+        assert!(html.len() < text.len(), "no smaller than the source");
+    }
+}

@@ -24,10 +24,10 @@ table.summary tr.function td:first-child{padding-left:2em;font-family:monospace}
 table.summary tr.total td{font-weight:bold}
 table.src{width:100%;font-family:monospace;font-size:13px}
 table.src td{padding:0 6px;vertical-align:top}
-table.src td.ln{text-align:right;color:#888;user-select:none;border-right:1px solid #ccc}
-table.src td.code{white-space:pre;tab-size:4}
-table.src td.info{font-family:sans-serif;font-size:12px;color:#333}
-table.src tr.gap td{background:#f0f0f0;color:#666;font-style:italic;text-align:center}
+table.src td:first-child{text-align:right;color:#888;user-select:none;border-right:1px solid #ccc}
+table.src td:nth-child(2){white-space:pre;tab-size:4}
+table.src td:nth-child(3){font-family:sans-serif;font-size:12px;color:#333}
+table.src tr.gap td{background:#f0f0f0;color:#666;font-style:italic;text-align:center;white-space:normal}
 p.unreadable{color:#a00}
 ul.legend{list-style:none;padding:0}ul.legend li{display:inline-block;margin-right:1em}
 ul.legend span{display:inline-block;padding:0 6px}
@@ -238,7 +238,7 @@ fn gap(out: &mut String, lines: &[&str], i: usize, f: &FilePage, from: u32, to: 
     }
     let _ = writeln!(
         out,
-        "<tr class=\"gap\"><td class=\"ln\"></td><td colspan=\"2\">{} lines not shown ({from}–{to})</td></tr>",
+        "<tr class=\"gap\"><td></td><td colspan=\"2\">{} lines not shown ({from}–{to})</td></tr>",
         to + 1 - from
     );
 }
@@ -251,17 +251,13 @@ fn row(out: &mut String, lines: &[&str], i: usize, f: &FilePage, l: u32) {
         .unwrap_or("");
     match f.lines.get(&l) {
         None => {
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"ln\">{l}</td><td class=\"code\">{}</td><td class=\"info\"></td></tr>",
-                escape(code)
-            );
+            let _ = writeln!(out, "<tr><td>{l}</td><td>{}</td></tr>", escape(code));
         }
         Some(info) => {
             let _ = write!(
                 out,
-                "<tr class=\"new {}\" id=\"f{i}-L{l}\" data-status=\"{}\"><td class=\"ln\">{l}</td>\
-                 <td class=\"code\">{}</td><td class=\"info\">{}",
+                "<tr class=\"new {}\" id=\"f{i}-L{l}\" data-status=\"{}\"><td>{l}</td><td>{}</td>\
+                 <td>{}",
                 info.status.class(),
                 info.status.key(),
                 escape(code),
