@@ -425,12 +425,11 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<NewLinesReport>, FindSumma
     Ok((report, summary))
 }
 
-/// What `--html` of `cover report` must not be: an input, an `--lcov` output, a file of the
-/// library.
+/// What `--html` of `cover report` must not be: an input (or in an input directory), an `--lcov`
+/// output, a file of the library.
 pub fn report_page_target(opts: &ReportOptions, html: &Path) -> PageTarget {
     let mut t = PageTarget {
         path: html.to_path_buf(),
-        inputs: opts.suite.iter().chain(&opts.fuzz).cloned().collect(),
         trees: opts
             .source_root
             .iter()
@@ -438,6 +437,14 @@ pub fn report_page_target(opts: &ReportOptions, html: &Path) -> PageTarget {
             .collect(),
         ..PageTarget::default()
     };
+    let inputs =
+        (opts.suite.iter().map(|p| ("--suite", p))).chain(opts.fuzz.iter().map(|p| ("--fuzz", p)));
+    for (flag, p) in inputs {
+        match p.is_dir() {
+            true => t.trees.push((flag, p.clone())),
+            false => t.inputs.push(p.clone()),
+        }
+    }
     t.add_lcov(opts.lcov.as_deref());
     t
 }

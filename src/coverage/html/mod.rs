@@ -61,7 +61,7 @@ impl Status {
             Status::CheckedMetamorphic => "checked-metamorphic",
             Status::CheckedValue => "checked-value",
             Status::ExecutedOnly => "executed-only",
-            Status::Reached => "reached",
+            Status::Reached => "not-checked",
             Status::Unreached => "unreached",
             Status::NoMarker => "no-marker",
         }
@@ -73,7 +73,7 @@ impl Status {
             Status::CheckedMetamorphic => "st-checked-metamorphic",
             Status::CheckedValue => "st-checked-value",
             Status::ExecutedOnly => "st-executed-only",
-            Status::Reached => "st-reached",
+            Status::Reached => "st-not-checked",
             Status::Unreached => "st-unreached",
             Status::NoMarker => "st-no-marker",
         }
@@ -85,7 +85,7 @@ impl Status {
             Status::CheckedMetamorphic => "checked metamorphic",
             Status::CheckedValue => "checked value",
             Status::ExecutedOnly => "executed only",
-            Status::Reached => "reached",
+            Status::Reached => "not checked",
             Status::Unreached => "unreached",
             Status::NoMarker => "no marker",
         }
@@ -97,7 +97,7 @@ impl Status {
             Status::CheckedMetamorphic => "a metamorphic check fails when its value changes",
             Status::CheckedValue => "an assertion fails when its value changes",
             Status::ExecutedOnly => "a test runs it, no check sees it",
-            Status::Reached => "a test runs it (no check step)",
+            Status::Reached => "a test runs it; no check step ran (no --reduce, or it failed)",
             Status::Unreached => "no passing test reached its marker",
             Status::NoMarker => "no marker (skipped at injection, or not in --points)",
         }

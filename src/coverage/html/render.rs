@@ -33,7 +33,7 @@ ul.legend{list-style:none;padding:0}ul.legend li{display:inline-block;margin-rig
 ul.legend span{display:inline-block;padding:0 6px}
 .st-new{background:#fff3b0}.st-checked-metamorphic{background:#b7e4b0}
 .st-checked-value{background:#d4edc9}.st-executed-only{background:#ffd59e}
-.st-reached{background:#cfe3ff}.st-unreached{background:#f7b6b6}.st-no-marker{background:#e2e2e2}";
+.st-not-checked{background:#cfe3ff}.st-unreached{background:#f7b6b6}.st-no-marker{background:#e2e2e2}";
 
 /// `s` with `&`, `<`, `>`, `"` and `'` escaped, and control characters other than tab (which
 /// HTML does not allow) shown as U+FFFD.
