@@ -131,7 +131,10 @@ struct LineInfo {
     function: Option<String>,
     marker: Option<String>,
     links: Vec<Link>,
+    /// The check's verdict (`checked (metamorphic, pair r_0/r_1)`, …), shown for the status.
     check: Option<String>,
+    /// Why: the statement reaching the line and what a changed value did (a tooltip).
+    why: String,
 }
 
 /// A file's source, or why it is not shown.
@@ -272,6 +275,7 @@ fn plain(l: &NewLine, status: Status) -> LineInfo {
         marker: None,
         links: Vec::new(),
         check: None,
+        why: String::new(),
     }
 }
 
@@ -287,7 +291,7 @@ fn point_info(l: &NewLine, p: &Point, dir: &Path) -> LineInfo {
     if let Some(t) = &p.source_test {
         add(format!("test {}", t.name), Some(&t.path));
     }
-    add(format!("reduced {}.cpp", p.id), p.reduced.as_deref());
+    add("reduced".into(), p.reduced.as_deref());
     if let Some(suite) = &p.suite_test {
         let name = suite.file_name().unwrap_or_default().to_string_lossy();
         add(format!("suite test {name}"), Some(suite));
@@ -295,22 +299,17 @@ fn point_info(l: &NewLine, p: &Point, dir: &Path) -> LineInfo {
         let alone = suite.with_file_name(format!("{stem}.standalone.cpp"));
         add("standalone export".into(), Some(&alone));
     }
-    let mut check = p.check.clone().map(|c| match p.check_reason.as_str() {
-        "" => c,
-        why => format!("{c}: {why}"),
-    });
-    if !p.note.is_empty() {
-        let text = check
-            .take()
-            .map_or(p.note.clone(), |c| format!("{c} ({})", p.note));
-        check = Some(text);
-    }
+    let why: Vec<&str> = [p.check_reason.as_str(), p.note.as_str()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
     LineInfo {
         status: Status::of(p),
         function: l.function.clone(),
-        marker: Some(format!("marker {}", p.id)),
+        marker: Some(p.id.clone()),
         links,
-        check,
+        check: p.check.clone(),
+        why: why.join("; "),
     }
 }
 

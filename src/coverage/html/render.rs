@@ -26,7 +26,7 @@ table.src{width:100%;font-family:monospace;font-size:13px}
 table.src td{padding:0 6px;vertical-align:top}
 table.src td:first-child{text-align:right;color:#888;user-select:none;border-right:1px solid #ccc}
 table.src td:nth-child(2){white-space:pre;tab-size:4}
-table.src td:nth-child(3){font-family:sans-serif;font-size:12px;color:#333}
+table.src td:nth-child(3){font-family:sans-serif;font-size:11px;color:#333}
 table.src tr.gap td{background:#f0f0f0;color:#666;font-style:italic;text-align:center;white-space:normal}
 p.unreadable{color:#a00}
 ul.legend{list-style:none;padding:0}ul.legend li{display:inline-block;margin-right:1em}
@@ -257,11 +257,12 @@ fn row(out: &mut String, lines: &[&str], i: usize, f: &FilePage, l: u32) {
             let _ = write!(
                 out,
                 "<tr class=\"new {}\" id=\"f{i}-L{l}\" data-status=\"{}\"><td>{l}</td><td>{}</td>\
-                 <td>{}",
+                 <td><span title=\"{}\">{}</span>",
                 info.status.class(),
                 info.status.key(),
                 escape(code),
-                info.status.label()
+                escape(&info.why),
+                escape(info.check.as_deref().unwrap_or(info.status.label()))
             );
             if let Some(m) = &info.marker {
                 let _ = write!(out, " · {}", escape(m));
@@ -273,9 +274,6 @@ fn row(out: &mut String, lines: &[&str], i: usize, f: &FilePage, l: u32) {
                     escape(&link.href),
                     escape(&link.label)
                 );
-            }
-            if let Some(c) = &info.check {
-                let _ = write!(out, "<br>{}", escape(c));
             }
             out.push_str("</td></tr>\n");
         }
