@@ -164,6 +164,28 @@ fn check_find_page(dom: &str, summary: &serde_json::Value, last_line: &str) {
     }
 }
 
+/// `cover report --json --html`: the page's total is the JSON's, and every new line is marked.
+fn check_report_page(root: &Path, coverage: &[&str]) {
+    let mut report = vec!["cover", "report", "--json", "--html", "report.html"];
+    report.extend(coverage);
+    let out = mfppr(root, &report);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let dom = dump_dom(&root.join("report.html"), root);
+    let t = totals(&dom);
+    assert_eq!(t["new"], json["total_new_lines"].as_u64().unwrap(), "{t:?}");
+    assert_eq!(
+        dom.matches("data-status=\"new\"").count() as u64,
+        t["new"],
+        "every new line is marked"
+    );
+    check_links(&dom, root);
+}
+
 #[test]
 fn the_find_and_report_pages_render_in_chromium_with_the_json_counts_and_live_links() {
     if !require_tools(&["g++", "gcov", "python3", CHROMIUM]) {
@@ -192,24 +214,7 @@ fn the_find_and_report_pages_render_in_chromium_with_the_json_counts_and_live_li
         "iset\\.h$",
     ];
 
-    let mut report = vec!["cover", "report", "--json", "--html", "report.html"];
-    report.extend(coverage);
-    let out = mfppr(root, &report);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let dom = dump_dom(&root.join("report.html"), root);
-    let t = totals(&dom);
-    assert_eq!(t["new"], json["total_new_lines"].as_u64().unwrap(), "{t:?}");
-    assert_eq!(
-        dom.matches("data-status=\"new\"").count() as u64,
-        t["new"],
-        "every new line is marked"
-    );
-    check_links(&dom, root);
+    check_report_page(root, &coverage);
 
     let run = format!("g++ {CXXFLAGS} -DEXECUTE=1 -I \"$MFPPR_INJECTED\" {{test}} -o t && ./t");
     let mut find = vec!["cover", "find"];
