@@ -16,6 +16,7 @@ mod cover_checked;
 mod cover_clib;
 mod cover_e2e;
 mod cover_hostile;
+mod cover_html;
 mod cover_interrupt;
 mod cover_lcov;
 mod cover_mc;

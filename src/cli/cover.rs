@@ -217,6 +217,10 @@ struct ReportCmd {
     coverage: CoverageArgs,
     #[command(flatten)]
     output: OutputArgs,
+    /// Also write a coverage page: one self-contained HTML file with the new lines per file and
+    /// function and each file's source with them marked.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    html: Option<PathBuf>,
 }
 
 /// Edited files get `#include <stdio.h>`, `#include <stdlib.h>` and `#line 1` prepended, so line
@@ -441,6 +445,10 @@ struct FindCmd {
     reduce: ReduceArgs,
     #[command(flatten)]
     verify: VerifyArgs,
+    /// Also write a coverage page (e.g. OUT/index.html): one self-contained HTML file with each
+    /// new line's status, the tests reaching it and its check, linked to the files in OUT.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    html: Option<PathBuf>,
     /// The tests' compiler flags, as MF++'s generator takes them: -I/-iquote/-isystem DIR are
     /// include directories of the tests (after -I DIR); all of them are the default --cxxflags.
     #[arg(last = true, value_name = "COMPILER FLAGS")]
@@ -461,8 +469,18 @@ impl CoverCommand {
         match self {
             CoverCommand::Report(cmd) => {
                 messages::set_quiet(cmd.output.quiet);
-                let report = coverage::run_report(&cmd.coverage.options(&cmd.output))?;
+                let opts = cmd.coverage.options(&cmd.output);
+                let html = match &cmd.html {
+                    Some(h) => Some(coverage::html::check_target(
+                        &coverage::commands::report_page_target(&opts, h),
+                    )?),
+                    None => None,
+                };
+                let report = coverage::run_report(&opts)?;
                 print_report(&report, &cmd.output)?;
+                if let Some(h) = &html {
+                    coverage::html::write_report_page(&report, h)?;
+                }
             }
             CoverCommand::Inject(cmd) => {
                 messages::set_quiet(cmd.marking.output.quiet);
@@ -577,6 +595,7 @@ impl FindCmd {
                         .map_err(|e| coded(ExitKind::Usage, format!("{e:#}")))
                 })
                 .collect::<Result<_>>()?,
+            html: self.html.clone(),
         })
     }
 }

@@ -19,6 +19,7 @@ use super::diff::report;
 use super::find::pipeline::{self, PipelineOptions, ReduceStep, TestSource};
 use super::find::summary::FindSummary;
 use super::find::verify::{self, VerifyOptions};
+use super::html::{self, PageTarget};
 use super::inject::manifest::{self, RestoreReport};
 use super::inject::{self, InjectOptions, InjectTarget, Injection, Marker, MarkerKind};
 use super::paths::absolute;
@@ -365,6 +366,8 @@ pub struct FindOptions {
     pub mc_tests: usize,
     /// Printers for regression checks (`--printer`).
     pub printers: Vec<crate::coverage::find::checked::Printer>,
+    /// Write the coverage page here after the run (`--html`; checked before anything runs).
+    pub html: Option<PathBuf>,
 }
 
 /// Run `cover find` (see [`FindOptions`]); the report (none with `--marked`) and the pipeline's
@@ -377,6 +380,10 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<NewLinesReport>, FindSumma
         ));
     };
     let out = prepare_out(&opts.out)?;
+    let html = match &opts.html {
+        Some(h) => Some(html::check_target(&find_page_target(opts, h, &out))?),
+        None => None,
+    };
     let source_root = absolute(root);
     let (report, injected, markers, new_lines) = marked_tree(opts, &out)?;
     let markers = select_points(markers, &opts.points)?;
@@ -411,7 +418,55 @@ pub fn run_find(opts: &FindOptions) -> Result<(Option<NewLinesReport>, FindSumma
         mc_tests: opts.mc_tests.max(1),
         printers: opts.printers.clone(),
     })?;
+    if let Some(h) = &html {
+        html::write_find_page(report.as_ref(), &summary, &source_root, h)?;
+    }
     Ok((report, summary))
+}
+
+/// What `--html` of `cover report` must not be: an input (or in an input directory), an `--lcov`
+/// output, a file of the library.
+pub fn report_page_target(opts: &ReportOptions, html: &Path) -> PageTarget {
+    let mut t = PageTarget {
+        path: html.to_path_buf(),
+        trees: opts
+            .source_root
+            .iter()
+            .map(|r| ("--source-root", r.clone()))
+            .collect(),
+        ..PageTarget::default()
+    };
+    let inputs =
+        (opts.suite.iter().map(|p| ("--suite", p))).chain(opts.fuzz.iter().map(|p| ("--fuzz", p)));
+    for (flag, p) in inputs {
+        match p.is_dir() {
+            true => t.trees.push((flag, p.clone())),
+            false => t.inputs.push(p.clone()),
+        }
+    }
+    t.add_lcov(opts.lcov.as_deref());
+    t
+}
+
+/// [`report_page_target`], and for `find` also: the markers file, the marked tree, a name
+/// `find` writes in `out`.
+fn find_page_target(opts: &FindOptions, html: &Path, out: &Path) -> PageTarget {
+    let mut t = report_page_target(&opts.report, html);
+    if let Some(marked) = &opts.marked {
+        t.trees.push(("--marked", marked.clone()));
+        t.inputs.push(
+            opts.markers_path
+                .clone()
+                .unwrap_or_else(|| marked.join("markers.json")),
+        );
+    } else if let Some(m) = &opts.markers_path {
+        t.outputs.push(("--markers", m.clone()));
+    }
+    if let Some(dir) = &opts.inject_into {
+        t.trees.push(("--inject-into", dir.clone()));
+    }
+    t.out_dir = Some(out.to_path_buf());
+    t
 }
 
 /// The marked tree of `cover find`: reused (`--marked`, its `markers.json` read) or injected

@@ -11,6 +11,8 @@
 //! * [`find`]: markers → the smallest test per marker, reduced and verified with gcov, optionally
 //!   chosen and kept by metamorphic coverage.
 //!
+//! [`html`] writes the coverage page (`--html`) of a report or a find run.
+//!
 //! [`commands`] holds one library call per subcommand of `mfppr cover`: [`run_report`],
 //! [`run_inject`], [`run_restore`], [`run_find`]. [`paths`] is lexical path normalisation,
 //! shared by reading and injection. Tree-sitter is reached only through [`crate::document`].
@@ -18,6 +20,7 @@
 pub mod commands;
 pub mod diff;
 pub mod find;
+pub mod html;
 pub mod inject;
 pub mod model;
 pub mod paths;
