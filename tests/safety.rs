@@ -428,8 +428,12 @@ fn help_names_files_that_exist() {
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
-    let named: Vec<&str> = help
+    let words: Vec<&str> = help
         .split_whitespace()
+        .map(|w| w.trim_end_matches([',', '.', ';', ')']))
+        .collect();
+    let named: Vec<&&str> = words
+        .iter()
         .filter(|w| w.starts_with("interestingness/"))
         .collect();
     assert!(!named.is_empty(), "{help}");
@@ -438,6 +442,19 @@ fn help_names_files_that_exist() {
             root().join(name).exists(),
             "--help names {name}, which does not exist"
         );
+    }
+    // The built-in checks it names exist too.
+    let builtins: Vec<&&str> = words
+        .iter()
+        .filter(|w| w.starts_with("builtin:") && !w.ends_with("NAME"))
+        .collect();
+    assert!(!builtins.is_empty(), "{help}");
+    for name in builtins {
+        let shown = Command::new(env!("CARGO_BIN_EXE_mfppr"))
+            .args(["checks", "show", name.trim_start_matches("builtin:")])
+            .output()
+            .unwrap();
+        assert!(shown.status.success(), "--help names {name}, which mfppr lacks");
     }
 }
 
