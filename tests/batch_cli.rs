@@ -2,7 +2,7 @@
 //! merge-bug tests and one passing test of the campaign corpus (`fixtures/campaign`, small tests;
 //! `--no-tail`, which the journal and the scale-out do not depend on), stopped by SIGTERM, killed
 //! (SIGKILL) mid-run and resumed, then the same campaign as a task file run by real GNU parallel
-//! and merged with `--collect`; the Slurm script's task-line selection (a real Slurm:
+//! (`batch emit`) and merged with `batch collect`; the Slurm script's task-line selection (a real Slurm:
 //! `tests/batch_slurm.rs`); the locks (a second batch on one OUTDIR is refused, tasks into one
 //! OUTDIR run at once) and `--collect`'s count of emitted tasks without a result, with a gated
 //! shell check. The check is a memo of the script ([`common::memo_check`]): each text is judged by
@@ -221,8 +221,9 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let summary = std::fs::read(out.join("summary.json")).unwrap();
     let retriage = |by: &str| {
         let ran = mfppr()
-            .args(["batch", "--group-by", by, "--triage-only"])
+            .args(["batch", "retriage"])
             .arg(&out)
+            .args(["--group-by", by])
             .arg("-I")
             .arg(root().join("fixtures/iset/spec"))
             .output()
@@ -245,11 +246,26 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     retriage("library");
     assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
 
-    // --explain: the group's signature, what every member calls, each member, and the
+    // The old flag form still works, with a warning naming the new one.
+    let old = mfppr()
+        .args(["batch", "--group-by", "library", "--triage-only"])
+        .arg(&out)
+        .arg("-I")
+        .arg(root().join("fixtures/iset/spec"))
+        .output()
+        .unwrap();
+    assert!(old.status.success());
+    assert!(
+        String::from_utf8_lossy(&old.stderr).contains("use `mfppr batch retriage OUTDIR`"),
+        "{old:?}"
+    );
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+
+    // explain: the group's signature, what every member calls, each member, and the
     // representative's standalone export (the library's header included, no spec header).
     let explain = |group: &str| {
         mfppr()
-            .args(["batch", "--explain", group, "-o"])
+            .args(["batch", "explain", group, "-o"])
             .arg(&out)
             .arg("-I")
             .arg(root().join("fixtures/iset/spec"))
@@ -282,7 +298,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let ran = explain("7");
     assert_eq!(ran.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&ran.stderr).contains("--explain takes 1 to 1"),
+        String::from_utf8_lossy(&ran.stderr).contains("explain takes 1 to 1"),
         "{ran:?}"
     );
     let r = record(&all, TESTS[1]);
@@ -352,10 +368,10 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let out2 = dir.path().join("out2");
     let tasks = dir.path().join("tasks.txt");
     let emitted = mfppr()
-        .arg("batch")
+        .args(["batch", "emit"])
         .arg(&inputs)
         .args(campaign_args(&out2, &check))
-        .arg("--emit-tasks")
+        .arg("--tasks")
         .arg(&tasks)
         .output()
         .unwrap();
@@ -385,8 +401,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         4
     );
     let collected = mfppr()
-        .arg("batch")
-        .arg("--collect")
+        .args(["batch", "collect"])
         .arg(&out2)
         .output()
         .unwrap();
@@ -395,7 +410,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert_eq!(journal_lines(&out2).len(), 3);
     // The test the kill did not touch gives the same bytes.
     assert_eq!(reduced_bytes(&out2, done), reduced_bytes(&out, done));
-    // Collecting twice adds nothing.
+    // Collecting twice adds nothing (here in the old flag form, which warns).
     let again = mfppr()
         .arg("batch")
         .arg("--collect")
@@ -403,6 +418,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         .output()
         .unwrap();
     assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("use `mfppr batch collect OUTDIR`"));
     assert_eq!(journal_lines(&out2).len(), 3);
 }
 

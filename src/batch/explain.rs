@@ -24,7 +24,7 @@ pub(crate) fn explain(out_dir: &Path, id: usize, ro: &ReduceOptions) -> Result<S
         return Err(coded(
             ExitKind::Usage,
             format!(
-                "{} has {} group(s) of reduced tests; --explain takes 1 to {}",
+                "{} has {} group(s) of reduced tests; explain takes 1 to {}",
                 out_dir.display(),
                 summary.groups.len(),
                 summary.groups.len().max(1)
@@ -81,7 +81,7 @@ fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
         coded(
             ExitKind::Input,
             format!(
-                "{} is not a campaign summary ({e}); run `mfppr batch --triage-only {}` to \
+                "{} is not a campaign summary ({e}); run `mfppr batch retriage {}` to \
                  write it again",
                 summary_path.display(),
                 out_dir.display()

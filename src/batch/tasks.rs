@@ -185,7 +185,7 @@ pub(crate) fn read_manifest(out_dir: &Path) -> anyhow::Result<Option<Manifest>> 
     };
     serde_json::from_slice(&bytes).map(Some).with_context(|| {
         format!(
-            "{} is not a task list; emit the tasks again with --emit-tasks",
+            "{} is not a task list; emit the tasks again with `mfppr batch emit`",
             path.display()
         )
     })

@@ -1,5 +1,7 @@
-//! `mfppr batch` command line: a campaign of reductions, its scale-out task file, the per-test
-//! step those tasks run (`--one`), and `--collect`.
+//! `mfppr batch` command line: its modes as subcommands (`run`, `emit`, `collect`, `retriage`,
+//! `explain`; no subcommand runs `run`, as `git stash` runs `push`), the per-test step task files
+//! run (`--one`), and the flag forms of the modes from before the subcommands, which still work
+//! with a warning that names the new form.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,30 +14,167 @@ use crate::reduce::ReduceOptions;
 
 const AFTER_HELP: &str = "\
 Examples:
-  mfppr batch failing/ --check interestingness/check-failure.py -I spec/ -o campaign -j 8
+  mfppr batch run failing/ --check builtin:failure -I spec/ -o campaign -j 8
     reduces every test of failing/ (smallest first) into campaign/<stem>/, journals each
-    finished test in campaign/results.jsonl and groups the results in campaign/summary.json.
-  mfppr batch failing/ --check … -o campaign --resume
+    finished test in campaign/results.jsonl and groups the results in campaign/summary.json
+    (`mfppr batch failing/ …`, without `run`, is the same).
+  mfppr batch run failing/ --check … -o campaign --resume
     skips the finished tests and continues the others from their best result.
-  mfppr batch failing/ --check … -o campaign --emit-tasks tasks.txt
+  mfppr batch emit failing/ --check … -o campaign --tasks tasks.txt
   scripts/batch-parallel tasks.txt        (or: sbatch --array=1-N scripts/batch-slurm.sbatch tasks.txt)
-  mfppr batch --collect campaign
-  mfppr batch --triage-only campaign --group-by mrs
+  mfppr batch collect campaign
+  mfppr batch retriage campaign --group-by mrs
     groups the finished results again (here by suspect MR families instead of the library
     operations of their standalone exports), reducing nothing.
+  mfppr batch explain 2 -o campaign
+    why the members of group 2 were grouped.
 
 A test whose original is not interesting, or whose check cannot run, is recorded and skipped.
 Task files are bash: one line per test, file names with newlines or quotes included.
---collect counts the tasks of the last task file emitted for OUTDIR (OUTDIR/tasks.json) that left
+`collect` counts the tasks of the last task file emitted for OUTDIR (OUTDIR/tasks.json) that left
 no result as `missing`, and then exits 1. Two runs on one OUTDIR at once are refused (the lock
 OUTDIR/.mfppr.lock; each task locks OUTDIR/<stem>/.mfppr.lock).
 Exit codes: 0 done (whatever the tests' outcomes), 1 bad input or output directory, an OUTDIR in
-use, or tasks missing at --collect, 2 usage error, 130 interrupted (every finished test is in the
+use, or tasks missing at collect, 2 usage error, 130 interrupted (every finished test is in the
 journal; continue with --resume).";
 
-/// Arguments of `mfppr batch`.
+/// `mfppr batch`: a mode, or the arguments of `run` (and the old flag forms of the modes).
 #[derive(Debug, clap::Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(
+    after_help = AFTER_HELP,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    override_usage = "mfppr batch [run] INPUT… --check SCRIPT -o OUTDIR [OPTIONS] [-- COMPILER FLAGS…]\n       \
+                      mfppr batch <emit|collect|retriage|explain> [OPTIONS]"
+)]
+pub struct BatchCommand {
+    #[command(subcommand)]
+    mode: Option<BatchMode>,
+
+    #[command(flatten)]
+    args: BatchArgs,
+}
+
+/// The modes of `mfppr batch`.
+#[derive(Debug, clap::Subcommand)]
+enum BatchMode {
+    /// Reduce and triage the campaign here (the default).
+    #[command(after_help = AFTER_HELP)]
+    Run(BatchArgs),
+    /// Write one self-contained command per test to a task file (GNU parallel, Slurm) instead
+    /// of running them.
+    Emit {
+        /// The task file.
+        #[arg(long, value_name = "FILE", help_heading = "Scale-out")]
+        tasks: PathBuf,
+        #[command(flatten)]
+        args: BatchArgs,
+    },
+    /// Merge the per-test results of a campaign's tasks into its journal, summary and table.
+    Collect {
+        /// The campaign's output directory.
+        #[arg(value_name = "OUTDIR")]
+        dir: PathBuf,
+        #[command(flatten)]
+        grouping: Grouping,
+    },
+    /// Group the finished results of a campaign again (by --group-by), reducing nothing.
+    Retriage {
+        /// The campaign's output directory.
+        #[arg(value_name = "OUTDIR")]
+        dir: PathBuf,
+        #[command(flatten)]
+        grouping: Grouping,
+        #[command(flatten)]
+        rereading: Rereading,
+    },
+    /// Print why the members of group N were grouped: what they share, each member's own
+    /// evidence, and the representative's standalone export.
+    Explain {
+        /// The group (1 is the largest).
+        #[arg(value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        group: u32,
+        /// The campaign's output directory.
+        #[arg(short = 'o', long, value_name = "OUTDIR")]
+        dir: PathBuf,
+        #[command(flatten)]
+        rereading: Rereading,
+    },
+}
+
+/// What groups a campaign's results (`--group-by`).
+#[derive(Debug, clap::Args)]
+struct Grouping {
+    /// What groups the results: `library` or `mrs` (see `mfppr batch run --help`).
+    #[arg(long, value_enum, default_value_t, value_name = "BY")]
+    group_by: triage::GroupBy,
+
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// How a finished campaign's results are read again: the spec's directories and the compiler
+/// flags its tests were reduced with.
+#[derive(Debug, clap::Args)]
+struct Rereading {
+    #[command(flatten)]
+    reduction: ReductionArgs,
+
+    /// The compiler's flags the campaign was reduced with.
+    #[arg(last = true, value_name = "COMPILER FLAGS")]
+    compiler_flags: Vec<String>,
+}
+
+impl BatchCommand {
+    /// Run the mode (`run` when none is named; an old flag form with a warning naming its new
+    /// form).
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        match self.mode {
+            None => {
+                if let Some(new) = self.args.old_form() {
+                    crate::messages::warn(format!(
+                        "this flag form of `mfppr batch` goes in the next release; use `{new}`"
+                    ));
+                }
+                self.args.run()
+            }
+            Some(BatchMode::Run(args)) => args.run(),
+            Some(BatchMode::Emit { tasks, mut args }) => {
+                args.emit_tasks = Some(tasks);
+                args.run()
+            }
+            Some(BatchMode::Collect { dir, grouping }) => {
+                crate::messages::set_quiet(grouping.quiet);
+                collect(&dir, grouping.group_by)
+            }
+            Some(BatchMode::Retriage {
+                dir,
+                grouping,
+                rereading,
+            }) => {
+                crate::messages::set_quiet(grouping.quiet);
+                retriage(&dir, grouping.group_by, &rereading.options()?)
+            }
+            Some(BatchMode::Explain {
+                group,
+                dir,
+                rereading,
+            }) => explain(&dir, group, &rereading.options()?),
+        }
+    }
+}
+
+impl Rereading {
+    /// The reduction and compiler options a finished campaign is read again with (no input, no
+    /// output of their own).
+    fn options(&self) -> anyhow::Result<ReduceOptions> {
+        rereading_options(&self.reduction, &self.compiler_flags)
+    }
+}
+
+/// Arguments of `mfppr batch run` (and of `mfppr batch` without a mode).
+#[derive(Debug, clap::Args)]
 pub struct BatchArgs {
     /// MF++ tests, or directories searched for `*.cpp` tests.
     #[arg(value_name = "INPUT", required_unless_present_any = ["collect", "triage_only", "explain"])]
@@ -80,38 +219,39 @@ pub struct BatchArgs {
     #[arg(short, long, help_heading = "Output")]
     quiet: bool,
 
-    /// Write one self-contained command per test to FILE instead of running them.
-    #[arg(long, value_name = "FILE", help_heading = "Scale-out")]
+    /// Write one self-contained command per test to FILE instead of running them (old form of
+    /// `mfppr batch emit --tasks FILE`).
+    #[arg(long, value_name = "FILE", hide = true)]
     emit_tasks: Option<PathBuf>,
 
-    /// Merge the per-test results under OUTDIR into its journal, summary and table.
+    /// Merge the per-test results under OUTDIR into its journal, summary and table (old form of
+    /// `mfppr batch collect OUTDIR`).
     #[arg(
         long,
         value_name = "OUTDIR",
         conflicts_with_all = ["inputs", "check", "output", "emit_tasks", "one"],
-        help_heading = "Scale-out"
+        hide = true
     )]
     collect: Option<PathBuf>,
 
-    /// Group the finished results under OUTDIR again (by --group-by), reducing nothing.
+    /// Group the finished results under OUTDIR again (old form of `mfppr batch retriage`).
     #[arg(
         long,
         value_name = "OUTDIR",
         conflicts_with_all = ["inputs", "check", "output", "emit_tasks", "one", "collect"],
-        help_heading = "Triage"
+        hide = true
     )]
     triage_only: Option<PathBuf>,
 
-    /// Print why the members of group N of the campaign in -o OUTDIR were grouped: what they
-    /// share (trigger MR, needed families or library operations), each member's own, and the
-    /// representative's standalone export.
+    /// Print why the members of group N of the campaign in -o OUTDIR were grouped (old form of
+    /// `mfppr batch explain N -o OUTDIR`).
     #[arg(
         long,
         value_name = "N",
         requires = "output",
         conflicts_with_all = ["inputs", "check", "emit_tasks", "one", "collect", "triage_only"],
         value_parser = clap::value_parser!(u32).range(1..),
-        help_heading = "Triage"
+        hide = true
     )]
     explain: Option<u32>,
 
@@ -164,6 +304,54 @@ struct RunArgs {
     env: Vec<(String, String)>,
 }
 
+/// The reduction and compiler options a finished campaign is read again with (no input, no
+/// output of their own).
+fn rereading_options(
+    reduction: &ReductionArgs,
+    compiler_flags: &[String],
+) -> anyhow::Result<ReduceOptions> {
+    let flags = CompilerFlags::parse(compiler_flags)?;
+    let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
+    reduction.apply(&mut ro);
+    flags.apply(&reduction.include, &mut ro);
+    Ok(ro)
+}
+
+/// `collect OUTDIR`: merge the per-test results into the journal, summary and table; tasks
+/// that left no result are an error (exit 1) after the table.
+fn collect(dir: &std::path::Path, group_by: triage::GroupBy) -> anyhow::Result<ExitCode> {
+    let collected = batch::collect(dir, group_by)?;
+    print!("{}", triage::render(&collected.summary));
+    if let Some(first) = collected.missing.first() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{} emitted tasks have no result (the first: {first:?}); run the task file again \
+                 (finished tasks skip themselves), then collect again",
+                collected.missing.len()
+            ),
+        ));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `retriage OUTDIR`: group the finished results again, reducing nothing.
+fn retriage(
+    dir: &std::path::Path,
+    group_by: triage::GroupBy,
+    ro: &ReduceOptions,
+) -> anyhow::Result<ExitCode> {
+    let summary = batch::triage_only(dir, group_by, ro)?;
+    print!("{}", triage::render(&summary));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `explain N -o OUTDIR`: why group N's members were grouped.
+fn explain(dir: &std::path::Path, group: u32, ro: &ReduceOptions) -> anyhow::Result<ExitCode> {
+    print!("{}", batch::explain::explain(dir, group as usize, ro)?);
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Parse `NAME=VALUE`.
 fn parse_env(s: &str) -> Result<(String, String), String> {
     super::common::parse_env(s, "NAME=VALUE")
@@ -196,33 +384,33 @@ impl BatchArgs {
         }
     }
 
+    /// The new form of an old flag form of a mode (`--collect`, `--triage-only`, `--explain`,
+    /// `--emit-tasks`), for its warning; `None` for `run`'s own flags and task files' `--one`.
+    fn old_form(&self) -> Option<&'static str> {
+        if self.collect.is_some() {
+            Some("mfppr batch collect OUTDIR")
+        } else if self.triage_only.is_some() {
+            Some("mfppr batch retriage OUTDIR")
+        } else if self.explain.is_some() {
+            Some("mfppr batch explain N -o OUTDIR")
+        } else if self.emit_tasks.is_some() {
+            Some("mfppr batch emit INPUT… --check SCRIPT -o OUTDIR --tasks FILE")
+        } else {
+            None
+        }
+    }
+
     /// Run the command.
     pub fn run(self) -> anyhow::Result<ExitCode> {
         crate::messages::set_quiet(self.quiet);
         if let Some(dir) = &self.collect {
-            let collected = batch::collect(dir, self.group_by)?;
-            print!("{}", triage::render(&collected.summary));
-            if let Some(first) = collected.missing.first() {
-                return Err(coded(
-                    ExitKind::Input,
-                    format!(
-                        "{} emitted tasks have no result (the first: {first:?}); run the task \
-                         file again (finished tasks skip themselves), then collect again",
-                        collected.missing.len()
-                    ),
-                ));
-            }
-            return Ok(ExitCode::SUCCESS);
+            return collect(dir, self.group_by);
         }
         if let (Some(group), Some(dir)) = (self.explain, &self.output) {
-            let ro = self.rereading_options()?;
-            print!("{}", batch::explain::explain(dir, group as usize, &ro)?);
-            return Ok(ExitCode::SUCCESS);
+            return explain(dir, group, &self.rereading_options()?);
         }
         if let Some(dir) = &self.triage_only {
-            let summary = batch::triage_only(dir, self.group_by, &self.rereading_options()?)?;
-            print!("{}", triage::render(&summary));
-            return Ok(ExitCode::SUCCESS);
+            return retriage(dir, self.group_by, &self.rereading_options()?);
         }
         let (Some(check), Some(out_dir)) = (self.check.clone(), self.output.clone()) else {
             return Err(coded(ExitKind::Usage, "--check and -o are required"));
@@ -262,7 +450,7 @@ impl BatchArgs {
             crate::messages::progress(format!(
                 "mfppr batch: wrote {} tasks to {}; run them with `scripts/batch-parallel {}` or \
                  `sbatch --array=1-{} scripts/batch-slurm.sbatch {}`, then `mfppr batch \
-                 --collect {}`",
+                 collect {}`",
                 tests.len(),
                 file.display(),
                 file.display(),
@@ -278,13 +466,9 @@ impl BatchArgs {
     }
 
     /// The reduction and compiler options `--explain` and `--triage-only` read a finished
-    /// campaign with (no input, no output of their own).
+    /// campaign with.
     fn rereading_options(&self) -> anyhow::Result<ReduceOptions> {
-        let flags = CompilerFlags::parse(&self.compiler_flags)?;
-        let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
-        self.reduction.apply(&mut ro);
-        flags.apply(&self.reduction.include, &mut ro);
-        Ok(ro)
+        rereading_options(&self.reduction, &self.compiler_flags)
     }
 
     /// `--one=STEM INPUT`: reduce one test of a task file and write its `result.json`; with
@@ -298,7 +482,7 @@ impl BatchArgs {
                 ExitKind::Usage,
                 format!(
                     "--one={stem:?} cannot name a test directory; emit the tasks again with \
-                     --emit-tasks"
+                     `mfppr batch emit`"
                 ),
             ));
         }
@@ -366,6 +550,53 @@ mod tests {
         <Parser as clap::Parser>::try_parse_from(argv.iter().chain(extra))
             .unwrap()
             .batch
+    }
+
+    /// `argv` (after the program name) parsed as `mfppr batch …`.
+    fn batch(argv: &[&str]) -> Result<BatchCommand, clap::Error> {
+        #[derive(Debug, clap::Parser)]
+        struct Top {
+            #[command(subcommand)]
+            command: TopCommand,
+        }
+        #[derive(Debug, clap::Subcommand)]
+        enum TopCommand {
+            Batch(BatchCommand),
+        }
+        let top = <Top as clap::Parser>::try_parse_from(["mfppr"].iter().chain(argv))?;
+        let TopCommand::Batch(b) = top.command;
+        Ok(b)
+    }
+
+    #[test]
+    fn modes_are_subcommands_and_the_old_flag_forms_name_them() {
+        let collect = batch(&["batch", "collect", "out", "-q"]).unwrap();
+        assert!(matches!(collect.mode, Some(BatchMode::Collect { ref dir, .. }) if dir.as_os_str() == "out"));
+        let emit = batch(&[
+            "batch", "emit", "t.cpp", "--check", "c.py", "-o", "out", "--tasks", "t.txt",
+        ])
+        .unwrap();
+        assert!(matches!(emit.mode, Some(BatchMode::Emit { ref tasks, .. }) if tasks.as_os_str() == "t.txt"));
+        let explain = batch(&["batch", "explain", "2", "-o", "out", "-I", "spec"]).unwrap();
+        assert!(matches!(explain.mode, Some(BatchMode::Explain { group: 2, .. })));
+        let retriage = batch(&[
+            "batch", "retriage", "out", "--group-by", "mrs", "--", "-I", "x",
+        ])
+        .unwrap();
+        assert!(matches!(retriage.mode, Some(BatchMode::Retriage { .. })));
+        assert!(batch(&["batch", "collect"]).is_err(), "collect needs OUTDIR");
+        // No mode: `run`, without a warning; the old flag forms name their new form.
+        let plain = batch(&["batch", "t.cpp", "--check", "c.py", "-o", "out"]).unwrap();
+        assert!(plain.mode.is_none() && plain.args.old_form().is_none());
+        let run = batch(&["batch", "run", "t.cpp", "--check", "c.py", "-o", "out"]).unwrap();
+        assert!(matches!(run.mode, Some(BatchMode::Run(_))));
+        for (old, new) in [
+            (&["batch", "--collect", "out"][..], "mfppr batch collect OUTDIR"),
+            (&["batch", "--triage-only", "out"], "mfppr batch retriage OUTDIR"),
+            (&["batch", "--explain", "1", "-o", "out"], "mfppr batch explain N -o OUTDIR"),
+        ] {
+            assert_eq!(batch(old).unwrap().args.old_form(), Some(new));
+        }
     }
 
     /// A campaign reduces the fuzzed inputs last unless told otherwise; `--inputs` is a flag,
