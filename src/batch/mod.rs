@@ -14,6 +14,7 @@
 
 pub(crate) mod explain;
 pub(crate) mod journal;
+mod lend;
 mod slips;
 pub(crate) mod tasks;
 pub(crate) mod triage;
@@ -543,8 +544,8 @@ fn open_journal<'t>(
     Ok((journal, previous, pending))
 }
 
-/// Reduce `pending` with `--tests-at-once` workers ([`crate::pool`]), each test's record going to
-/// `progress`; the first error (an interruption only when nothing else failed) stops the others
+/// Reduce `pending` with `--tests-at-once` workers ([`crate::pool`]), sharing the campaign's `-j`
+/// slots among the tests in flight ([`lend`]), each test's record going to `progress`; the first error (an interruption only when nothing else failed) stops the others
 /// from taking a test, and so does an interrupt.
 fn reduce_pending(
     pending: &[&Test],
@@ -561,9 +562,14 @@ fn reduce_pending(
         }
     };
     let workers = opts.tests_at_once.max(1).min(pending.len());
+    // The slots of finished tests go to those still in flight ([`lend`]).
+    let lender = lend::Lender::new(opts.jobs);
     std::thread::scope(|scope| {
         let started = spawn_workers(scope, workers, "mfppr-test", &queue, |test: &Test| {
-            if let Err(e) = run_one(test, opts).and_then(|r| progress.finish(r)) {
+            let loan = lender.lend();
+            let mut lent = opts.clone();
+            lent.reduce.lent_jobs = Some(loan.slots());
+            if let Err(e) = run_one(test, &lent).and_then(|r| progress.finish(r)) {
                 fail(e);
             }
         });

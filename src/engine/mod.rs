@@ -22,7 +22,7 @@ mod workshop;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -55,6 +55,10 @@ pub struct EngineOptions {
     pub verbose: u8,
     /// When fuzz reduction runs.
     pub inputs: Inputs,
+    /// Slots a campaign lends this search while it runs (its idle ones, issue 42): at most
+    /// `max(jobs, lent)` runs are in flight, read at each launch. What the search accepts does
+    /// not depend on it, as it does not depend on `jobs`.
+    pub lent: Option<Arc<AtomicUsize>>,
 }
 
 impl Default for EngineOptions {
@@ -66,6 +70,7 @@ impl Default for EngineOptions {
             progress_every: Duration::from_secs(10),
             verbose: 0,
             inputs: Inputs::Anytime,
+            lent: None,
         }
     }
 }
@@ -290,6 +295,17 @@ impl<'a> Engine<'a> {
         self.adopted.push(run);
     }
 
+    /// How many runs may be in flight now: `jobs`, or more while a campaign lends slots.
+    fn jobs(&self) -> usize {
+        let lent = self.options.lent.as_ref().map_or(0, |l| l.load(Ordering::Relaxed));
+        self.options.jobs.max(lent)
+    }
+
+    /// Whether the search looks ahead (more than one run may be in flight, now or later).
+    fn speculates(&self) -> bool {
+        self.options.jobs > 1 || self.options.lent.is_some()
+    }
+
     /// The counters so far (also valid after an error or an interruption).
     pub fn stats(&self) -> &Stats {
         &self.stats
@@ -305,7 +321,7 @@ impl<'a> Engine<'a> {
         self.stats.bytes_after = start.len() as u64;
         self.last_progress = Instant::now();
         let mut search = Search::new(start, self.options.inputs);
-        let mut workshop = Workshop::new(self.opportunities, self.options.jobs > 1);
+        let mut workshop = Workshop::new(self.opportunities, self.speculates());
         let (oracle, interrupt) = (self.oracle, self.interrupt);
         let (sender, results) = mpsc::channel::<RunReport>();
         let result = std::thread::scope(|scope| {
@@ -430,7 +446,7 @@ impl<'a> Engine<'a> {
                 }
                 Step::Judge(c) => {
                     // Only speculation (more than one job) uses the calibration.
-                    let believed = (self.options.jobs > 1 && self.hints.chance(&c).is_none())
+                    let believed = (self.speculates() && self.hints.chance(&c).is_none())
                         .then(|| search.chance(&c));
                     let verdict = self.await_verdict(search, &c, workshop, flight)?;
                     if let Some(p) = believed {
@@ -531,7 +547,7 @@ impl<'a> Engine<'a> {
     /// Start the run of `w` unless it is running, its verdict is known, or `jobs` runs are alive.
     fn launch(&self, w: &Candidate, runs: &mut Runs, start: &StartRun<'_>) -> anyhow::Result<()> {
         let hash = w.text.hash;
-        if runs.alive() >= self.options.jobs
+        if runs.alive() >= self.jobs()
             || runs.running.contains_key(&hash)
             || self.judged(&hash, runs).is_some()
         {

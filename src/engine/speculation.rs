@@ -165,7 +165,7 @@ impl Speculation for Scheduling<'_, '_, '_, '_> {
             self.news |= !self.runs.cancelled.contains_key(&report.0);
             self.arrived.push(report);
         }
-        self.news || self.wanted.len() >= self.engine.options.jobs
+        self.news || self.wanted.len() >= self.engine.jobs()
     }
 }
 
@@ -256,7 +256,7 @@ impl Engine<'_> {
             arrived: Vec::new(),
             news: false,
         };
-        if self.options.jobs > 1 {
+        if self.speculates() {
             speculate(search, c, workshop, &mut scheduling)?;
         }
         let Scheduling {

@@ -56,6 +56,8 @@ pub struct ReduceOptions {
     pub interesting_exit_auto: bool,
     /// Candidates judged at once.
     pub jobs: usize,
+    /// Slots a campaign lends the search while it runs ([`EngineOptions::lent`]).
+    pub lent_jobs: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
     /// Cache verdicts by candidate hash.
     pub cache: bool,
     /// Write the stats as JSON here.
@@ -95,6 +97,7 @@ impl ReduceOptions {
             timeout: None,
             interesting_exit_auto: false,
             jobs: EngineOptions::default().jobs,
+            lent_jobs: None,
             cache: true,
             stats: None,
             resume: false,
@@ -403,6 +406,7 @@ fn search(
             quiet: opts.quiet,
             verbose: opts.verbose,
             inputs: opts.inputs,
+            lent: opts.lent_jobs.clone(),
             ..EngineOptions::default()
         },
         crate::interrupt::flag(),
