@@ -552,7 +552,14 @@ fn reduce_pending(
     opts: &BatchOptions,
     progress: &Progress,
 ) -> Option<anyhow::Error> {
-    let queue = JobQueue::of(pending.iter().copied());
+    // With several tests at once the largest start first: they bound the campaign's wall time,
+    // and the small ones fill the slots around them (one at a time, smallest first gives the
+    // first results soonest).
+    let mut order = pending.to_vec();
+    if opts.tests_at_once > 1 {
+        order.sort_by(|a, b| (b.bytes, &a.input).cmp(&(a.bytes, &b.input)));
+    }
+    let queue = JobQueue::of(order.into_iter());
     let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let fail = |e: anyhow::Error| {
         queue.stop();

@@ -40,7 +40,7 @@ enum Command {
     /// Diff suite/fuzz gcov coverage, inject markers, find and reduce tests for new lines.
     Cover(cover::CoverArgs),
     /// Reduce and triage a campaign of failing tests, locally or as tasks for parallel / Slurm.
-    Batch(batch::BatchCommand),
+    Batch(Box<batch::BatchCommand>),
     /// Write a self-contained C++ file that compiles against the library alone.
     Export(export::ExportArgs),
     /// Write a bug report with blame for a reduced test.
