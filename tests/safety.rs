@@ -454,7 +454,10 @@ fn help_names_files_that_exist() {
             .args(["checks", "show", name.trim_start_matches("builtin:")])
             .output()
             .unwrap();
-        assert!(shown.status.success(), "--help names {name}, which mfppr lacks");
+        assert!(
+            shown.status.success(),
+            "--help names {name}, which mfppr lacks"
+        );
     }
 }
 

@@ -68,7 +68,11 @@ impl Loan<'_> {
 
 impl Drop for Loan<'_> {
     fn drop(&mut self) {
-        let mut holders = self.lender.holders.lock().unwrap_or_else(|p| p.into_inner());
+        let mut holders = self
+            .lender
+            .holders
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         holders.retain(|(id, _)| *id != self.id);
         self.lender.share(&holders);
     }
@@ -83,7 +87,10 @@ mod tests {
         let lender = Lender::new(16);
         let loans: Vec<Loan<'_>> = (0..3).map(|_| lender.lend()).collect();
         let shares = |loans: &[Loan<'_>]| -> Vec<usize> {
-            loans.iter().map(|l| l.slots.load(Ordering::Relaxed)).collect()
+            loans
+                .iter()
+                .map(|l| l.slots.load(Ordering::Relaxed))
+                .collect()
         };
         assert_eq!(shares(&loans), [6, 5, 5]);
         let mut loans = loans;

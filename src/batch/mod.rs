@@ -575,7 +575,8 @@ fn reduce_pending(
         let started = spawn_workers(scope, workers, "mfppr-test", &queue, |test: &Test| {
             let loan = lender.lend();
             let mut lent = opts.clone();
-            lent.reduce.lent_jobs = Some(loan.slots());
+            // One slot in all has nothing to lend: such a campaign's searches stay as `-j1`'s.
+            lent.reduce.lent_jobs = (opts.jobs > 1).then(|| loan.slots());
             if let Err(e) = run_one(test, &lent).and_then(|r| progress.finish(r)) {
                 fail(e);
             }

@@ -15,7 +15,7 @@ use crate::reduce::ReduceOptions;
 const AFTER_HELP: &str = "\
 Examples:
   mfppr batch run failing/ --check builtin:failure -I spec/ -o campaign -j 8
-    reduces every test of failing/ (smallest first) into campaign/<stem>/, journals each
+    reduces every test of failing/ (largest first when several run at once) into campaign/<stem>/, journals each
     finished test in campaign/results.jsonl and groups the results in campaign/summary.json
     (`mfppr batch failing/ …`, without `run`, is the same).
   mfppr batch run failing/ --check … -o campaign --resume
@@ -571,29 +571,55 @@ mod tests {
     #[test]
     fn modes_are_subcommands_and_the_old_flag_forms_name_them() {
         let collect = batch(&["batch", "collect", "out", "-q"]).unwrap();
-        assert!(matches!(collect.mode, Some(BatchMode::Collect { ref dir, .. }) if dir.as_os_str() == "out"));
+        assert!(
+            matches!(collect.mode, Some(BatchMode::Collect { ref dir, .. }) if dir.as_os_str() == "out")
+        );
         let emit = batch(&[
             "batch", "emit", "t.cpp", "--check", "c.py", "-o", "out", "--tasks", "t.txt",
         ])
         .unwrap();
-        assert!(matches!(emit.mode, Some(BatchMode::Emit { ref tasks, .. }) if tasks.as_os_str() == "t.txt"));
+        assert!(
+            matches!(emit.mode, Some(BatchMode::Emit { ref tasks, .. }) if tasks.as_os_str() == "t.txt")
+        );
         let explain = batch(&["batch", "explain", "2", "-o", "out", "-I", "spec"]).unwrap();
-        assert!(matches!(explain.mode, Some(BatchMode::Explain { group: 2, .. })));
+        assert!(matches!(
+            explain.mode,
+            Some(BatchMode::Explain { group: 2, .. })
+        ));
         let retriage = batch(&[
-            "batch", "retriage", "out", "--group-by", "mrs", "--", "-I", "x",
+            "batch",
+            "retriage",
+            "out",
+            "--group-by",
+            "mrs",
+            "--",
+            "-I",
+            "x",
         ])
         .unwrap();
         assert!(matches!(retriage.mode, Some(BatchMode::Retriage { .. })));
-        assert!(batch(&["batch", "collect"]).is_err(), "collect needs OUTDIR");
+        assert!(
+            batch(&["batch", "collect"]).is_err(),
+            "collect needs OUTDIR"
+        );
         // No mode: `run`, without a warning; the old flag forms name their new form.
         let plain = batch(&["batch", "t.cpp", "--check", "c.py", "-o", "out"]).unwrap();
         assert!(plain.mode.is_none() && plain.args.old_form().is_none());
         let run = batch(&["batch", "run", "t.cpp", "--check", "c.py", "-o", "out"]).unwrap();
         assert!(matches!(run.mode, Some(BatchMode::Run(_))));
         for (old, new) in [
-            (&["batch", "--collect", "out"][..], "mfppr batch collect OUTDIR"),
-            (&["batch", "--triage-only", "out"], "mfppr batch retriage OUTDIR"),
-            (&["batch", "--explain", "1", "-o", "out"], "mfppr batch explain N -o OUTDIR"),
+            (
+                &["batch", "--collect", "out"][..],
+                "mfppr batch collect OUTDIR",
+            ),
+            (
+                &["batch", "--triage-only", "out"],
+                "mfppr batch retriage OUTDIR",
+            ),
+            (
+                &["batch", "--explain", "1", "-o", "out"],
+                "mfppr batch explain N -o OUTDIR",
+            ),
         ] {
             assert_eq!(batch(old).unwrap().args.old_form(), Some(new));
         }

@@ -297,7 +297,11 @@ impl<'a> Engine<'a> {
 
     /// How many runs may be in flight now: `jobs`, or more while a campaign lends slots.
     fn jobs(&self) -> usize {
-        let lent = self.options.lent.as_ref().map_or(0, |l| l.load(Ordering::Relaxed));
+        let lent = self
+            .options
+            .lent
+            .as_ref()
+            .map_or(0, |l| l.load(Ordering::Relaxed));
         self.options.jobs.max(lent)
     }
 
