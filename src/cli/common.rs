@@ -44,15 +44,15 @@ impl InputsArg {
     }
 }
 
-/// The check's timeout and exit rule, for the commands that judge a test without reducing it
-/// (`report`); `reduce` and `batch` take the same flags in [`ReductionArgs`].
+/// The check's timeout and exit rule: `report`'s, and part of [`ReductionArgs`] (`reduce`,
+/// `batch`).
 #[derive(Debug, clap::Args)]
 pub struct CheckRuleArgs {
-    /// Seconds before a check run is killed [default: max(10, 5 × the test's first run), ≤ 300].
+    /// Seconds before a check run is killed [default: max(10, 5 × the original's run), ≤ 300].
     #[arg(long, value_name = "SECS", value_parser = parse_secs, help_heading = "Interestingness")]
     pub timeout: Option<Duration>,
 
-    /// What counts as interesting: exit 0, or the test's own (non-zero) exit status.
+    /// What counts as interesting: exit 0, or the original's (non-zero) exit status.
     #[arg(
         long,
         value_name = "MODE",
@@ -77,19 +77,8 @@ impl CheckRuleArgs {
 /// How a test is reduced: the flags `mfppr reduce` and `mfppr batch` share.
 #[derive(Debug, clap::Args)]
 pub struct ReductionArgs {
-    /// Seconds before a check run is killed [default: max(10, 5 × the original's run), ≤ 300].
-    #[arg(long, value_name = "SECS", value_parser = parse_secs, help_heading = "Interestingness")]
-    pub timeout: Option<Duration>,
-
-    /// What counts as interesting: exit 0, or the original's exit status.
-    #[arg(
-        long,
-        value_name = "MODE",
-        value_enum,
-        default_value_t = InterestingExit::Zero,
-        help_heading = "Interestingness"
-    )]
-    pub interesting_exit: InterestingExit,
+    #[command(flatten)]
+    pub rule: CheckRuleArgs,
 
     /// Do not remember verdicts of candidates already judged (for flaky checks).
     #[arg(long, help_heading = "Interestingness")]
@@ -146,8 +135,8 @@ impl ReductionArgs {
         if let Some(inputs) = self.inputs_when {
             opts.inputs = inputs.inputs();
         }
-        opts.timeout = self.timeout;
-        opts.interesting_exit_auto = self.interesting_exit == InterestingExit::Auto;
+        opts.timeout = self.rule.timeout;
+        opts.interesting_exit_auto = self.rule.interesting_exit == InterestingExit::Auto;
         opts.cache = !self.no_cache;
         opts.recheck = self.recheck;
     }
