@@ -559,7 +559,7 @@ fn reduce_pending(
     if opts.tests_at_once > 1 {
         order.sort_by(|a, b| (b.bytes, &a.input).cmp(&(a.bytes, &b.input)));
     }
-    let queue = JobQueue::of(order.into_iter());
+    let queue = JobQueue::of(order);
     let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     let fail = |e: anyhow::Error| {
         queue.stop();

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::checked::{self, Checked, MarkerCheck, Runner, Verdict};
+use super::checked::{self, Checked, CheckedBy, MarkerCheck, Runner};
 use super::pipeline::PipelineOptions;
 use super::reach::{self, TestFile};
 use super::summary::{FindSummary, SuiteCounts};
@@ -350,7 +350,7 @@ fn record(
                 p.suite_test = Some(path);
             }
             None => {
-                p.check = Some(Verdict::ExecutedOnly.label());
+                p.check = Some(CheckedBy::ExecutedOnly.label());
                 p.check_reason = if p.reduced.is_some() {
                     "its reduced test was not analysed or does not reach it when run".into()
                 } else {
@@ -384,7 +384,7 @@ fn record(
 mod tests {
     use super::*;
 
-    fn checked(markers: &[(&str, Verdict)], bytes: usize) -> Option<Checked> {
+    fn checked(markers: &[(&str, CheckedBy)], bytes: usize) -> Option<Checked> {
         Some(Checked {
             text: vec![b' '; bytes],
             markers: markers
@@ -403,15 +403,15 @@ mod tests {
 
     #[test]
     fn one_test_per_best_verdict_and_duplicates_merge() {
-        let meta = Verdict::Metamorphic {
+        let meta = CheckedBy::Metamorphic {
             pair: "r_0/r_1".into(),
         };
-        let value = Verdict::Value { regression: true };
+        let value = CheckedBy::Value { regression: true };
         let analyses = vec![
             // Reaches A, B, C: executed only for A, value for B and C.
             checked(
                 &[
-                    ("A", Verdict::ExecutedOnly),
+                    ("A", CheckedBy::ExecutedOnly),
                     ("B", value.clone()),
                     ("C", value.clone()),
                 ],
