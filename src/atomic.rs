@@ -1,6 +1,7 @@
 //! Atomic file replacement: the file on disk is always either the old or the new text.
 
 use std::io::Write;
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use anyhow::Context;
@@ -38,7 +39,7 @@ fn write(path: &Path, bytes: &[u8], replace_link: bool) -> anyhow::Result<()> {
                 if meta.file_type().is_symlink() {
                     "a symlink"
                 } else {
-                    crate::outputs::kind_of(&meta.file_type())
+                    kind_of(&meta.file_type())
                 }
             );
         }
@@ -73,6 +74,21 @@ fn write(path: &Path, bytes: &[u8], replace_link: bool) -> anyhow::Result<()> {
         )
     })?;
     Ok(())
+}
+
+/// "a directory", "a FIFO", … for a file type that is not a regular file.
+pub(crate) fn kind_of(t: &std::fs::FileType) -> &'static str {
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 #[cfg(test)]

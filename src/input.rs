@@ -30,7 +30,7 @@ pub(crate) fn read_test(path: &std::path::Path) -> Result<Vec<u8>> {
         bail!(
             "{} is {}, not an MF++ test file; give a regular file (or - for standard input)",
             path.display(),
-            crate::outputs::kind_of(&kind)
+            crate::atomic::kind_of(&kind)
         );
     }
     let mut text = Vec::new();

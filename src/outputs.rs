@@ -4,7 +4,7 @@
 //! directory takes a probe file. A symlink to a regular file is followed, so the link stays and
 //! its target gets the text; a record of mfppr's own replaces a symlink instead.
 
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::{coded, ExitKind};
@@ -85,7 +85,7 @@ fn resolve(out: &Output<'_>) -> anyhow::Result<PathBuf> {
         if !meta.is_file() {
             return Err(refuse(format!(
                 "is {}; mfppr writes only regular files, choose another {}",
-                kind_of(&meta.file_type()),
+                crate::atomic::kind_of(&meta.file_type()),
                 out.flag
             )));
         }
@@ -118,21 +118,6 @@ pub(crate) fn probe_writable(dir: &Path) -> std::io::Result<()> {
         .prefix(crate::atomic::TEMP_PREFIX)
         .tempfile_in(dir)?
         .close()
-}
-
-/// "a directory", "a FIFO", … for a file type that is not a regular file.
-pub(crate) fn kind_of(t: &std::fs::FileType) -> &'static str {
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
 }
 
 /// Device and inode of an existing file (hard links and symlinks compare equal).

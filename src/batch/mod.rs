@@ -207,7 +207,7 @@ fn test_of(input: PathBuf) -> anyhow::Result<Test> {
             format!(
                 "input {} is {}, not an MF++ test file; give regular files or directories",
                 input.display(),
-                crate::outputs::kind_of(&meta.file_type())
+                crate::atomic::kind_of(&meta.file_type())
             ),
         ));
     }

@@ -9,6 +9,7 @@
 
 pub mod checked;
 pub mod metamorphic;
+pub mod options;
 pub mod pipeline;
 pub mod reach;
 pub mod shell;

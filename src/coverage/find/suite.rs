@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::checked::{self, Checked, CheckedBy, MarkerCheck, Runner};
-use super::pipeline::PipelineOptions;
+use super::options::PipelineOptions;
 use super::reach::{self, TestFile};
 use super::summary::{FindSummary, SuiteCounts};
 use crate::atomic::write_atomic;

@@ -77,7 +77,7 @@ fn target(key: &str, root: &Path, real_root: &Path) -> Result<(PathBuf, String),
         return Err(format!(
             "not a regular file ({} is {})",
             real.display(),
-            crate::outputs::kind_of(&meta.file_type())
+            crate::atomic::kind_of(&meta.file_type())
         ));
     }
     Ok((real, rel))

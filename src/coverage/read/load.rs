@@ -71,7 +71,7 @@ pub fn check_regular_file(path: &Path, what: &str) -> Result<()> {
                 "{what} {} is {}, which mfppr does not read (it could block forever); write the \
                  data to a regular file and give that",
                 path.display(),
-                crate::outputs::kind_of(&meta.file_type())
+                crate::atomic::kind_of(&meta.file_type())
             ),
         )),
         _ => Ok(()),
