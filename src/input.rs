@@ -72,7 +72,7 @@ pub(crate) fn check_text(text: &[u8]) -> Result<()> {
 pub(crate) fn unbalanced_brace(text: &[u8]) -> Option<String> {
     let mut open: Vec<usize> = Vec::new();
     let mut stray = None;
-    code_bytes(text, |i, b| match b {
+    crate::cpp_text::code_bytes(text, |i, b| match b {
         b'{' => {
             open.push(i);
             true
@@ -110,7 +110,7 @@ fn oversized_statement(text: &[u8]) -> Option<String> {
     let mut start = 0;
     let mut previous_word = false;
     let mut over = None;
-    code_bytes(text, |i, b| {
+    crate::cpp_text::code_bytes(text, |i, b| {
         let word = b.is_ascii_alphanumeric() || b == b'_' || b == b'.';
         if matches!(b, b';' | b'{' | b'}') {
             tokens = 0;
@@ -135,45 +135,6 @@ fn oversized_statement(text: &[u8]) -> Option<String> {
             line_of(text, at)
         )
     })
-}
-
-/// Visit the bytes of `text` that are code, in order: comments are skipped and a string or
-/// character literal is visited as its opening quote alone. `visit` returns whether to go on.
-fn code_bytes(text: &[u8], mut visit: impl FnMut(usize, u8) -> bool) {
-    let mut i = 0;
-    while i < text.len() {
-        match (text[i], text.get(i + 1)) {
-            (b'/', Some(b'/')) => {
-                i = text[i..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(text.len(), |n| i + n);
-                continue;
-            }
-            (b'/', Some(b'*')) => {
-                i = text[i + 2..]
-                    .windows(2)
-                    .position(|w| w == b"*/")
-                    .map_or(text.len(), |n| i + 2 + n + 2);
-                continue;
-            }
-            (quote @ (b'"' | b'\''), _) => {
-                if !visit(i, quote) {
-                    return;
-                }
-                i += 1;
-                while i < text.len() && text[i] != quote && text[i] != b'\n' {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            (b, _) => {
-                if !visit(i, b) {
-                    return;
-                }
-            }
-        }
-        i += 1;
-    }
 }
 
 pub(crate) fn line_of(text: &[u8], offset: usize) -> usize {

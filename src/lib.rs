@@ -15,6 +15,7 @@ pub mod checks;
 pub mod cli;
 pub(crate) mod compiler;
 pub mod coverage;
+pub(crate) mod cpp_text;
 pub mod document;
 pub(crate) mod edit;
 pub mod engine;

@@ -210,19 +210,6 @@ impl Points {
     }
 }
 
-/// Byte offset of the start of every line.
-fn line_starts(source: &[u8]) -> Vec<usize> {
-    let mut starts = vec![0];
-    starts.extend(
-        source
-            .iter()
-            .enumerate()
-            .filter(|(_, &b)| b == b'\n')
-            .map(|(i, _)| i + 1),
-    );
-    starts
-}
-
 impl StatementIndex {
     /// Parse `source`. Returns `None` only if tree-sitter cannot produce a tree at all.
     pub fn new(source: &[u8]) -> Option<StatementIndex> {
@@ -249,7 +236,7 @@ impl StatementIndex {
             tree,
             by_span,
             by_row,
-            line_starts: line_starts(source),
+            line_starts: crate::cpp_text::line_starts(source),
         })
     }
 

@@ -10,9 +10,9 @@ use std::ops::Range;
 
 use anyhow::Result;
 
+use crate::cpp_text::{as_operand, last_ident, split_top};
 use crate::document::declarations::Declaration;
 use crate::document::{Document, StmtKind};
-use crate::passes::as_operand;
 
 use super::Chunk;
 
@@ -346,35 +346,6 @@ pub(super) fn plain_class(namespaces: &[String], name: &str, text: &str) -> Opti
         members,
         params,
     })
-}
-
-/// The last identifier of `s` (empty when it does not end with one).
-fn last_ident(s: &str) -> &str {
-    let s = s.trim();
-    let start = s
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
-    &s[start..]
-}
-
-/// `s` split at `sep` outside parentheses, brackets and braces.
-pub(super) fn split_top(s: &str, sep: u8) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut from = 0;
-    for (i, b) in s.bytes().enumerate() {
-        match b {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth -= 1,
-            _ if b == sep && depth == 0 => {
-                out.push(&s[from..i]);
-                from = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[from..]);
-    out
 }
 
 /// Replace, in `main`, a variable of a [`PlainClass`] that is only ever read member by member

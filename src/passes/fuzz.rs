@@ -7,7 +7,8 @@ use crate::catalogue::Catalogue;
 use crate::edit::Edit;
 use crate::model::{FuzzRegion, Instruction, TestModel};
 
-use super::{is_ident, lines, slice, Effect, Opportunity};
+use super::{lines, slice, Effect, Opportunity};
+use crate::cpp_text::is_ident;
 
 /// Fuzzing reduction: reduction-function values, then hoisting earlier same-typed region
 /// variables, then copy propagation, then deleting region statements that define nothing.

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::catalogue::Catalogue;
+use crate::cpp_text::is_ident;
 use crate::document::{Document, Span};
 use crate::edit::Edit;
 use crate::model::TestModel;
@@ -20,13 +21,11 @@ use crate::opportunity::{Gathered, Opportunities, OpportunityKind};
 
 mod fuzz;
 mod recursion;
-mod scan;
 mod sequence;
 pub(crate) mod sweep;
 mod tail;
 mod variant;
 
-pub(crate) use scan::{as_operand, is_operand};
 use sweep::{sweep, whole_lines, SweepContext};
 
 /// Options that change what the passes may remove.
@@ -343,14 +342,6 @@ fn idents(text: &str) -> impl Iterator<Item = &str> {
 /// The text of `span`, or `""` when it is not UTF-8.
 fn slice<'t>(text: &'t [u8], span: &Span) -> &'t str {
     std::str::from_utf8(&text[span.clone()]).unwrap_or("")
-}
-
-/// Whether `s` is a C++ identifier (letters, digits, `_`, not starting with a digit).
-fn is_ident(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && !b[0].is_ascii_digit()
-        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 /// Whether `arg` names a metamorphic input, `output_var_<k>`.

@@ -45,18 +45,6 @@ impl Placement {
     }
 }
 
-fn line_starts(source: &[u8]) -> Vec<usize> {
-    std::iter::once(0)
-        .chain(
-            source
-                .iter()
-                .enumerate()
-                .filter(|(_, &b)| b == b'\n')
-                .map(|(i, _)| i + 1),
-        )
-        .collect()
-}
-
 fn leading_space(text: &[u8]) -> usize {
     text.iter()
         .take_while(|b| **b == b' ' || **b == b'\t')
@@ -185,7 +173,7 @@ fn plan_file(
     };
     let sources = Sources {
         original: &original,
-        line_starts: line_starts(&original),
+        line_starts: crate::cpp_text::line_starts(&original),
         index: &index,
         parsed: &parsed,
     };

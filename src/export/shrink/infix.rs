@@ -10,8 +10,8 @@ use std::ops::Range;
 
 use anyhow::Result;
 
+use crate::cpp_text::is_operand;
 use crate::document::{squeeze, Call, Document, Function};
-use crate::passes::is_operand;
 
 /// The keys of the outermost operator calls of the functions of `doc` (parsed from `text`: the
 /// test, or a spec declaration's text), each `scope` followed by `function/call text`.

@@ -33,16 +33,16 @@ use std::ops::Range;
 
 use anyhow::Result;
 
+use crate::cpp_text::{as_operand, is_ident, split_top};
 use crate::document::declarations::{Declaration, Item};
 use crate::document::{Document, Function, Stmt, StmtKind};
-use crate::passes::as_operand;
 
 mod fold;
 mod infix;
 
 use fold::folds;
 
-use super::simplify::{qualified_names, split_top, used_includes};
+use super::simplify::{qualified_names, used_includes};
 use super::{closure, refers_to, Chunk, Standalone};
 
 /// The kinds of rewrite, in the order they are tried.
@@ -247,12 +247,6 @@ fn qualified(d: &Declaration) -> String {
     let mut parts = d.namespaces.clone();
     parts.extend(d.name.clone());
     parts.join("::")
-}
-
-/// Whether `s` is an identifier.
-fn is_ident(s: &str) -> bool {
-    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// Whether `s` is a number, optionally negative (`-48`, `12`, `1.5`, `7u`).

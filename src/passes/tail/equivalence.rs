@@ -5,14 +5,14 @@
 //! are left alone.
 
 use crate::catalogue::Catalogue;
+use crate::cpp_text::{as_operand, is_primary, param_names};
 use crate::document::{Call, Stmt, StmtKind};
 use crate::edit::Edit;
 use crate::model::{parse_qualified_mr, Instance, TestModel};
-use crate::passes::scan::{as_operand, is_primary, param_names};
 use crate::passes::{lines, slice, Effect, Opportunity};
 
 use super::within;
-use crate::passes::is_ident;
+use crate::cpp_text::is_ident;
 
 /// Wrapper inlinings first (they cut whole instances), then identity calls.
 pub(super) fn equivalence_ops(

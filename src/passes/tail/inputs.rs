@@ -8,10 +8,10 @@
 
 use std::collections::HashSet;
 
+use crate::cpp_text::as_operand;
 use crate::document::{Span, Stmt, StmtKind};
 use crate::edit::Edit;
 use crate::model::TestModel;
-use crate::passes::scan::as_operand;
 use crate::passes::{lines, slice, Effect, Opportunity};
 
 use super::first_variant_start;

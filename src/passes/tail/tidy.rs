@@ -7,7 +7,7 @@ use crate::edit::Edit;
 use crate::model::TestModel;
 use crate::passes::{slice, Effect, Opportunity};
 
-use crate::passes::scan::matching_paren;
+use crate::cpp_text::matching_paren;
 
 /// Indentation, then `class`, then `main`'s parameters.
 pub(super) fn tidy_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
@@ -99,7 +99,7 @@ fn indentation(text: &[u8], model: &TestModel) -> Vec<Edit> {
     for (span, open, body) in bodies {
         let Some(open) = open else { continue };
         // Signature lines and the opening brace's line.
-        for start in line_starts(text, span.start..open + 1) {
+        for start in span_line_starts(text, span.start..open + 1) {
             set(start, "");
         }
         for stmt in body.iter() {
@@ -115,7 +115,10 @@ fn indentation(text: &[u8], model: &TestModel) -> Vec<Edit> {
                     .windows(2)
                     .any(|w| w == b"R\"" || w == b"\\\n");
                 if shift != 0 && !raw {
-                    for inner in line_starts(text, stmt.span.clone()).into_iter().skip(1) {
+                    for inner in span_line_starts(text, stmt.span.clone())
+                        .into_iter()
+                        .skip(1)
+                    {
                         let width = text[inner..]
                             .iter()
                             .take_while(|&&b| b == b' ' || b == b'\t')
@@ -160,7 +163,7 @@ fn line_start(text: &[u8], at: usize) -> usize {
 }
 
 /// The starts of the lines that `span` touches.
-fn line_starts(text: &[u8], span: std::ops::Range<usize>) -> Vec<usize> {
+fn span_line_starts(text: &[u8], span: std::ops::Range<usize>) -> Vec<usize> {
     let mut out = vec![line_start(text, span.start)];
     out.extend(
         (span.start..span.end.min(text.len()))
