@@ -32,14 +32,22 @@ use crate::reduce::ReduceOptions;
 /// The summary's file name inside the batch output directory.
 pub(crate) const SUMMARY: &str = "summary.json";
 
+/// The patterns [`failure_of`] reads a failure with, compiled once: a `metalib::checks` check,
+/// an uncaught exception, a signal, an exit status.
+static FAILURE_PATTERNS: std::sync::LazyLock<[regex::Regex; 4]> = std::sync::LazyLock::new(|| {
+    [
+        r"metalib::checks::(\w+)",
+        r"instance of '([^']+)'|\bexception ([\w:]+)",
+        r"signal (\d+)",
+        r"status (\d+)",
+    ]
+    .map(|p| regex::Regex::new(p).expect("valid regex"))
+});
+
 /// What failed, from the check's stderr tail: the `metalib::checks` check named there, else the
 /// uncaught exception, else the signal, else how the check script ended.
 pub(crate) fn failure_of(stderr_tail: &str, end: RunEnd) -> String {
-    let check = regex::Regex::new(r"metalib::checks::(\w+)").expect("valid regex");
-    let exception =
-        regex::Regex::new(r"instance of '([^']+)'|\bexception ([\w:]+)").expect("valid regex");
-    let signal = regex::Regex::new(r"signal (\d+)").expect("valid regex");
-    let status = regex::Regex::new(r"status (\d+)").expect("valid regex");
+    let [check, exception, signal, status] = &*FAILURE_PATTERNS;
     if let Some(c) = check.captures(stderr_tail) {
         return c[1].to_string();
     }

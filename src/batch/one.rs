@@ -1,0 +1,299 @@
+//! One test of a campaign: its reduction into `OUTDIR/<stem>/`, the last check of its result,
+//! triage's blame and knockouts, and the slip check ([`super::slips`]).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use super::journal::{Outcome, Record};
+use super::triage;
+use super::{slips, BatchOptions, Test, RESULT};
+use crate::atomic::write_atomic;
+use crate::error::{coded, exit_kind, ExitKind};
+use crate::judge::{Judge, Judged};
+use crate::loaded::LoadedTest;
+use crate::lock::{lock_exclusive, LOCK_FILE};
+use crate::oracle::{ScriptOracle, Verdict};
+use crate::reduce::{reduce, run_cache_dir, ReduceOptions};
+
+/// Reduce one test into `OUTDIR/<stem>/`, holding its lock (`OUTDIR/<stem>/.mfppr.lock`), and
+/// describe how it ended; the record is also written to `OUTDIR/<stem>/result.json`. `Err` only
+/// when the campaign cannot go on (interrupted, the output directory is not writable, another
+/// process reduces the same test); a test that fails is an `Ok` record.
+pub(crate) fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record> {
+    let began = Instant::now();
+    let dir = opts.out_dir.join(&test.stem);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the test directory {}", dir.display()))?;
+    let _lock = lock_exclusive(
+        &dir.join(LOCK_FILE),
+        &format!("the test directory {}", dir.display()),
+    )?;
+    let mut record = Record::new(
+        test.input.clone(),
+        test.stem.clone(),
+        test.bytes,
+        Outcome::InputError,
+    );
+    match crate::input::read_test(&test.input) {
+        Ok(text) => {
+            record.hash = blake3::hash(&text).to_hex().to_string();
+            record.bytes_before = text.len() as u64;
+            record.bytes_after = record.bytes_before;
+            reduce_into(&mut record, &dir, opts)?;
+        }
+        Err(e) => {
+            record.message = Some(format!("{e:#}"));
+        }
+    }
+    if record.outcome != Outcome::Reduced {
+        record.signature = record.outcome.name().to_string();
+    }
+    record.wall_secs = began.elapsed().as_secs_f64();
+    let json = serde_json::to_vec_pretty(&record).context("cannot serialise a result")?;
+    let path = dir.join(RESULT);
+    write_atomic(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(record)
+}
+
+/// The reduction step of [`run_one`]: fills the outcome, sizes, calls and signature. When the
+/// slip check flags the result, the original is reduced again with the result's trigger folded
+/// ([`slips::repair_slip`]).
+fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::Result<()> {
+    let output = dir.join(format!("{}.reduced.cpp", record.stem));
+    let mut ro = opts.reduce.clone();
+    ro.input = record.input.clone();
+    ro.resume = opts.resume && output.exists();
+    ro.output = Some(output);
+    ro.stats = Some(dir.join("stats.json"));
+    ro.jobs = opts.jobs_per_test();
+    ro.quiet = true;
+    // One cache for the reductions, the last checks and blame (precompiled include block, the
+    // originals' failures), unless the campaign or the user has one.
+    let own_cache = run_cache_dir(&ro)?;
+    if let Some(own) = &own_cache {
+        ro.cache_dir = Some(own.path().to_path_buf());
+    }
+    match reduce_and_triage(record, &ro, &ro.input)? {
+        Some(folded) if opts.repair_slips => slips::repair_slip(record, dir, &ro, &folded),
+        _ => Ok(()),
+    }
+}
+
+/// Reduce `ro.input` into `ro.output`, triage the result into `record` and ask the slip check
+/// against the campaign's `original` test; returns the folded original when it flags the result.
+pub(super) fn reduce_and_triage(
+    record: &mut Record,
+    ro: &ReduceOptions,
+    original: &Path,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let (Some(output), Some(stats)) = (ro.output.clone(), ro.stats.clone()) else {
+        anyhow::bail!("a campaign reduction needs an output and a stats file");
+    };
+    let outcome = match reduce(ro) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            record.outcome = match exit_kind(&e) {
+                ExitKind::Interrupted => return Err(e),
+                ExitKind::NotInteresting => Outcome::NotInteresting,
+                ExitKind::Oracle => Outcome::OracleError,
+                _ => Outcome::InputError,
+            };
+            record.message = Some(format!("{e:#}"));
+            return Ok(None);
+        }
+    };
+    let reduced = std::fs::read(&output)
+        .with_context(|| format!("cannot read the result {}", output.display()))?;
+    // The result is checked once more for the failure's name, under the reduction's own
+    // exit-status rule. `outcome.final_run` (the re-check's last run) is not used instead: the
+    // journal counts this run in each test's oracle calls, and dropping it would change them.
+    let mut oracle = ScriptOracle::new(&ro.check, &ro.input, ro.extra_env.clone())?;
+    oracle.set_timeout(Some(outcome.timeout));
+    oracle.set_expected(outcome.expected);
+    oracle.set_cache_dir(ro.cache_dir.clone());
+    let Judged { verdict, run } = oracle.judge(&reduced)?;
+    let interrupted = || {
+        coded(
+            ExitKind::Interrupted,
+            format!("interrupted while checking {}", output.display()),
+        )
+    };
+    if crate::interrupt::requested() {
+        return Err(interrupted());
+    }
+    let failure = triage::failure_of(&run.stderr_tail, run.end);
+    let interesting = verdict == Verdict::Interesting;
+    let found = match suspects(ro, &reduced, &oracle, interesting) {
+        Ok(found) => found,
+        Err(e) => {
+            record.message = Some(format!("cannot list the MRs of the result: {e:#}"));
+            Suspects::default()
+        }
+    };
+    if crate::interrupt::requested() {
+        return Err(interrupted());
+    }
+    let folded = slips::check_slip(record, original, ro, &oracle, interesting, &found.triggers);
+    if crate::interrupt::requested() {
+        return Err(interrupted());
+    }
+    record.outcome = Outcome::Reduced;
+    record.bytes_after = reduced.len() as u64;
+    record.oracle_calls = outcome.stats.oracle_calls as u64;
+    record.triage_calls = 1 + found.blame_calls + found.knockout_calls + record.slip_check_calls;
+    record.signature = triage::signature(&failure, &found.suspects, &found.from);
+    record.failure = Some(failure);
+    found.journal_triage(record);
+    triage::sign_by_library(record, &output, &reduced, ro);
+    record.output = Some(output);
+    record.stats = Some(stats);
+    Ok(folded)
+}
+
+/// What triage knows about the MRs of a reduced test.
+#[derive(Debug, Default)]
+struct Suspects {
+    /// The MR families left in it.
+    mrs: Vec<String>,
+    /// The suspect families.
+    suspects: Vec<String>,
+    /// The library calls the blamed suspects reach.
+    library_calls: Vec<String>,
+    /// Where the suspects come from (see [`Record::suspects_from`]).
+    from: String,
+    /// Check runs of blame.
+    blame_calls: u64,
+    /// The MR families whose calls the failure needs (see [`crate::blame::needs`]).
+    needs: Vec<String>,
+    /// Check runs of those knockouts.
+    knockout_calls: u64,
+    /// Blame's innermost suspects and the MRs inside them.
+    triggers: crate::blame::Triggers,
+}
+
+impl Suspects {
+    /// Journal what triage found in `record`.
+    fn journal_triage(self, record: &mut Record) {
+        record.mrs = self.mrs;
+        record.suspects = self.suspects;
+        record.library_calls = self.library_calls;
+        record.suspects_from = self.from;
+        record.blame_calls = self.blame_calls;
+        record.needs = self.needs;
+        record.knockout_calls = self.knockout_calls;
+        record.triggers = self.triggers.mrs;
+        record.within_triggers = self.triggers.within;
+        record.introduces = self.triggers.introduces;
+    }
+}
+
+/// The remaining MR families of the reduced text and its suspects: blame's
+/// ([`crate::blame::blame`], one check run per foldable call, one more when there are several)
+/// when the result is still interesting and every instance has a base to fold to; otherwise
+/// (and when no single fold removes the failure, yet folding all does) the families of the steps
+/// where a checked variant differs from the reference. When blame names no trigger (no
+/// innermost suspect), the knockouts ([`crate::blame::needs`]) say which families' calls the
+/// failure needs.
+fn suspects(
+    ro: &ReduceOptions,
+    reduced: &[u8],
+    judge: &dyn Judge,
+    interesting: bool,
+) -> anyhow::Result<Suspects> {
+    let loaded = LoadedTest::load(&ro.input, reduced.to_vec(), &ro.spec_paths())?;
+    let LoadedTest {
+        model, catalogue, ..
+    } = &loaded;
+    let mut found = Suspects {
+        mrs: triage::remaining_mrs(model),
+        ..Suspects::default()
+    };
+    let unfoldable = model.instances.iter().find(|i| match (i.kind, &i.family) {
+        (Some(kind), Some(family)) => catalogue.base_of(kind, family).is_none(),
+        _ => true,
+    });
+    let why = if !interesting {
+        Some("the result was not interesting on its last check".to_string())
+    } else if let Some(i) = unfoldable {
+        Some(format!(
+            "the catalogue has no base MR to fold {} to",
+            i.name
+        ))
+    } else {
+        let blame = crate::blame::blame(reduced, model, catalogue, judge, None)?;
+        found.blame_calls = blame.oracle_calls as u64;
+        found.triggers = blame.triggers(model);
+        let suspect = blame.folds.iter().filter(|f| f.suspect);
+        let families: BTreeSet<String> = suspect.clone().map(|f| f.family.clone()).collect();
+        let calls: BTreeSet<String> = suspect.flat_map(|f| f.library_ops.clone()).collect();
+        if !families.is_empty() {
+            found.suspects = families.into_iter().collect();
+            found.library_calls = calls.into_iter().collect();
+            found.from = "blame".to_string();
+            None
+        } else if blame.base_operations_implicated {
+            found.from = triage::BASE_OPERATIONS.to_string();
+            None
+        } else {
+            Some("no single fold removes the failure".to_string())
+        }
+    };
+    if interesting && found.triggers.mrs.is_empty() {
+        let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
+        let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
+        let (needs, runs) = crate::blame::needs(reduced, model, catalogue, judge, &compiles)?;
+        found.knockout_calls = runs as u64;
+        found.needs = needs;
+    }
+    if let Some(why) = why {
+        found.suspects = triage::suspect_mrs(model);
+        found.from = format!("variants: {why}");
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::ScriptOracle;
+    use std::path::PathBuf;
+
+    /// The reduced merge fixture, its options with the spec, and an oracle running `script`.
+    fn blamed(script: &str) -> (tempfile::TempDir, Suspects) {
+        use std::os::unix::fs::PermissionsExt;
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let dir = tempfile::tempdir().unwrap();
+        let check = dir.path().join("check.sh");
+        std::fs::write(&check, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let input = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let mut ro = ReduceOptions::new(&input, &check);
+        ro.include_dirs = vec![root.join("fixtures/iset/spec")];
+        let oracle = ScriptOracle::new(&check, &input, Vec::new()).unwrap();
+        let text = std::fs::read(&input).unwrap();
+        let found = suspects(&ro, &text, &oracle, true).unwrap();
+        (dir, found)
+    }
+
+    #[test]
+    fn blame_gives_the_suspect_families_or_base_operations() {
+        // The failure needs the shift_by_parts instance: folding it to shift's base removes it.
+        let (_dir, found) = blamed(r#"grep -q 'shift_by_parts_2_5(fctx' "$1""#);
+        assert_eq!(found.suspects, ["relations::shift"]);
+        assert_eq!(found.from, "blame");
+        assert_eq!(found.blame_calls, 1, "one site, no fold-all run");
+        assert!(found.library_calls.contains(&"iset::unite".to_string()));
+        assert!(found.mrs.contains(&"relations::complement".to_string()));
+        // A failure no fold removes: the base operations alone.
+        let (_dir, found) = blamed("exit 0");
+        assert!(found.suspects.is_empty());
+        assert_eq!(found.from, triage::BASE_OPERATIONS);
+        assert_eq!(
+            triage::signature("check_equal", &found.suspects, &found.from),
+            "check_equal | base operations"
+        );
+    }
+}

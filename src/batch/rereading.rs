@@ -1,0 +1,134 @@
+//! A finished campaign read again, reducing nothing: `batch collect` (the results of emitted
+//! tasks merged into the journal) and `batch retriage` (the journal grouped again).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::journal::{Journal, Outcome, Record};
+use super::triage::{self, CampaignSummary};
+use super::{journal, latest_per_stem, lock_out_dir, tasks, RESULT};
+use crate::error::{coded, ExitKind};
+use crate::reduce::ReduceOptions;
+
+/// What `--collect` found.
+#[derive(Debug)]
+pub(crate) struct Collected {
+    /// The summary of the journal, with the missing tasks as tests of outcome `missing`.
+    pub summary: CampaignSummary,
+    /// Stems of the emitted tasks ([`tasks::Manifest`]) with no result, in task-file order.
+    pub missing: Vec<String>,
+}
+
+/// `--collect`, holding the lock of `out_dir`: merge the per-test `result.json` files under
+/// `out_dir` into the journal (those not in it yet) and summarise the whole journal; a task of
+/// the last task file emitted for `out_dir` (`OUTDIR/tasks.json`) with no record is counted as
+/// `missing` in the summary, never journaled, so that collecting after a rerun finds its result.
+pub(crate) fn collect(out_dir: &Path, group_by: triage::GroupBy) -> anyhow::Result<Collected> {
+    if !out_dir.is_dir() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{} is not a directory; give the -o of the campaign whose tasks ran",
+                out_dir.display()
+            ),
+        ));
+    }
+    let _lock = lock_out_dir(out_dir)?;
+    let mut journal = Journal::open(out_dir)?;
+    let known: HashSet<(String, String)> = journal::read(out_dir)?
+        .into_iter()
+        .map(|r| (r.stem, r.hash))
+        .collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(out_dir)
+        .with_context(|| format!("cannot list {}", out_dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path().join(RESULT)))
+        .filter(|p| p.is_file())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let record: Record = match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                crate::messages::warn(format!(
+                    "{}: not a result ({e}); skipping it",
+                    path.display()
+                ));
+                continue;
+            }
+        };
+        if !known.contains(&(record.stem.clone(), record.hash.clone())) {
+            journal.append(&record)?;
+        }
+    }
+    let mut records = latest_per_stem(journal::read(out_dir)?);
+    let finished: HashSet<String> = records.iter().map(|r| r.stem.clone()).collect();
+    let mut missing = Vec::new();
+    for task in tasks::read_manifest(out_dir)?.map_or_else(Vec::new, |m| m.tasks) {
+        if !finished.contains(&task.stem) {
+            missing.push(task.stem.clone());
+            records.push(missing_record(task));
+        }
+    }
+    let summary = triage::summarise(&records, group_by);
+    triage::write_summary(out_dir, &summary)?;
+    Ok(Collected { summary, missing })
+}
+
+/// `--triage-only OUTDIR`: group the finished results journaled in `out_dir` again by `group_by`,
+/// reducing nothing, and write the summary (the same bytes as the campaign's own, grouped the
+/// same way). A reduced test journaled by an older mfppr (no `signature_from`) gets its library
+/// signature from its result now (with `ro`'s include directories and specs); where that cannot
+/// be done, a warning says so and the test keeps its MR-family signature.
+pub(crate) fn triage_only(
+    out_dir: &Path,
+    group_by: triage::GroupBy,
+    ro: &ReduceOptions,
+) -> anyhow::Result<CampaignSummary> {
+    if !out_dir.join(journal::JOURNAL).is_file() {
+        return Err(coded(
+            ExitKind::Input,
+            format!(
+                "{} holds no campaign journal ({}); give the -o of a finished campaign",
+                out_dir.display(),
+                journal::JOURNAL
+            ),
+        ));
+    }
+    let _lock = lock_out_dir(out_dir)?;
+    let mut records = latest_per_stem(journal::read(out_dir)?);
+    let older = records
+        .iter_mut()
+        .filter(|r| r.outcome == Outcome::Reduced && r.signature_from.is_empty());
+    for r in older {
+        let Some(output) = r.output.clone() else {
+            continue;
+        };
+        match std::fs::read(&output) {
+            Ok(text) => triage::sign_by_library(r, &output, &text, ro),
+            Err(e) => r.message = Some(format!("cannot read {}: {e}", output.display())),
+        }
+        if r.signature_from != triage::FROM_LIBRARY {
+            crate::messages::warn(format!(
+                "cannot re-triage {} by its library operations ({}); it keeps its MR-family \
+                 signature",
+                r.stem,
+                r.message.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    let summary = triage::summarise(&records, group_by);
+    triage::write_summary(out_dir, &summary)?;
+    Ok(summary)
+}
+
+/// The summary's record of an emitted task that left no result.
+fn missing_record(task: tasks::Task) -> Record {
+    let mut record = Record::new(task.input, task.stem, 0, Outcome::Missing);
+    record.signature = Outcome::Missing.name().to_string();
+    record.message = Some("no result.json: the task did not run, or did not finish".to_string());
+    record
+}
