@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::blame::{blame, mr_name, Blame, Deeper, Outcome};
+use crate::blame::{blame, mr_name, Blame, Deeper, KnockoutOutcome};
 use crate::error::{coded, ExitKind};
 use crate::export::{minimise, Standalone};
 use crate::judge::{CheckRule, Judge};
@@ -505,9 +505,9 @@ fn deeper_section(d: &Deeper) -> String {
         );
         for k in &d.knockouts {
             let outcome = match k.outcome {
-                Outcome::Needed => "**needed**",
-                Outcome::NotNeeded => "not needed",
-                Outcome::Undecided => "undecided",
+                KnockoutOutcome::Needed => "**needed**",
+                KnockoutOutcome::NotNeeded => "not needed",
+                KnockoutOutcome::Undecided => "undecided",
             };
             s.push_str(&format!(
                 "| `{}` | `{}` | {} | {} | {outcome}: {} |\n",

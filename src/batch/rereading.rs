@@ -17,7 +17,7 @@ use crate::reduce::ReduceOptions;
 pub(crate) struct Collected {
     /// The summary of the journal, with the missing tasks as tests of outcome `missing`.
     pub summary: CampaignSummary,
-    /// Stems of the emitted tasks ([`tasks::Manifest`]) with no result, in task-file order.
+    /// Stems of the emitted tasks ([`tasks::TaskList`]) with no result, in task-file order.
     pub missing: Vec<String>,
 }
 

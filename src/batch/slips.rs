@@ -66,23 +66,23 @@ fn slip_suspect(
     judge: &dyn Judge,
     mrs: &[String],
 ) -> anyhow::Result<Option<(bool, Vec<u8>)>> {
-    let Some(folded) = Original::load(original, ro)?.folded(mrs) else {
+    let Some(folded) = FoldableOriginal::load(original, ro)?.folded(mrs) else {
         return Ok(None);
     };
     Ok(Some((judge.judge(&folded)?.interesting(), folded)))
 }
 
 /// A campaign's original test, read once: its text, its model and the catalogue of its MRs.
-struct Original {
+struct FoldableOriginal {
     text: Vec<u8>,
     model: TestModel,
     catalogue: Catalogue,
 }
 
-impl Original {
-    fn load(path: &Path, ro: &ReduceOptions) -> anyhow::Result<Original> {
+impl FoldableOriginal {
+    fn load(path: &Path, ro: &ReduceOptions) -> anyhow::Result<FoldableOriginal> {
         let loaded = LoadedTest::read(path, &ro.spec_paths())?;
-        Ok(Original {
+        Ok(FoldableOriginal {
             text: loaded.text().to_vec(),
             model: loaded.model,
             catalogue: loaded.catalogue,
@@ -119,7 +119,7 @@ pub(super) const MAX_REPAIRS: usize = 2;
 /// fails) as the test instead, into `<stem>.unslipped.reduced.cpp`, and ask the slip check of
 /// that second result against the original. Only when the original *passes* with the second
 /// result's triggers folded (its failure needs what the second result's does), and those folds
-/// leave every call of the first result's triggers in place ([`Original::folds_away`]), does
+/// leave every call of the first result's triggers in place ([`FoldableOriginal::folds_away`]), does
 /// the second result replace the first (`record.slip_repaired`). Otherwise the folds may have
 /// opened a way to another bug, or taken the first result's way with them: its files go, and the
 /// original is reduced once more with that result's triggers folded as well, up to
@@ -131,7 +131,7 @@ pub(super) fn repair_slip(
     ro: &ReduceOptions,
     folded: &[u8],
 ) -> anyhow::Result<()> {
-    let original = match Original::load(&record.input, ro) {
+    let original = match FoldableOriginal::load(&record.input, ro) {
         Ok(original) => original,
         Err(e) => {
             record.note(format!("no slip repair: {e:#}"));
@@ -161,7 +161,7 @@ pub(super) fn repair_slip(
 /// each one before it was not kept in `refused` (their runs are added to `record`'s).
 fn repairs(
     record: &mut Record,
-    original: &Original,
+    original: &FoldableOriginal,
     dir: &Path,
     ro: &ReduceOptions,
     input: &Path,
@@ -300,7 +300,7 @@ fn adopt(
 
 /// Why the `second` result (of the folded original) does not replace the first (`record`'s), or
 /// `None` when it does.
-fn not_kept(record: &Record, second: &Record, original: &Original) -> Option<String> {
+fn not_kept(record: &Record, second: &Record, original: &FoldableOriginal) -> Option<String> {
     match (second.outcome, second.slip_suspect) {
         (Outcome::Reduced, Some(false)) => {}
         (Outcome::Reduced, Some(true)) => {
@@ -463,7 +463,7 @@ mod tests {
         let path = root.join("fixtures/campaign/t_iset_19.cpp");
         let mut ro = ReduceOptions::new(&path, "c.py");
         ro.include_dirs = vec![root.join("fixtures/iset/spec")];
-        let original = Original::load(&path, &ro).unwrap();
+        let original = FoldableOriginal::load(&path, &ro).unwrap();
         let folds_away = |first: &[String], second: &[String]| original.folds_away(first, second);
         let mrs = |m: &str| vec![m.to_string()];
         let clip = mrs("complement::compl_by_clip");

@@ -1,7 +1,7 @@
 //! Scale-out on an existing engine (`--emit-tasks`): one self-contained shell command per test,
 //! for GNU parallel (`scripts/batch-parallel`) or a Slurm job array
 //! (`scripts/batch-slurm.sbatch`, line N for array index N), and the record of what was emitted
-//! (`OUTDIR/tasks.json`, [`Manifest`]), by which `--collect` finds the tasks that left no result.
+//! (`OUTDIR/tasks.json`, [`TaskList`]), by which `--collect` finds the tasks that left no result.
 //!
 //! Every command is `mfppr batch --one=STEM … INPUT` with absolute paths and the campaign's
 //! options spelled out (the check script's environment included, through `--env=`); it reduces
@@ -32,7 +32,7 @@ pub(crate) const MANIFEST: &str = "tasks.json";
 
 /// `OUTDIR/tasks.json`: the tests of the last task file emitted for OUTDIR, in its line order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Manifest {
+pub(crate) struct TaskList {
     /// The task file (absolute path).
     pub task_file: PathBuf,
     /// One entry per line of the task file.
@@ -147,7 +147,7 @@ pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::R
 }
 
 /// Write one command per test (in the campaign's smallest-first order) to `file`, and the
-/// [`Manifest`] of those tests to `OUTDIR/tasks.json` (replacing an earlier one).
+/// [`TaskList`] of those tests to `OUTDIR/tasks.json` (replacing an earlier one).
 pub(crate) fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::Result<()> {
     let exe: PathBuf =
         std::env::current_exe().context("cannot find the path of the mfppr binary")?;
@@ -157,7 +157,7 @@ pub(crate) fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::
         text.push('\n');
     }
     let _lock = super::lock_out_dir(&opts.out_dir)?;
-    let manifest = Manifest {
+    let manifest = TaskList {
         task_file: std::path::absolute(file)
             .with_context(|| format!("cannot resolve the path {}", file.display()))?,
         tasks: tests
@@ -176,7 +176,7 @@ pub(crate) fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::
 }
 
 /// The manifest of the last `--emit-tasks` for `out_dir`, if any.
-pub(crate) fn read_manifest(out_dir: &Path) -> anyhow::Result<Option<Manifest>> {
+pub(crate) fn read_manifest(out_dir: &Path) -> anyhow::Result<Option<TaskList>> {
     let path = out_dir.join(MANIFEST);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,

@@ -42,7 +42,7 @@ const SHOWN: usize = 80;
 /// What one knockout showed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum KnockoutOutcome {
     /// Computed another way, the failure went away: the failure needs this call.
     Needed,
     /// Computed without its operations, the failure stayed: it does not need them.
@@ -64,7 +64,7 @@ pub struct Knockout {
     /// The MR (`family::name`) that computed it instead.
     pub by: Option<String>,
     /// What the run showed.
-    pub outcome: Outcome,
+    pub outcome: KnockoutOutcome,
     /// Why, in a few words.
     pub why: String,
 }
@@ -150,7 +150,7 @@ impl Look<'_> {
         }
         for target in targets.iter().take(MAX_KNOCKOUTS) {
             let knockout = self.knock_out(target, judge, compiles, &mut deeper.oracle_calls)?;
-            if knockout.outcome == Outcome::Needed {
+            if knockout.outcome == KnockoutOutcome::Needed {
                 for op in &knockout.ops {
                     if !deeper.needs.contains(op) {
                         deeper.needs.push(op.clone());
@@ -208,7 +208,7 @@ impl Look<'_> {
         let mut calls = 0;
         for target in targets.iter().take(MAX_TRIAGE_KNOCKOUTS) {
             let knockout = self.knock_out(target, judge, compiles, &mut calls)?;
-            if knockout.outcome == Outcome::Needed {
+            if knockout.outcome == KnockoutOutcome::Needed {
                 needs.insert(target.family.clone());
             }
         }
@@ -321,7 +321,7 @@ impl Look<'_> {
             call: call.clone(),
             ops: ops.clone(),
             by,
-            outcome: Outcome::Undecided,
+            outcome: KnockoutOutcome::Undecided,
             why: why.to_string(),
         };
         let Some((mr, spec, avoided)) = self.replacement(target) else {
@@ -354,23 +354,23 @@ impl Look<'_> {
             .join(", ");
         let (outcome, ops, why) = match (fails, avoided.is_empty()) {
             (false, true) => (
-                Outcome::Needed,
+                KnockoutOutcome::Needed,
                 ops,
                 "computed another way (with the same operations), the failure goes away"
                     .to_string(),
             ),
             (false, false) => (
-                Outcome::Needed,
+                KnockoutOutcome::Needed,
                 avoided,
                 format!("computed without {without}, the failure goes away"),
             ),
             (true, false) => (
-                Outcome::NotNeeded,
+                KnockoutOutcome::NotNeeded,
                 avoided,
                 format!("computed without {without}, the failure stays"),
             ),
             (true, true) => (
-                Outcome::Undecided,
+                KnockoutOutcome::Undecided,
                 ops,
                 "every MR of the family computes with these operations, and the failure stays"
                     .to_string(),

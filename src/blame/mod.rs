@@ -67,7 +67,7 @@ pub struct Blame {
     pub introduces: BTreeMap<String, Vec<String>>,
 }
 
-pub(crate) use deeper::{Deeper, Outcome};
+pub(crate) use deeper::{Deeper, KnockoutOutcome};
 
 /// Whether a candidate text compiles as the check builds it (`Err` says why not); the deeper
 /// step asks before it trusts a run that stopped failing.

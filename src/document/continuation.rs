@@ -32,20 +32,20 @@ pub enum Continuation {
 
 /// A parsed file, for [`classify`].
 #[derive(Debug)]
-pub struct Parsed {
+pub struct ParsedFile {
     source: Vec<u8>,
     tree: Tree,
 }
 
-impl Parsed {
+impl ParsedFile {
     /// Parse `source` with the C++ grammar (C parses with it too); `None` when tree-sitter fails.
-    pub fn new(source: &[u8]) -> Option<Parsed> {
+    pub fn new(source: &[u8]) -> Option<ParsedFile> {
         let mut parser = Parser::new();
         parser
             .set_language(&tree_sitter_cpp::LANGUAGE.into())
             .ok()?;
         let tree = parser.parse(source, None)?;
-        Some(Parsed {
+        Some(ParsedFile {
             source: source.to_vec(),
             tree,
         })
@@ -65,7 +65,7 @@ fn is_field(parent: &Node<'_>, field: &str, child: &Node<'_>) -> bool {
 
 /// Classify the continuation line whose first token starts at byte `pos`, inside the statement
 /// that starts at byte `statement_start` (see the module docs).
-pub fn classify(parsed: &Parsed, pos: usize, statement_start: usize) -> Continuation {
+pub fn classify(parsed: &ParsedFile, pos: usize, statement_start: usize) -> Continuation {
     let Some(mut cur) = parsed.tree.root_node().descendant_for_byte_range(pos, pos) else {
         return Continuation::Unmarkable("cannot find the line's code in the parse tree".into());
     };
@@ -132,7 +132,7 @@ mod tests {
 
     fn classify_line(src: &str, line: usize, statement_line: usize) -> Continuation {
         classify(
-            &Parsed::new(src.as_bytes()).unwrap(),
+            &ParsedFile::new(src.as_bytes()).unwrap(),
             at(src, line),
             at(src, statement_line),
         )

@@ -23,7 +23,7 @@ use crate::oracle::Verdict;
 /// A speculative continuation of the search: a copy of it fed with assumed verdicts, the
 /// candidate it needs next (found when the branch is followed), and the chance that the search
 /// gets there.
-struct Branch {
+struct Guess {
     chance: f64,
     /// Tie-break: older branches first.
     order: u64,
@@ -31,22 +31,22 @@ struct Branch {
     candidate: Option<Candidate>,
 }
 
-impl PartialEq for Branch {
-    fn eq(&self, other: &Branch) -> bool {
+impl PartialEq for Guess {
+    fn eq(&self, other: &Guess) -> bool {
         self.cmp(other) == std::cmp::Ordering::Equal
     }
 }
 
-impl Eq for Branch {}
+impl Eq for Guess {}
 
-impl PartialOrd for Branch {
-    fn partial_cmp(&self, other: &Branch) -> Option<std::cmp::Ordering> {
+impl PartialOrd for Guess {
+    fn partial_cmp(&self, other: &Guess) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Branch {
-    fn cmp(&self, other: &Branch) -> std::cmp::Ordering {
+impl Ord for Guess {
+    fn cmp(&self, other: &Guess) -> std::cmp::Ordering {
         self.chance
             .total_cmp(&other.chance)
             .then(other.order.cmp(&self.order))
@@ -77,9 +77,9 @@ fn speculate(
     workshop: &mut Workshop<'_>,
     speculation: &mut dyn Speculation,
 ) -> anyhow::Result<()> {
-    let mut branches: BinaryHeap<Branch> = BinaryHeap::new();
+    let mut branches: BinaryHeap<Guess> = BinaryHeap::new();
     let mut order = 0u64;
-    branches.push(Branch {
+    branches.push(Guess {
         chance: 1.0,
         order,
         search: search.clone(),
@@ -91,7 +91,7 @@ fn speculate(
             break;
         }
         expanded += 1;
-        let Branch {
+        let Guess {
             chance,
             search: mut copy,
             candidate,
@@ -105,7 +105,7 @@ fn speculate(
         let mut follow = |mut copy: Search, verdict: Verdict, chance: f64| {
             copy.feed(verdict);
             order += 1;
-            branches.push(Branch {
+            branches.push(Guess {
                 chance,
                 order,
                 search: copy,

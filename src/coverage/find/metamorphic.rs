@@ -143,13 +143,13 @@ fn executed(cov: &Coverage) -> BTreeSet<Line> {
 }
 
 /// A test read for variant elimination.
-struct Parsed {
+struct ReadTest {
     text: Vec<u8>,
     endings: LineEndings,
     model: TestModel,
 }
 
-fn parse(test: &Path) -> Result<Parsed> {
+fn parse(test: &Path) -> Result<ReadTest> {
     let raw = crate::input::read_test(test)?;
     crate::input::check_text(&raw)?;
     let endings = LineEndings::of(&raw);
@@ -157,7 +157,7 @@ fn parse(test: &Path) -> Result<Parsed> {
     let doc = Document::parse(text.clone())?;
     let model = TestModel::build(&doc, &Catalogue::default())
         .with_context(|| format!("{}: not an MF++ test", test.display()))?;
-    Ok(Parsed {
+    Ok(ReadTest {
         text,
         endings,
         model,
@@ -177,7 +177,7 @@ fn isolated_path(test: &Path, dir: &Path, k: usize) -> PathBuf {
     dir.join(format!("{stem}.r_{k}.{ext}"))
 }
 
-impl Parsed {
+impl ReadTest {
     /// Write the test with only `r_k` ([`isolate`]) to `dir`; its path.
     fn write_isolated(&self, test: &Path, dir: &Path, k: usize) -> Result<PathBuf> {
         let file = isolated_path(test, dir, k);

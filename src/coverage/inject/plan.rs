@@ -10,7 +10,7 @@ use super::marker::{marker_expression, marker_id, marker_statement, unique_id, P
 use super::{InjectOptions, Marker, MarkerKind, Skipped};
 use crate::coverage::diff::new_lines::{NewFile, NewLines};
 use crate::coverage::paths::{join_lexically, relative_to};
-use crate::document::continuation::{self, Continuation, Parsed};
+use crate::document::continuation::{self, Continuation, ParsedFile};
 use crate::document::statements::{Insertion, StatementIndex};
 use crate::edit::{self, Edit};
 use crate::error::{coded, ExitKind};
@@ -221,10 +221,10 @@ fn plan_file(
 
 /// Read the file at `path` and parse it twice: its statements (where markers go) and its syntax
 /// tree (how a continuation line relates to its statement); else why not.
-fn read_and_parse(path: &Path) -> Result<(Vec<u8>, StatementIndex, Parsed), String> {
+fn read_and_parse(path: &Path) -> Result<(Vec<u8>, StatementIndex, ParsedFile), String> {
     let original =
         std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    match (StatementIndex::new(&original), Parsed::new(&original)) {
+    match (StatementIndex::new(&original), ParsedFile::new(&original)) {
         (Some(index), Some(parsed)) => Ok((original, index, parsed)),
         _ => Err("cannot parse the file".to_string()),
     }
@@ -236,7 +236,7 @@ struct Sources<'a> {
     /// The byte offset of each line's start.
     line_starts: Vec<usize>,
     index: &'a StatementIndex,
-    parsed: &'a Parsed,
+    parsed: &'a ParsedFile,
 }
 
 impl Sources<'_> {
