@@ -273,6 +273,35 @@ fn a_check_that_rejects_the_export_is_a_clear_error() {
     assert!(!out.exists());
 }
 
+/// Issue 41: export judges with a timeout (`--timeout`, or derived from the first run): a check
+/// that hangs is killed, and the export is refused in one line instead of waiting for ever.
+#[test]
+fn a_hanging_check_is_killed_at_the_timeout() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let hang = dir.path().join("hang.sh");
+    std::fs::write(&hang, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("x.cpp");
+    let began = std::time::Instant::now();
+    let run = common::mfppr_cached()
+        .arg("export")
+        .arg(root().join("fixtures/expected/iset_merge_small_a.reduced.cpp"))
+        .arg("--check")
+        .arg(&hang)
+        .args(["--timeout", "2", "-o"])
+        .arg(&out)
+        .args(["--", "-I"])
+        .arg(spec())
+        .output()
+        .unwrap();
+    assert!(began.elapsed() < std::time::Duration::from_secs(60));
+    assert_eq!(run.status.code(), Some(3), "{run:?}");
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("rejects the standalone export"), "{err}");
+    assert!(!out.exists());
+}
+
 #[test]
 fn bad_input_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();

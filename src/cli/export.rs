@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::cli::common::CompilerFlags;
+use crate::cli::common::{CheckRuleArgs, CompilerFlags};
 use crate::export::{format, minimise, Standalone};
 use crate::oracle::ScriptOracle;
 use crate::outputs::{self, Output};
@@ -27,6 +27,9 @@ pub struct ExportArgs {
     /// need and verify that the export still fails.
     #[arg(long, value_name = "SCRIPT")]
     check: Option<PathBuf>,
+
+    #[command(flatten)]
+    rule: CheckRuleArgs,
 
     /// Output file.
     #[arg(short = 'o', long, value_name = "OUT")]
@@ -59,6 +62,10 @@ impl ExportArgs {
             Some(check) => {
                 let check = crate::checks::resolve(check)?;
                 let oracle = ScriptOracle::new(check.script(), &self.file, env)?;
+                // The timeout and exit rule come from a first run of the whole export, the text
+                // minimising starts from, as `report` takes them from the test's first run.
+                let whole = format(&sa.render(&vec![true; sa.chunks.len()])).0;
+                self.rule.rule().first_run(&oracle, whole.as_bytes())?;
                 let (export, m) = minimise(&sa, &oracle)?;
                 let note = format!(
                     "{} of {} pulled-in spec declarations kept, {} oracle call{} ({} minimising \
