@@ -163,21 +163,22 @@ struct Page {
     files: Vec<FilePage>,
 }
 
+/// The page of file `f`, each new line described by `info` (its source is read when written).
+fn file_page(f: &NewFile, info: impl Fn(&NewLine) -> LineInfo) -> FilePage {
+    FilePage {
+        key: f.path.clone(),
+        source: Source::Unreadable(String::new()),
+        lines: f.lines.iter().map(|l| (l.line, info(l))).collect(),
+    }
+}
+
 /// Write the page of `cover report` to `path` (checked with [`check_target`]).
 pub fn write_report_page(report: &NewLinesReport, path: &Path) -> Result<()> {
     let files = report
         .new
         .files
         .iter()
-        .map(|f| FilePage {
-            key: f.path.clone(),
-            source: Source::Unreadable(String::new()),
-            lines: f
-                .lines
-                .iter()
-                .map(|l| (l.line, plain(l, Status::New)))
-                .collect(),
-        })
+        .map(|f| file_page(f, |l| plain(l, Status::New)))
         .collect();
     let page = Page {
         title: "mfppr cover report".into(),
@@ -213,20 +214,11 @@ pub fn write_find_page(
     };
     let files = files
         .iter()
-        .map(|f| FilePage {
-            key: f.path.clone(),
-            source: Source::Unreadable(String::new()),
-            lines: f
-                .lines
-                .iter()
-                .map(|l| {
-                    let info = match by_line.get(&(f.path.as_str(), l.line)) {
-                        Some(p) => point_info(l, p, &dir),
-                        None => plain(l, Status::NoMarker),
-                    };
-                    (l.line, info)
-                })
-                .collect(),
+        .map(|f| {
+            file_page(f, |l| match by_line.get(&(f.path.as_str(), l.line)) {
+                Some(p) => point_info(l, p, &dir),
+                None => plain(l, Status::NoMarker),
+            })
         })
         .collect();
     let page = Page {
