@@ -45,41 +45,28 @@ impl Builtin {
     }
 }
 
+/// The built-in check `$name`, the script `interestingness/$file` built into the binary.
+macro_rules! builtin {
+    ($name:literal, $file:literal) => {
+        Builtin {
+            name: $name,
+            file: $file,
+            text: include_str!(concat!("../interestingness/", $file)),
+        }
+    };
+}
+
 /// Every built-in check, in the order `mfppr checks list` shows them.
 pub const BUILTINS: &[Builtin] = &[
-    Builtin {
-        name: "failure",
-        file: "check-failure.py",
-        text: include_str!("../interestingness/check-failure.py"),
-    },
-    Builtin {
-        name: "crash",
-        file: "crash.py",
-        text: include_str!("../interestingness/crash.py"),
-    },
-    Builtin {
-        name: "hang",
-        file: "hang.py",
-        text: include_str!("../interestingness/hang.py"),
-    },
-    Builtin {
-        name: "same-exit",
-        file: "same-exit.py",
-        text: include_str!("../interestingness/same-exit.py"),
-    },
-    Builtin {
-        name: "coverage-marker",
-        file: "coverage-marker.py",
-        text: include_str!("../interestingness/coverage-marker.py"),
-    },
+    builtin!("failure", "check-failure.py"),
+    builtin!("crash", "crash.py"),
+    builtin!("hang", "hang.py"),
+    builtin!("same-exit", "same-exit.py"),
+    builtin!("coverage-marker", "coverage-marker.py"),
 ];
 
 /// The helpers every built-in check imports from its own directory.
-pub const HELPER: Builtin = Builtin {
-    name: "_mfppr_check",
-    file: "_mfppr_check.py",
-    text: include_str!("../interestingness/_mfppr_check.py"),
-};
+pub const HELPER: Builtin = builtin!("_mfppr_check", "_mfppr_check.py");
 
 /// The directories of the built-in checks written by this process and not yet removed (their
 /// canonical paths), so that a script path can be told to be a built-in one ([`builtin_at`]).
