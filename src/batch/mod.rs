@@ -13,7 +13,6 @@
 //! `result.json` files afterwards.
 
 mod discover;
-pub(crate) mod explain;
 pub(crate) mod journal;
 mod lend;
 mod one;

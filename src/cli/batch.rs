@@ -348,7 +348,10 @@ fn retriage(
 
 /// `explain N -o OUTDIR`: why group N's members were grouped.
 fn explain(dir: &std::path::Path, group: u32, ro: &ReduceOptions) -> anyhow::Result<ExitCode> {
-    print!("{}", batch::explain::explain(dir, group as usize, ro)?);
+    print!(
+        "{}",
+        batch::triage::explain::explain(dir, group as usize, ro)?
+    );
     Ok(ExitCode::SUCCESS)
 }
 

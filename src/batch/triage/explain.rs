@@ -1,4 +1,4 @@
-//! `mfppr batch --explain GROUP -o OUTDIR`: why the members of one group of a finished campaign
+//! `mfppr batch explain GROUP -o OUTDIR`: why the members of one group of a finished campaign
 //! were grouped. Reads the journal and the summary's `group_by`, groups again exactly as the
 //! summary did, and prints the group's signature, the library operations every member calls,
 //! each member with what its own signature adds (a member merged into a smaller signature's group
@@ -10,8 +10,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::journal::{self, Record};
-use super::triage::{self, GroupBy};
+use super::super::journal::{self, Record};
+use super::{self as triage, GroupBy};
 use crate::error::{coded, ExitKind};
 use crate::export::Standalone;
 use crate::reduce::ReduceOptions;
@@ -92,7 +92,7 @@ fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
         Some("mrs") => GroupBy::Mrs,
         _ => GroupBy::Library,
     };
-    Ok((by, super::latest_per_stem(journal::read(out_dir)?)))
+    Ok((by, crate::batch::latest_per_stem(journal::read(out_dir)?)))
 }
 
 /// The `why:` line: the members' failures and the operations they all call (the MRs that

@@ -16,6 +16,8 @@
 //! families of the steps where a checked variant differs from the reference stand in
 //! ([`suspect_mrs`]). Tests that were not reduced are grouped by outcome.
 
+pub(crate) mod explain;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
