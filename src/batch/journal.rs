@@ -45,28 +45,10 @@ impl Outcome {
     }
 }
 
-/// One finished test: a journal line, and the per-test `result.json` of scale-out runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Record {
-    /// The input test (absolute path).
-    pub input: PathBuf,
-    /// The name of its directory under the batch output directory.
-    pub stem: String,
-    /// blake3 of the input's bytes (hex); `--resume` skips a test finished with the same hash.
-    pub hash: String,
-    /// How it ended.
-    pub outcome: Outcome,
-    /// Size of the input.
-    pub bytes_before: u64,
-    /// Size of the result (the input's size when not reduced).
-    pub bytes_after: u64,
-    /// Check runs of the reduction (setup checks and rechecks included; triage's are in
-    /// `triage_calls`).
-    pub oracle_calls: u64,
-    /// Wall time of the test.
-    pub wall_secs: f64,
-    /// The failing check or signal of the result (reduced tests only).
-    pub failure: Option<String>,
+/// What triage found about a reduced test: its MR families, blame's suspects and triggers, and
+/// the knockouts (a part of [`Record`], flattened into its JSON).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct TriageFacts {
     /// Sorted MR families left in the result (reduced tests only).
     #[serde(default)]
     pub mrs: Vec<String>,
@@ -102,6 +84,11 @@ pub(crate) struct Record {
     /// placeholders it calls and the library operations it calls itself.
     #[serde(default)]
     pub introduces: BTreeMap<String, Vec<String>>,
+}
+
+/// The slip check of a reduced test and its repairs (a part of [`Record`], flattened).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SlipFacts {
     /// Whether the original still fails with every call of the result's trigger MRs (and the MRs
     /// inside them) folded to its base: then its failure does not need what the result's does,
     /// and the reduction may have slipped to another bug. `None` when not asked (no trigger, or
@@ -121,10 +108,11 @@ pub(crate) struct Record {
     /// `oracle_calls`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub repair_calls: u64,
-    /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
-    /// blame's and the knockouts'.
-    #[serde(default)]
-    pub triage_calls: u64,
+}
+
+/// The signatures of a test (a part of [`Record`], flattened).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Signing {
     /// The MR-family signature (`--group-by mrs`): `failure | suspects` (reduced tests), or the
     /// outcome.
     pub signature: String,
@@ -140,6 +128,43 @@ pub(crate) struct Record {
     /// Where `library_signature` comes from: `library`, or `mrs` (no standalone export).
     #[serde(default)]
     pub signature_from: String,
+}
+
+/// One finished test: a journal line, and the per-test `result.json` of scale-out runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Record {
+    /// The input test (absolute path).
+    pub input: PathBuf,
+    /// The name of its directory under the batch output directory.
+    pub stem: String,
+    /// blake3 of the input's bytes (hex); `--resume` skips a test finished with the same hash.
+    pub hash: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Size of the input.
+    pub bytes_before: u64,
+    /// Size of the result (the input's size when not reduced).
+    pub bytes_after: u64,
+    /// Check runs of the reduction (setup checks and rechecks included; triage's are in
+    /// `triage_calls`).
+    pub oracle_calls: u64,
+    /// Wall time of the test.
+    pub wall_secs: f64,
+    /// The failing check or signal of the result (reduced tests only).
+    pub failure: Option<String>,
+    /// What triage found: MR families, blame's suspects and triggers, the knockouts.
+    #[serde(flatten)]
+    pub triage: TriageFacts,
+    /// The slip check and slip repairs.
+    #[serde(flatten)]
+    pub slip: SlipFacts,
+    /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
+    /// blame's and the knockouts'.
+    #[serde(default)]
+    pub triage_calls: u64,
+    /// The signatures the campaign groups by.
+    #[serde(flatten)]
+    pub sign: Signing,
     /// The reduced test (reduced tests only).
     pub output: Option<PathBuf>,
     /// The stats JSON (reduced tests only).
@@ -174,25 +199,10 @@ impl Record {
             oracle_calls: 0,
             wall_secs: 0.0,
             failure: None,
-            mrs: Vec::new(),
-            suspects: Vec::new(),
-            library_calls: Vec::new(),
-            suspects_from: String::new(),
-            blame_calls: 0,
-            needs: Vec::new(),
-            knockout_calls: 0,
-            triggers: Vec::new(),
-            within_triggers: Vec::new(),
-            introduces: BTreeMap::new(),
-            slip_suspect: None,
-            slip_check_calls: 0,
-            slip_repaired: false,
-            repair_calls: 0,
+            triage: TriageFacts::default(),
+            slip: SlipFacts::default(),
             triage_calls: 0,
-            signature: String::new(),
-            library_ops: Vec::new(),
-            library_signature: String::new(),
-            signature_from: String::new(),
+            sign: Signing::default(),
             output: None,
             stats: None,
             message: None,
@@ -311,25 +321,22 @@ mod tests {
             oracle_calls: 7,
             wall_secs: 1.5,
             failure: Some("check_equal".into()),
-            mrs: vec!["relations::shift".into()],
-            suspects: vec!["relations::shift".into()],
-            library_calls: vec!["iset::shift".into()],
-            suspects_from: "blame".into(),
-            blame_calls: 1,
-            needs: Vec::new(),
-            knockout_calls: 0,
-            triggers: Vec::new(),
-            within_triggers: Vec::new(),
-            introduces: BTreeMap::new(),
-            slip_suspect: None,
-            slip_check_calls: 0,
-            slip_repaired: false,
-            repair_calls: 0,
+            triage: TriageFacts {
+                mrs: vec!["relations::shift".into()],
+                suspects: vec!["relations::shift".into()],
+                library_calls: vec!["iset::shift".into()],
+                suspects_from: "blame".into(),
+                blame_calls: 1,
+                ..TriageFacts::default()
+            },
+            slip: SlipFacts::default(),
             triage_calls: 2,
-            signature: "check_equal | relations::shift".into(),
-            library_ops: vec!["iset::shift".into(), "iset::unite".into()],
-            library_signature: "check_equal | iset::shift iset::unite".into(),
-            signature_from: "library".into(),
+            sign: Signing {
+                signature: "check_equal | relations::shift".into(),
+                library_ops: vec!["iset::shift".into(), "iset::unite".into()],
+                library_signature: "check_equal | iset::shift iset::unite".into(),
+                signature_from: "library".into(),
+            },
             output: Some(PathBuf::from(format!("/o/{stem}/{stem}.reduced.cpp"))),
             stats: None,
             message: None,

@@ -49,7 +49,7 @@ pub(crate) fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record
         }
     }
     if record.outcome != Outcome::Reduced {
-        record.signature = record.outcome.name().to_string();
+        record.sign.signature = record.outcome.name().to_string();
     }
     record.wall_secs = began.elapsed().as_secs_f64();
     let json = serde_json::to_vec_pretty(&record).context("cannot serialise a result")?;
@@ -143,8 +143,9 @@ pub(super) fn reduce_and_triage(
     record.outcome = Outcome::Reduced;
     record.bytes_after = reduced.len() as u64;
     record.oracle_calls = outcome.stats.oracle_calls as u64;
-    record.triage_calls = 1 + found.blame_calls + found.knockout_calls + record.slip_check_calls;
-    record.signature = triage::signature(&failure, &found.suspects, &found.from);
+    record.triage_calls =
+        1 + found.blame_calls + found.knockout_calls + record.slip.slip_check_calls;
+    record.sign.signature = triage::signature(&failure, &found.suspects, &found.from);
     record.failure = Some(failure);
     found.journal_triage(record);
     triage::sign_by_library(record, &output, &reduced, ro);
@@ -177,16 +178,16 @@ struct Suspects {
 impl Suspects {
     /// Journal what triage found in `record`.
     fn journal_triage(self, record: &mut Record) {
-        record.mrs = self.mrs;
-        record.suspects = self.suspects;
-        record.library_calls = self.library_calls;
-        record.suspects_from = self.from;
-        record.blame_calls = self.blame_calls;
-        record.needs = self.needs;
-        record.knockout_calls = self.knockout_calls;
-        record.triggers = self.triggers.mrs;
-        record.within_triggers = self.triggers.within;
-        record.introduces = self.triggers.introduces;
+        record.triage.mrs = self.mrs;
+        record.triage.suspects = self.suspects;
+        record.triage.library_calls = self.library_calls;
+        record.triage.suspects_from = self.from;
+        record.triage.blame_calls = self.blame_calls;
+        record.triage.needs = self.needs;
+        record.triage.knockout_calls = self.knockout_calls;
+        record.triage.triggers = self.triggers.mrs;
+        record.triage.within_triggers = self.triggers.within;
+        record.triage.introduces = self.triggers.introduces;
     }
 }
 

@@ -102,7 +102,7 @@ pub(crate) fn triage_only(
     let mut records = latest_per_stem(journal::read(out_dir)?);
     let older = records
         .iter_mut()
-        .filter(|r| r.outcome == Outcome::Reduced && r.signature_from.is_empty());
+        .filter(|r| r.outcome == Outcome::Reduced && r.sign.signature_from.is_empty());
     for r in older {
         let Some(output) = r.output.clone() else {
             continue;
@@ -111,7 +111,7 @@ pub(crate) fn triage_only(
             Ok(text) => triage::sign_by_library(r, &output, &text, ro),
             Err(e) => r.message = Some(format!("cannot read {}: {e}", output.display())),
         }
-        if r.signature_from != triage::FROM_LIBRARY {
+        if r.sign.signature_from != triage::FROM_LIBRARY {
             crate::messages::warn(format!(
                 "cannot re-triage {} by its library operations ({}); it keeps its MR-family \
                  signature",
@@ -128,7 +128,7 @@ pub(crate) fn triage_only(
 /// The summary's record of an emitted task that left no result.
 fn missing_record(task: tasks::Task) -> Record {
     let mut record = Record::new(task.input, task.stem, 0, Outcome::Missing);
-    record.signature = Outcome::Missing.name().to_string();
+    record.sign.signature = Outcome::Missing.name().to_string();
     record.message = Some("no result.json: the task did not run, or did not finish".to_string());
     record
 }

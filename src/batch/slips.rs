@@ -40,8 +40,8 @@ pub(super) fn check_slip(
     let mrs = folded_mrs(&triggers.mrs, &triggers.within);
     match slip_suspect(original, ro, judge, &mrs) {
         Ok(Some((slip, folded))) => {
-            record.slip_suspect = Some(slip);
-            record.slip_check_calls = 1;
+            record.slip.slip_suspect = Some(slip);
+            record.slip.slip_check_calls = 1;
             slip.then_some(folded)
         }
         Ok(None) => None,
@@ -168,7 +168,7 @@ fn repairs(
     folded: &[u8],
     refused: &mut Vec<String>,
 ) -> anyhow::Result<Option<Record>> {
-    let mut folds = folded_mrs(&record.triggers, &record.within_triggers);
+    let mut folds = folded_mrs(&record.triage.triggers, &record.triage.within_triggers);
     let mut folded = folded.to_vec();
     for _ in 0..MAX_REPAIRS {
         let mut second = reduce_again(record, dir, ro, input, &folded)?;
@@ -180,14 +180,14 @@ fn repairs(
         };
         refused.push(why);
         record.oracle_calls += second.oracle_calls;
-        record.repair_calls += second.oracle_calls;
+        record.slip.repair_calls += second.oracle_calls;
         record.triage_calls += second.triage_calls;
         discard(record, dir, ro);
         if second.outcome != Outcome::Reduced {
             break;
         }
         let before = folds.len();
-        for mr in folded_mrs(&second.triggers, &second.within_triggers) {
+        for mr in folded_mrs(&second.triage.triggers, &second.triage.within_triggers) {
             if !folds.contains(&mr) {
                 folds.push(mr);
             }
@@ -249,9 +249,9 @@ fn reduce_again(
     again.stats = Some(stats);
     again.resume = false;
     let mut second = record.clone();
-    second.slip_suspect = None;
-    second.slip_check_calls = 0;
-    second.repair_calls = 0;
+    second.slip.slip_suspect = None;
+    second.slip.slip_check_calls = 0;
+    second.slip.repair_calls = 0;
     second.oracle_calls = 0;
     second.triage_calls = 0;
     second.message = None;
@@ -277,12 +277,12 @@ fn adopt(
     }
     second.output.clone_from(&ro.output);
     second.stats.clone_from(&ro.stats);
-    second.repair_calls = record.repair_calls + second.oracle_calls;
+    second.slip.repair_calls = record.slip.repair_calls + second.oracle_calls;
     second.oracle_calls += record.oracle_calls;
     second.triage_calls += record.triage_calls;
-    second.slip_suspect = record.slip_suspect;
-    second.slip_check_calls += record.slip_check_calls;
-    second.slip_repaired = true;
+    second.slip.slip_suspect = record.slip.slip_suspect;
+    second.slip.slip_check_calls += record.slip.slip_check_calls;
+    second.slip.slip_repaired = true;
     if let Some(earlier) = record.message.take() {
         second.note(earlier);
     }
@@ -301,7 +301,7 @@ fn adopt(
 /// Why the `second` result (of the folded original) does not replace the first (`record`'s), or
 /// `None` when it does.
 fn not_kept(record: &Record, second: &Record, original: &FoldableOriginal) -> Option<String> {
-    match (second.outcome, second.slip_suspect) {
+    match (second.outcome, second.slip.slip_suspect) {
         (Outcome::Reduced, Some(false)) => {}
         (Outcome::Reduced, Some(true)) => {
             return Some("the original fails without its trigger too".into());
@@ -312,13 +312,13 @@ fn not_kept(record: &Record, second: &Record, original: &FoldableOriginal) -> Op
         }
         _ => return Some(second.message.clone().unwrap_or_default()),
     }
-    let folded = folded_mrs(&second.triggers, &second.within_triggers);
-    match original.folds_away(&record.triggers, &folded) {
+    let folded = folded_mrs(&second.triage.triggers, &second.triage.within_triggers);
+    match original.folds_away(&record.triage.triggers, &folded) {
         Ok(false) => None,
         Ok(true) => Some(format!(
             "folding {} in the original also folds calls of {}",
-            second.triggers.join(" "),
-            record.triggers.join(" ")
+            second.triage.triggers.join(" "),
+            record.triage.triggers.join(" ")
         )),
         Err(e) => Some(format!("cannot compare the two results' triggers: {e:#}")),
     }
@@ -395,9 +395,9 @@ mod tests {
         let also = "r_0 = metalib::relations::unite::base(fctx";
         let (dir, record, result) = batched(also, true);
         assert_eq!(record.outcome, Outcome::Reduced);
-        assert_eq!(record.slip_suspect, Some(true));
-        assert!(record.slip_repaired, "{:?}", record.message);
-        assert_eq!(record.triggers, ["complement::compl_by_subtract"]);
+        assert_eq!(record.slip.slip_suspect, Some(true));
+        assert!(record.slip.slip_repaired, "{:?}", record.message);
+        assert_eq!(record.triage.triggers, ["complement::compl_by_subtract"]);
         assert!(result.contains("compl_by_subtract_1_5(fctx"), "{result}");
         assert!(!result.contains("compl_by_clip_0_1"), "{result}");
         let test_dir = dir.path().join("out/t");
@@ -408,16 +408,16 @@ mod tests {
         assert_eq!(unslipped_files(dir.path()), ["t.unslipped.cpp"]);
 
         let (_dir, kept, result) = batched(also, false);
-        assert_eq!(kept.slip_suspect, Some(true));
-        assert!(!kept.slip_repaired);
-        assert_eq!(kept.triggers, ["complement::compl_by_clip"]);
+        assert_eq!(kept.slip.slip_suspect, Some(true));
+        assert!(!kept.slip.slip_repaired);
+        assert_eq!(kept.triage.triggers, ["complement::compl_by_clip"]);
         assert!(result.contains("compl_by_clip_0_1(fctx"), "{result}");
         assert!(
             record.oracle_calls > kept.oracle_calls,
             "both reductions count"
         );
-        assert!(record.repair_calls > 0 && record.repair_calls < record.oracle_calls);
-        assert_eq!(kept.repair_calls, 0);
+        assert!(record.slip.repair_calls > 0 && record.slip.repair_calls < record.oracle_calls);
+        assert_eq!(kept.slip.repair_calls, 0);
     }
 
     #[test]
@@ -431,9 +431,9 @@ mod tests {
                      ! grep -q 'compl_by_clip_0_1(fctx' \"$1\" && \
                      ! grep -q 'compl_by_subtract_1_5(fctx' \"$1\" && exit 0";
         let (dir, record, result) = batched_with(also, third, true);
-        assert_eq!(record.slip_suspect, Some(true));
-        assert!(record.slip_repaired, "{:?}", record.message);
-        assert_eq!(record.triggers, ["complement::compl_by_subtract"]);
+        assert_eq!(record.slip.slip_suspect, Some(true));
+        assert!(record.slip.slip_repaired, "{:?}", record.message);
+        assert_eq!(record.triage.triggers, ["complement::compl_by_subtract"]);
         assert!(result.contains("compl_by_subtract_1_5(fctx"), "{result}");
         assert!(result.contains(also), "{result}");
         let note = record.message.clone().unwrap_or_default();
@@ -448,9 +448,9 @@ mod tests {
         // B with `unite_by_subtract`: the second result needs both calls, and the original with
         // both folded fails through A again, so the first result stays.
         let (dir, record, result) = batched("unite_by_subtract_1_0(fctx", true);
-        assert_eq!(record.slip_suspect, Some(true));
-        assert!(!record.slip_repaired);
-        assert_eq!(record.triggers, ["complement::compl_by_clip"]);
+        assert_eq!(record.slip.slip_suspect, Some(true));
+        assert!(!record.slip.slip_repaired);
+        assert_eq!(record.triage.triggers, ["complement::compl_by_clip"]);
         assert!(result.contains("compl_by_clip_0_1(fctx"), "{result}");
         let note = record.message.unwrap_or_default();
         assert!(note.contains("was not kept"), "{note}");

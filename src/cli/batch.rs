@@ -522,7 +522,7 @@ impl BatchArgs {
                 record.outcome.name(),
                 record.bytes_before,
                 record.bytes_after,
-                record.signature
+                record.sign.signature
             ));
         }
         Ok(ExitCode::SUCCESS)

@@ -103,7 +103,7 @@ fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
         .iter()
         .filter_map(|r| r.failure.as_deref())
         .collect();
-    let all_from = |from: &str| members.iter().all(|r| r.signature_from == from);
+    let all_from = |from: &str| members.iter().all(|r| r.sign.signature_from == from);
     let joined = shared.iter().cloned().collect::<Vec<_>>().join(" ");
     let brought = shared_brought(members);
     format!(
@@ -141,7 +141,8 @@ fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
 /// What every member's trigger MRs bring into the computation (see [`Record::introduces`]).
 fn shared_brought(members: &[&Record]) -> BTreeSet<String> {
     let mut sets = members.iter().map(|r| {
-        r.introduces
+        r.triage
+            .introduces
             .values()
             .flatten()
             .cloned()
@@ -154,6 +155,7 @@ fn shared_brought(members: &[&Record]) -> BTreeSet<String> {
 /// One member: its stem, where its signature comes from, its size, the operations it adds.
 fn member_row(r: &Record, shared: &BTreeSet<String>) -> String {
     let extra: Vec<&str> = r
+        .sign
         .library_ops
         .iter()
         .filter(|op| !shared.contains(*op))
@@ -162,10 +164,10 @@ fn member_row(r: &Record, shared: &BTreeSet<String>) -> String {
     format!(
         "  {:<24} {:<8} {:>6}  {}\n",
         r.stem,
-        if r.signature_from.is_empty() {
+        if r.sign.signature_from.is_empty() {
             "-"
         } else {
-            &r.signature_from
+            &r.sign.signature_from
         },
         r.bytes_after,
         if extra.is_empty() {
@@ -178,9 +180,13 @@ fn member_row(r: &Record, shared: &BTreeSet<String>) -> String {
 
 /// The library operations every member calls (none when a member has none).
 fn shared_ops(members: &[&Record]) -> BTreeSet<String> {
-    let mut sets = members
-        .iter()
-        .map(|r| r.library_ops.iter().cloned().collect::<BTreeSet<String>>());
+    let mut sets = members.iter().map(|r| {
+        r.sign
+            .library_ops
+            .iter()
+            .cloned()
+            .collect::<BTreeSet<String>>()
+    });
     let first = sets.next().unwrap_or_default();
     sets.fold(first, |acc, s| acc.intersection(&s).cloned().collect())
 }
@@ -205,7 +211,7 @@ mod tests {
     fn shared_operations_are_those_every_member_calls() {
         let rec = |ops: &[&str]| {
             let mut r = Record::new("/t.cpp".into(), "t".into(), 1, Outcome::Reduced);
-            r.library_ops = ops.iter().map(|s| s.to_string()).collect();
+            r.sign.library_ops = ops.iter().map(|s| s.to_string()).collect();
             r
         };
         let (a, b) = (rec(&["Z3_mk_add", "Z3_mk_div"]), rec(&["Z3_mk_div"]));

@@ -168,17 +168,17 @@ pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro:
         .and_then(|sa| crate::export::library_operations(&sa));
     match ops {
         Ok(mut ops) => {
-            if record.suspects_from == "blame" {
-                ops.retain(|op| record.library_calls.contains(op));
+            if record.triage.suspects_from == "blame" {
+                ops.retain(|op| record.triage.library_calls.contains(op));
             }
-            record.library_signature = format!("{failure} | {}", ops.join(" "));
-            record.library_ops = ops;
-            record.signature_from = FROM_LIBRARY.to_string();
+            record.sign.library_signature = format!("{failure} | {}", ops.join(" "));
+            record.sign.library_ops = ops;
+            record.sign.signature_from = FROM_LIBRARY.to_string();
         }
         Err(e) => {
-            record.library_signature = record.signature.clone();
-            record.library_ops = Vec::new();
-            record.signature_from = "mrs".to_string();
+            record.sign.library_signature = record.sign.signature.clone();
+            record.sign.library_ops = Vec::new();
+            record.sign.signature_from = "mrs".to_string();
             record.note(format!(
                 "no standalone export, so no library signature: {e:#}"
             ));
@@ -190,18 +190,22 @@ pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro:
 /// failure and those MRs; its library operations stand for the MRs it may be grouped by (its
 /// triggers and the MRs called inside them, see [`trigger_keys`]).
 fn sign_by_triggers(record: &mut Record) -> bool {
-    if record.triggers.is_empty() {
+    if record.triage.triggers.is_empty() {
         return false;
     }
     let failure = record.failure.as_deref().unwrap_or_default();
-    record.library_signature = format!("{failure} | {TRIGGERED_BY} {}", record.triggers.join(" "));
+    record.sign.library_signature = format!(
+        "{failure} | {TRIGGERED_BY} {}",
+        record.triage.triggers.join(" ")
+    );
     let mrs: BTreeSet<&String> = record
+        .triage
         .triggers
         .iter()
-        .chain(&record.within_triggers)
+        .chain(&record.triage.within_triggers)
         .collect();
-    record.library_ops = mrs.into_iter().cloned().collect();
-    record.signature_from = FROM_TRIGGERS.to_string();
+    record.sign.library_ops = mrs.into_iter().cloned().collect();
+    record.sign.signature_from = FROM_TRIGGERS.to_string();
     true
 }
 
@@ -217,11 +221,14 @@ fn trigger_keys<'a>(records: &[&'a Record]) -> BTreeMap<&'a str, (String, &'a st
     let signed: Vec<&Record> = records
         .iter()
         .copied()
-        .filter(|r| r.signature_from == FROM_TRIGGERS)
+        .filter(|r| r.sign.signature_from == FROM_TRIGGERS)
         .collect();
     let mut count: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for r in &signed {
-        if let ([t], []) = (r.triggers.as_slice(), r.within_triggers.as_slice()) {
+        if let ([t], []) = (
+            r.triage.triggers.as_slice(),
+            r.triage.within_triggers.as_slice(),
+        ) {
             *count
                 .entry((r.failure.as_deref().unwrap_or_default(), t))
                 .or_default() += 1;
@@ -230,13 +237,18 @@ fn trigger_keys<'a>(records: &[&'a Record]) -> BTreeMap<&'a str, (String, &'a st
     let mut keys = BTreeMap::new();
     for r in signed {
         let failure = r.failure.as_deref().unwrap_or_default();
-        let chosen = r.triggers.iter().chain(&r.within_triggers).max_by_key(|m| {
-            (
-                count.get(&(failure, m.as_str())).copied().unwrap_or(0),
-                r.triggers.contains(m),
-                std::cmp::Reverse(m.as_str()),
-            )
-        });
+        let chosen = r
+            .triage
+            .triggers
+            .iter()
+            .chain(&r.triage.within_triggers)
+            .max_by_key(|m| {
+                (
+                    count.get(&(failure, m.as_str())).copied().unwrap_or(0),
+                    r.triage.triggers.contains(m),
+                    std::cmp::Reverse(m.as_str()),
+                )
+            });
         if let Some(m) = chosen {
             let key = format!("{failure} | {TRIGGERED_BY} {m}");
             keys.insert(r.stem.as_str(), (key, m.as_str()));
@@ -260,7 +272,7 @@ fn merge_by_what_triggers_bring(
         let r = members.first()?;
         let (key, mr) = triggered.get(r.stem.as_str())?;
         (key == sig).then_some(())?;
-        let ops = r.introduces.get(*mr)?;
+        let ops = r.triage.introduces.get(*mr)?;
         (!ops.is_empty()).then(|| ops.iter().cloned().collect())
     };
     let trigger_groups: Vec<Mergeable> = by_signature
@@ -325,13 +337,13 @@ fn merge_subsets<'a>(
 /// When a knockout decided (`record.needs` is not empty), sign `record` by the failure and the
 /// families whose calls it needs, and say so.
 fn sign_by_knockouts(record: &mut Record) -> bool {
-    if record.needs.is_empty() {
+    if record.triage.needs.is_empty() {
         return false;
     }
     let failure = record.failure.as_deref().unwrap_or_default();
-    record.library_signature = format!("{failure} | needs {}", record.needs.join(" "));
-    record.library_ops = record.needs.clone();
-    record.signature_from = FROM_KNOCKOUTS.to_string();
+    record.sign.library_signature = format!("{failure} | needs {}", record.triage.needs.join(" "));
+    record.sign.library_ops = record.triage.needs.clone();
+    record.sign.signature_from = FROM_KNOCKOUTS.to_string();
     true
 }
 
@@ -339,8 +351,10 @@ fn sign_by_knockouts(record: &mut Record) -> bool {
 /// MR-family one.
 pub(crate) fn key(record: &Record, by: GroupBy) -> &str {
     match by {
-        GroupBy::Library if !record.library_signature.is_empty() => &record.library_signature,
-        _ => &record.signature,
+        GroupBy::Library if !record.sign.library_signature.is_empty() => {
+            &record.sign.library_signature
+        }
+        _ => &record.sign.signature,
     }
 }
 
@@ -466,9 +480,11 @@ fn groups(records: &[&Record], by: GroupBy) -> Vec<Group> {
 fn merge_into_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
     let library: Vec<Mergeable> = by_signature
         .iter()
-        .filter(|(_, m)| [FROM_LIBRARY, FROM_KNOCKOUTS].contains(&m[0].signature_from.as_str()))
+        .filter(|(_, m)| {
+            [FROM_LIBRARY, FROM_KNOCKOUTS].contains(&m[0].sign.signature_from.as_str())
+        })
         .map(|(sig, m)| {
-            let ops = m[0].library_ops.iter().cloned().collect();
+            let ops = m[0].sign.library_ops.iter().cloned().collect();
             (*sig, m[0].failure.clone().unwrap_or_default(), ops)
         })
         .collect();
@@ -536,19 +552,20 @@ mod tests {
     }
 
     fn rec(stem: &str, outcome: Outcome, signature: &str, bytes_after: u64) -> Record {
-        Record {
+        let mut r = Record {
             hash: stem.to_string(),
             bytes_after,
             oracle_calls: 1,
             wall_secs: 1.0,
-            signature: signature.to_string(),
             ..Record::new(
                 PathBuf::from(format!("/t/{stem}.cpp")),
                 stem.to_string(),
                 1000,
                 outcome,
             )
-        }
+        };
+        r.sign.signature = signature.to_string();
+        r
     }
 
     #[test]
@@ -617,18 +634,19 @@ mod tests {
 
     fn by_library(stem: &str, failure: &str, ops: &[&str]) -> Record {
         let ops: Vec<String> = ops.iter().map(|o| o.to_string()).collect();
-        Record {
+        let mut r = Record {
             failure: Some(failure.to_string()),
-            library_signature: format!("{failure} | {}", ops.join(" ")),
-            library_ops: ops,
-            signature_from: FROM_LIBRARY.to_string(),
             ..rec(
                 stem,
                 Outcome::Reduced,
                 &format!("{failure} | relations::{stem}"),
                 900,
             )
-        }
+        };
+        r.sign.library_signature = format!("{failure} | {}", ops.join(" "));
+        r.sign.library_ops = ops;
+        r.sign.signature_from = FROM_LIBRARY.to_string();
+        r
     }
 
     /// Each group's signature and members, in table order.
@@ -651,10 +669,11 @@ mod tests {
             by_library("c", "check_equal", &["iset::subtract", "iset::unite"]),
             by_library("d", "check_card", &["iset::complement"]),
             by_library("e", "check_card", &[]),
-            Record {
-                signature_from: "mrs".into(),
-                library_signature: "check_card | relations::x".into(),
-                ..by_library("f", "check_card", &[])
+            {
+                let mut r = by_library("f", "check_card", &[]);
+                r.sign.signature_from = "mrs".into();
+                r.sign.library_signature = "check_card | relations::x".into();
+                r
             },
         ];
         let s = summarise(&records, GroupBy::Library);
@@ -671,7 +690,7 @@ mod tests {
     /// A record whose knockouts decided: the failure needs the calls of `needs`' families.
     fn by_knockouts(stem: &str, failure: &str, needs: &[&str]) -> Record {
         let mut r = by_library(stem, failure, &["z3::operator-", "z3::operator/"]);
-        r.needs = needs.iter().map(|n| n.to_string()).collect();
+        r.triage.needs = needs.iter().map(|n| n.to_string()).collect();
         assert!(sign_by_knockouts(&mut r));
         r
     }
@@ -688,10 +707,10 @@ mod tests {
             by_knockouts("f", "check_eq", &["add", "sub", "zero"]),
         ];
         assert_eq!(
-            records[1].library_signature,
+            records[1].sign.library_signature,
             "check_eq | needs division one"
         );
-        assert_eq!(records[1].signature_from, FROM_KNOCKOUTS);
+        assert_eq!(records[1].sign.signature_from, FROM_KNOCKOUTS);
         let s = summarise(&records, GroupBy::Library);
         let groups = signatures_and_members(&s);
         assert_eq!(
@@ -714,8 +733,8 @@ mod tests {
     /// A record blame signed: `triggers` are its innermost suspects, `within` the MRs inside them.
     fn by_triggers(stem: &str, failure: &str, triggers: &[&str], within: &[&str]) -> Record {
         let mut r = by_library(stem, failure, &["z3::operator/"]);
-        r.triggers = triggers.iter().map(|t| t.to_string()).collect();
-        r.within_triggers = within.iter().map(|t| t.to_string()).collect();
+        r.triage.triggers = triggers.iter().map(|t| t.to_string()).collect();
+        r.triage.within_triggers = within.iter().map(|t| t.to_string()).collect();
         assert!(sign_by_triggers(&mut r));
         r
     }
@@ -763,9 +782,9 @@ mod tests {
                 &["identity::div_one"],
             ),
         ];
-        assert_eq!(records[2].signature_from, FROM_TRIGGERS);
+        assert_eq!(records[2].sign.signature_from, FROM_TRIGGERS);
         assert_eq!(
-            records[2].library_signature,
+            records[2].sign.library_signature,
             "check_eq | triggered by add::add_by_sub"
         );
         let s = summarise(&records, GroupBy::Library);
@@ -798,7 +817,7 @@ mod tests {
         let brings = |stem: &str, failure: &str, mr: &str, ops: &[&str]| {
             let mut r = by_triggers(stem, failure, &[mr], &[]);
             let ops = ops.iter().map(|o| o.to_string()).collect();
-            r.introduces = BTreeMap::from([(mr.to_string(), ops)]);
+            r.triage.introduces = BTreeMap::from([(mr.to_string(), ops)]);
             r
         };
         let records = vec![
