@@ -190,10 +190,15 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     let compiles = |candidate: &[u8]| crate::program::compiles(candidate, &dirs, &opts.env);
     let blame = blame(text, model, catalogue, &oracle, Some(&compiles))?;
     let (standalone, export) = export(&sa, &oracle);
-    let program = build_and_run(standalone.as_bytes(), &link_env(&opts.env, &standalone));
+    // The library headers' packages (dpkg), asked once for the link flags and the versions.
+    let packages = std::cell::OnceCell::new();
+    let packages = || -> &[(String, String)] {
+        packages.get_or_init(|| crate::versions::header_packages(&standalone))
+    };
+    let program = build_and_run(standalone.as_bytes(), &link_env(&opts.env, packages));
     let versions = match &library_version {
         Some(_) => Vec::new(),
-        None => crate::versions::versions(&standalone),
+        None => crate::versions::versions(packages()),
     };
     let export = ExportInfo {
         bytes: standalone.len(),
@@ -220,7 +225,10 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
 /// The check's environment for building the standalone program, with link flags from
 /// `pkg-config` for the library headers' packages ([`crate::versions::pkg_config_libs`]) when
 /// neither the flags after `--` (`MFPPR_LDFLAGS`) nor `LIBS`/`LDFLAGS` give any.
-fn link_env(env: &[(String, String)], standalone: &str) -> Vec<(String, String)> {
+fn link_env<'p>(
+    env: &[(String, String)],
+    packages: impl FnOnce() -> &'p [(String, String)],
+) -> Vec<(String, String)> {
     let given = |name: &str| {
         env.iter().any(|(k, v)| k == name && !v.trim().is_empty())
             || std::env::var(name).is_ok_and(|v| !v.trim().is_empty())
@@ -230,7 +238,7 @@ fn link_env(env: &[(String, String)], standalone: &str) -> Vec<(String, String)>
         .iter()
         .any(|n| given(n))
     {
-        if let Some(libs) = crate::versions::pkg_config_libs(standalone) {
+        if let Some(libs) = crate::versions::pkg_config_libs(packages()) {
             env.push(("MFPPR_LDFLAGS".to_string(), libs));
         }
     }

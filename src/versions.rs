@@ -20,10 +20,10 @@ const TOOLCHAIN: [&str; 3] = ["libc6-dev", "libstdc++", "linux-libc-dev"];
 /// The link flags `pkg-config --libs` gives for the packages that own the library headers of
 /// `standalone` (each package's `.pc` files, as `dpkg -L` lists them), or `None` when it gives
 /// none: how the report links a standalone when neither `--` nor `LIBS`/`LDFLAGS` say.
-pub(crate) fn pkg_config_libs(standalone: &str) -> Option<String> {
+pub(crate) fn pkg_config_libs(packages: &[(String, String)]) -> Option<String> {
     let mut flags: Vec<String> = Vec::new();
-    for package in header_packages(standalone).into_iter().map(|(_, p)| p) {
-        let listed = output_lines("exec dpkg -L \"$0\"", &[&package]);
+    for (_, package) in packages {
+        let listed = output_lines("exec dpkg -L \"$0\"", &[package]);
         for module in listed.iter().filter_map(|f| {
             f.strip_suffix(".pc")
                 .filter(|_| f.contains("/pkgconfig/"))
@@ -42,7 +42,7 @@ pub(crate) fn pkg_config_libs(standalone: &str) -> Option<String> {
 
 /// Each library header of `standalone` found on the compiler's path, with the Debian package
 /// that owns it (toolchain packages left out).
-fn header_packages(standalone: &str) -> Vec<(String, String)> {
+pub(crate) fn header_packages(standalone: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for header in library_headers(standalone) {
         let Some(path) = crate::compiler::find(&header) else {
@@ -62,7 +62,7 @@ fn header_packages(standalone: &str) -> Vec<(String, String)> {
 }
 
 /// One short line each: the compiler, then the package of each library header of `standalone`.
-pub(crate) fn versions(standalone: &str) -> Vec<String> {
+pub(crate) fn versions(packages: &[(String, String)]) -> Vec<String> {
     let mut lines = Vec::new();
     let cxx = std::env::var("CXX")
         .ok()
@@ -71,8 +71,8 @@ pub(crate) fn versions(standalone: &str) -> Vec<String> {
     if let Some(v) = first_line("exec $0 --version", &[&cxx]) {
         lines.push(format!("compiler: {v}"));
     }
-    for (header, package) in header_packages(standalone) {
-        let version = first_line("exec dpkg-query -W -f '${Version}' \"$0\"", &[&package]);
+    for (header, package) in packages {
+        let version = first_line("exec dpkg-query -W -f '${Version}' \"$0\"", &[package]);
         lines.push(match version {
             Some(v) => format!("{header}: {package} {v}"),
             None => format!("{header}: {package}"),
@@ -150,7 +150,7 @@ mod tests {
         if !crate::tools::available("c++") {
             return;
         }
-        let v = versions("#include <cassert>\n");
+        let v = versions(&header_packages("#include <cassert>\n"));
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].starts_with("compiler: "), "{v:?}");
     }

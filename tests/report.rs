@@ -421,6 +421,19 @@ fn a_standalone_the_check_rejects_is_written_with_a_warning() {
     assert!(readme.contains("NOT verified"), "{readme}");
 }
 
+/// The compiler flags after `--` of the merge golden (the spec's `-I`).
+fn merge_bug_flags() -> Vec<std::ffi::OsString> {
+    vec!["--".into(), "-std=c++17".into(), "-I".into(), spec().into()]
+}
+
+/// The check's environment for the planted merge bug (differential: the reference build has
+/// none).
+const MERGE_BUG_ENV: [(&str, &str); 3] = [
+    ("CXXFLAGS", "-w -DISET_BUG_MERGE"),
+    ("REFERENCE_CXXFLAGS", "-w"),
+    ("CHECK_NAME", "check_equal"),
+];
+
 /// Write an executable shell script `name` into `dir` with `body` after the shebang.
 fn script(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -464,11 +477,8 @@ fn reduce_report_keeps_the_reductions_exit_rule() {
         .arg(tmp.path().join("out.cpp"))
         .arg("--report")
         .arg(&dir)
-        .args(["--", "-std=c++17", "-I"])
-        .arg(spec())
-        .env("CXXFLAGS", "-w -DISET_BUG_MERGE")
-        .env("REFERENCE_CXXFLAGS", "-w")
-        .env("CHECK_NAME", "check_equal")
+        .args(merge_bug_flags())
+        .envs(MERGE_BUG_ENV)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -487,11 +497,8 @@ fn reduce_report_keeps_the_reductions_exit_rule() {
             .arg(&inverted)
             .arg("-o")
             .arg(tmp.path().join(to))
-            .args(["--", "-std=c++17", "-I"])
-            .arg(spec())
-            .env("CXXFLAGS", "-w -DISET_BUG_MERGE")
-            .env("REFERENCE_CXXFLAGS", "-w")
-            .env("CHECK_NAME", "check_equal");
+            .args(merge_bug_flags())
+            .envs(MERGE_BUG_ENV);
         if auto {
             cmd.args(["--interesting-exit", "auto"]);
         }
@@ -537,11 +544,8 @@ fn a_hanging_knockout_ends_within_the_timeout_and_is_undecided() {
         .arg(&hangs)
         .args(["--timeout", "4", "-o"])
         .arg(&dir)
-        .args(["--", "-std=c++17", "-I"])
-        .arg(spec())
-        .env("CXXFLAGS", "-w -DISET_BUG_MERGE")
-        .env("REFERENCE_CXXFLAGS", "-w")
-        .env("CHECK_NAME", "check_equal")
+        .args(merge_bug_flags())
+        .envs(MERGE_BUG_ENV)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
