@@ -96,14 +96,14 @@ pub(super) struct Look<'a> {
 
 /// A call that can be computed another way: the family whose base it is, the edit that makes
 /// it call `<NAMESPACE>::<mr>` instead (given the MR's name), and its operations.
-struct Target {
-    place: String,
-    call: Call,
-    kind: MrKind,
-    family: String,
-    ops: BTreeSet<String>,
+pub(super) struct Target {
+    pub(super) place: String,
+    pub(super) call: Call,
+    pub(super) kind: MrKind,
+    pub(super) family: String,
+    pub(super) ops: BTreeSet<String>,
     /// For a wrapped library call, the context to pass first (a base MR call has its own).
-    whole_call_with: Option<String>,
+    pub(super) whole_call_with: Option<String>,
 }
 
 impl Look<'_> {
@@ -217,7 +217,7 @@ impl Look<'_> {
 
     /// Every base MR call and wrapped library call of the test, in source order: in the
     /// functions with a context parameter, and `main`'s base MR calls.
-    fn all_targets(&self) -> Result<Vec<Target>> {
+    pub(super) fn all_targets(&self) -> Result<Vec<Target>> {
         let doc = Document::parse(self.text.to_vec())?;
         let mut targets = Vec::new();
         for f in &doc.outline().functions {
@@ -446,7 +446,7 @@ fn not_decided(function: &Function, targets: &[Target]) -> String {
 }
 
 /// The name of `f`'s context parameter (`fuzz::fuzz_context ctx`), if it has one.
-fn context_param(f: &Function) -> Option<&str> {
+pub(super) fn context_param(f: &Function) -> Option<&str> {
     f.params
         .iter()
         .find(|p| p.type_text.ends_with("fuzz_context") && !p.name.is_empty())
@@ -454,7 +454,7 @@ fn context_param(f: &Function) -> Option<&str> {
 }
 
 /// The MR's definition with each placeholder call calling its family's base instead.
-fn resolved_copy(spec: &SpecFn) -> String {
+pub(super) fn resolved_copy(spec: &SpecFn) -> String {
     let f = &spec.function;
     let from = f.span.start;
     let edits: Vec<Edit> = f
@@ -473,7 +473,7 @@ fn resolved_copy(spec: &SpecFn) -> String {
 }
 
 /// A call's text for the report: whitespace collapsed, cut after [`SHOWN`] characters.
-fn shown(bytes: &[u8]) -> String {
+pub(super) fn shown(bytes: &[u8]) -> String {
     let s = String::from_utf8_lossy(bytes)
         .split_whitespace()
         .collect::<Vec<_>>()

@@ -6,6 +6,7 @@
 //! ([`deeper`]).
 
 mod deeper;
+pub(crate) mod values;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;

@@ -90,7 +90,8 @@ fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
     })?;
     let by = match json["group_by"].as_str() {
         Some("mrs") => GroupBy::Mrs,
-        _ => GroupBy::Library,
+        Some("library") => GroupBy::Library,
+        _ => GroupBy::Value,
     };
     Ok((by, crate::batch::latest_per_stem(journal::read(out_dir)?)))
 }
