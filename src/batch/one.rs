@@ -285,8 +285,8 @@ fn unblamed(model: &crate::model::TestModel) -> Suspects {
 }
 
 /// The result's wrong value ([`crate::blame::values`]), its instrumented run given four times the
-/// reduction's timeout (at least a minute: the probes compare every value); a localisation that
-/// cannot run is undecided with the reason.
+/// reduction's timeout (the probes compare every value in child processes); a localisation
+/// that cannot run is undecided with the reason.
 fn localise(
     ro: &ReduceOptions,
     loaded: &LoadedTest,
@@ -296,7 +296,7 @@ fn localise(
     let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
     let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
     let before = oracle.current_timeout();
-    oracle.set_timeout(Some((timeout * 4).max(std::time::Duration::from_secs(60))));
+    oracle.set_timeout(Some(timeout * 4));
     let found = crate::blame::values::localise(
         loaded.text(),
         &loaded.model,

@@ -120,9 +120,11 @@ pub(super) fn read(log: &str, sites: &[Site]) -> Reading {
         };
     }
     let culprit = least_cleared(most_apart(culprit, &differing), &agreeing);
+    let own = |p: &&Pair| p.i == 0 && culprit.iter().any(|c| sites[p.site].reach.contains(c));
     let first = differing
         .iter()
-        .find(|p| p.i == 0 && culprit.iter().any(|c| p.ops.contains(c)))
+        .filter(own)
+        .min_by_key(|p| sites[p.site].reach.len())
         .unwrap_or(&differing[0]);
     let s = &sites[first.site];
     let differs: Vec<String> = differing
