@@ -132,3 +132,79 @@ pub(crate) fn localise(
     }
     Ok(found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::FnJudge;
+    use crate::loaded::{LoadedTest, SpecPaths};
+    use std::path::PathBuf;
+
+    /// The reduced merge fixture, loaded with its spec.
+    fn merge() -> LoadedTest {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let path = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let dirs = [root.join("fixtures/iset/spec")];
+        let paths = SpecPaths {
+            include_dirs: &dirs,
+            specs: &[],
+        };
+        LoadedTest::read(&path, &paths).unwrap()
+    }
+
+    fn localised(judge: &dyn Judge, compiles: Compiles) -> Localised {
+        let t = merge();
+        localise(t.text(), &t.model, &t.catalogue, judge, compiles).unwrap()
+    }
+
+    /// The log path the instrumented `text` writes to.
+    fn log_of(text: &[u8]) -> PathBuf {
+        let text = String::from_utf8_lossy(text);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("#define MFPPR_VALUE_LOG"))
+            .unwrap();
+        PathBuf::from(line.split('"').nth(1).unwrap())
+    }
+
+    #[test]
+    fn a_call_that_throws_in_the_run_is_named_through_the_judge() {
+        // The judge plays the check: it "runs" the instrumented test, whose first probe throws.
+        let judge = FnJudge(|text: &[u8]| {
+            let log = "41 start\n41 enter 0\n41 exception std::out_of_range\n41 signal 6\n";
+            std::fs::write(log_of(text), log).unwrap();
+            Some(true)
+        });
+        let found = localised(&judge, &|_| Ok(()));
+        assert_eq!(
+            found.failure.as_deref(),
+            Some("exception std::out_of_range")
+        );
+        assert!(!found.culprit.is_empty(), "{found:?}");
+        assert_eq!(found.runs, 1);
+        assert!(found.probes >= 3, "{found:?}");
+    }
+
+    #[test]
+    fn an_instrumented_test_that_does_not_build_or_hangs_is_undecided_with_why() {
+        let never = FnJudge(|_: &[u8]| -> Option<bool> { panic!("must not run") });
+        let found = localised(&never, &|_| Err("exit status 1: error: boom".into()));
+        assert_eq!(found.runs, 0);
+        assert!(found.culprit.is_empty());
+        assert!(
+            found
+                .undecided
+                .as_deref()
+                .unwrap()
+                .contains("does not compile (exit status 1"),
+            "{found:?}"
+        );
+        let hangs = FnJudge(|_: &[u8]| None);
+        let found = localised(&hangs, &|_| Ok(()));
+        assert_eq!(found.runs, 1);
+        assert_eq!(
+            found.undecided.as_deref(),
+            Some("the instrumented run: the check timed out after 1 s")
+        );
+    }
+}
