@@ -27,7 +27,7 @@ use crate::judge::{unfinished, Judge};
 use crate::model::TestModel;
 
 /// What localising found.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Localised {
     /// The program's own failure (the failing check, the uncaught exception, the signal), read
     /// from the probes' log; `None` when the instrumented test did not fail or wrote no log.
@@ -48,6 +48,9 @@ pub(crate) struct Localised {
     /// Check runs made (0 or 1).
     #[serde(default)]
     pub runs: u64,
+    /// Seconds it took: instrumenting, compiling, the run and reading the log.
+    #[serde(default)]
+    pub secs: f64,
 }
 
 impl Localised {
@@ -90,6 +93,20 @@ pub(crate) fn localise(
     judge: &dyn Judge,
     compiles: Compiles,
 ) -> Result<Localised> {
+    let began = std::time::Instant::now();
+    let mut found = localise_now(text, model, catalogue, judge, compiles)?;
+    found.secs = began.elapsed().as_secs_f64();
+    Ok(found)
+}
+
+/// [`localise`], untimed.
+fn localise_now(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    judge: &dyn Judge,
+    compiles: Compiles,
+) -> Result<Localised> {
     let ops = LibraryOps::new(text, model, catalogue);
     let scratch = tempfile::Builder::new().prefix("mfppr-values-").tempdir()?;
     let log = scratch.path().join("probes.log");
@@ -119,6 +136,7 @@ pub(crate) fn localise(
         undecided: reading.undecided,
         probes: probes as u64,
         runs: 1,
+        secs: 0.0,
     };
     if found.culprit.is_empty() {
         if let Some(why) = unfinished(&judged, judge.timeout()) {
