@@ -239,7 +239,8 @@ impl Look<'_> {
                 whole_call_with: None,
             });
         }
-        let op = library_op(&call.callee)?;
+        library_op(&call.callee)?;
+        let op = super::with_arity(call);
         let ctx = ctx?;
         let base =
             self.catalogue.mrs.iter().find(|m| {

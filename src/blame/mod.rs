@@ -416,6 +416,17 @@ pub(crate) fn library_op(callee: &str) -> Option<String> {
     }
 }
 
+/// A call's callee, an operator's with the shape of its arguments (`z3::operator-(x)` and
+/// `z3::operator-(x,y)` are two library operations: unary minus and subtraction).
+fn with_arity(call: &crate::document::Call) -> String {
+    let name = call.callee.rsplit("::").next().unwrap_or("");
+    if !name.starts_with("operator") {
+        return call.callee.clone();
+    }
+    let shape = ["x", "y", "z"][..call.args.len().min(3)].join(",");
+    format!("{}({shape})", call.callee)
+}
+
 /// A function of the spec: its header's text and its outline there.
 struct SpecFn {
     text: Rc<[u8]>,
@@ -451,7 +462,7 @@ impl LibraryOps {
                 calls.entry(name.clone()).or_default().extend(
                     f.calls
                         .iter()
-                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or(c.callee.clone()))
+                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or(with_arity(c)))
                         .map(|c| as_base(&c).unwrap_or(c)),
                 );
                 spec.entry(name).or_insert(SpecFn {
@@ -463,10 +474,7 @@ impl LibraryOps {
         if let Ok(doc) = Document::parse(text.to_vec()) {
             for f in &doc.outline().functions {
                 if model.instance(&f.name).is_some() {
-                    calls.insert(
-                        f.name.clone(),
-                        f.calls.iter().map(|c| c.callee.clone()).collect(),
-                    );
+                    calls.insert(f.name.clone(), f.calls.iter().map(with_arity).collect());
                 }
             }
         }

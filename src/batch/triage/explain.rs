@@ -94,6 +94,9 @@ fn member_value(r: &Record) -> String {
                     e.place
                 );
                 let _ = writeln!(out, "  {}", e.how);
+                if !e.operands.is_empty() {
+                    let _ = writeln!(out, "  at the operands {}", e.operands.join(", "));
+                }
                 for (by, value) in &e.values {
                     let _ = writeln!(out, "    {by:<40} = {value}");
                 }

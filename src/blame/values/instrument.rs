@@ -274,8 +274,10 @@ fn probe_lambda(id: usize, callee: &str, arity: usize, alternatives: &[String]) 
         .collect();
     format!(
         "[&]({}) {{ mfppr_value::enter({id}); auto mfppr_v = {callee}({}); \
-         mfppr_value::leave({id}); mfppr_value::keep({id}, mfppr_v{}); return mfppr_v; }}",
+         mfppr_value::leave({id}); mfppr_value::keep({id}, mfppr_v, std::forward_as_tuple({}){}); \
+         return mfppr_v; }}",
         params.join(", "),
+        args.join(", "),
         args.join(", "),
         alts.concat()
     )
@@ -360,6 +362,6 @@ mod tests {
         assert!(p.contains(
             "auto mfppr_v = metalib::relations::lt::base(mfppr_a0, mfppr_a1, mfppr_a2);"
         ));
-        assert!(p.contains("mfppr_value::keep(3, mfppr_v, [&] { return metalib::mfppr_value::relations_lt::lt_by_gt(mfppr_a0, mfppr_a1, mfppr_a2); });"));
+        assert!(p.contains("mfppr_value::keep(3, mfppr_v, std::forward_as_tuple(mfppr_a0, mfppr_a1, mfppr_a2), [&] { return metalib::mfppr_value::relations_lt::lt_by_gt(mfppr_a0, mfppr_a1, mfppr_a2); });"));
     }
 }

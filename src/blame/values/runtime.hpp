@@ -9,6 +9,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
@@ -55,8 +56,19 @@ template <class T> std::vector<Record<T>>& store() { static std::vector<Record<T
 inline void enter(int site) { say("enter " + std::to_string(site)); }
 inline void leave(int site) { say("leave " + std::to_string(site)); }
 
-template <class T, class... Alt> void keep(int site, const T& value, Alt&&... alt) {
+template <class T, class Ops, class... Alt>
+void keep(int site, const T& value, const Ops& operands, Alt&&... alt) {
     Record<T> r{next_seq()++, site, {value}, {0}};
+    std::apply([&](const auto&... o) {
+        int k = 0;
+        auto one = [&](const auto& x) {
+            std::string text = shown(x);
+            if (text != "?")
+                say("operand " + std::to_string(r.seq) + " " + std::to_string(k) + " " + text);
+            ++k;
+        };
+        (one(o), ...);
+    }, operands);
     int k = 0;
     auto one = [&](auto&& f) {
         ++k;

@@ -33,6 +33,9 @@ pub(crate) struct Evidence {
     pub family: String,
     /// How it is wrong.
     pub how: String,
+    /// Its operands' values, as printed (those the library can print), in argument order.
+    #[serde(default)]
+    pub operands: Vec<String>,
     /// The values: the call's own (`call`), then each other way's (`family::mr`), as printed.
     pub values: Vec<(String, String)>,
     /// The other ways its value differs from.
@@ -66,6 +69,7 @@ struct Run {
     top: Vec<usize>,
     records: Vec<(usize, usize)>,
     values: BTreeMap<(usize, usize), String>,
+    operands: BTreeMap<(usize, usize), String>,
     same: BTreeMap<(usize, usize, usize), u8>,
     last_check: Option<String>,
     exception: Option<String>,
@@ -98,15 +102,32 @@ pub(super) fn read(log: &str, sites: &[Site]) -> Reading {
         return named(failure, s, s.ops.clone(), how, Vec::new(), Vec::new());
     }
     let (differing, agreeing) = pairs(run, sites);
-    let scope = in_scope(run);
-    let differing: Vec<Pair> = differing
-        .into_iter()
-        .filter(|p| scope.as_ref().is_none_or(|s| s.contains(&p.seq)))
-        .collect();
-    let mut culprit = shared(differing.iter());
-    if culprit.is_empty() {
-        culprit = shared(differing.iter().filter(|p| p.i == 0));
-    }
+    let (differing, culprit) = match descend(run, sites) {
+        Some((at, suspects)) => {
+            let within = subtree(run, at);
+            let own: Vec<Pair> = differing
+                .into_iter()
+                .filter(|p| p.i == 0 && within.contains(&p.seq))
+                .collect();
+            let shared_here: BTreeSet<String> = shared(own.iter())
+                .intersection(&suspects)
+                .cloned()
+                .collect();
+            let culprit = if shared_here.is_empty() {
+                suspects
+            } else {
+                shared_here
+            };
+            (own, culprit)
+        }
+        None => {
+            let mut culprit = shared(differing.iter());
+            if culprit.is_empty() {
+                culprit = shared(differing.iter().filter(|p| p.i == 0));
+            }
+            (differing, culprit)
+        }
+    };
     if culprit.is_empty() {
         let why = if differing.is_empty() {
             "every probed call agrees with the other ways the spec computes it"
@@ -140,7 +161,15 @@ pub(super) fn read(log: &str, sites: &[Site]) -> Reading {
         culprit.join(" or ")
     );
     let values = shown_values(run, first.seq, s);
-    named(failure, s, culprit, how, values, differs)
+    let mut reading = named(failure, s, culprit, how, values, differs);
+    if let Some(e) = &mut reading.evidence {
+        e.operands = run
+            .operands
+            .range((first.seq, 0)..(first.seq + 1, 0))
+            .map(|((_, k), v)| format!("a{k} = {v}"))
+            .collect();
+    }
+    reading
 }
 
 fn undecided(why: &str) -> Reading {
@@ -166,6 +195,7 @@ fn named(
             call: s.call.clone(),
             family: s.family.clone(),
             how,
+            operands: Vec::new(),
             values,
             differs_from,
         }),
@@ -210,14 +240,17 @@ fn runs_of(log: &str) -> Vec<Run> {
             ("same", [seq, i, j, s]) => {
                 run.same.insert((*seq, *i, *j), *s as u8);
             }
-            ("value", _) => {
+            ("value" | "operand", _) => {
                 let mut w = rest.splitn(3, ' ');
                 if let (Some(Ok(seq)), Some(Ok(k))) = (
                     w.next().map(str::parse::<usize>),
                     w.next().map(str::parse::<usize>),
                 ) {
-                    run.values
-                        .insert((seq, k), w.next().unwrap_or("").to_string());
+                    let into = match what {
+                        "value" => &mut run.values,
+                        _ => &mut run.operands,
+                    };
+                    into.insert((seq, k), w.next().unwrap_or("").to_string());
                 }
             }
             ("check", _) => run.last_check = Some(rest.to_string()),
@@ -291,27 +324,93 @@ fn pairs(run: &Run, sites: &[Site]) -> (Vec<Pair>, Vec<BTreeSet<String>>) {
     (differing, agreeing)
 }
 
-/// The records the failure comes from: those made inside the calls outside any probe whose own
-/// value differs from every other way it was compared with (and those calls' records), when
-/// there are such calls; `None` (every record) otherwise.
-fn in_scope(run: &Run) -> Option<BTreeSet<usize>> {
-    let wrong = |seq: usize| {
-        let compared: Vec<u8> = run
-            .same
-            .iter()
-            .filter(|((s, i, _), _)| *s == seq && *i == 0)
-            .map(|(_, v)| *v)
-            .collect();
-        compared.contains(&0) && !compared.contains(&1)
+/// The deepest call the failure comes from, and the operations it is suspected of: a variant
+/// step (a record made outside any probe) whose value differs from every other way while those
+/// agree among themselves; then, inside it, the first record that is wrong the same way and
+/// whose other ways avoid the suspects (one other way that computes with a suspect proves
+/// nothing), and so on down. A call's suspects are the operations its value depends on that its
+/// other ways do not compute with (all of them when none is left). `None` when no step is wrong
+/// so plainly.
+fn descend(run: &Run, sites: &[Site]) -> Option<(usize, BTreeSet<String>)> {
+    let site_of: BTreeMap<usize, &Site> = run
+        .records
+        .iter()
+        .filter_map(|&(seq, site)| Some((seq, sites.get(site)?)))
+        .collect();
+    let alt_ops = |s: &Site, k: usize| -> BTreeSet<String> {
+        s.alternatives[k - 1].ops.iter().cloned().collect()
     };
-    let mut scope = BTreeSet::new();
-    let mut queue: Vec<usize> = run.top.iter().copied().filter(|&s| wrong(s)).collect();
-    while let Some(seq) = queue.pop() {
-        if scope.insert(seq) {
-            queue.extend(run.inside.get(&seq).into_iter().flatten());
+    let wrong = |seq: usize, suspects: Option<&BTreeSet<String>>| -> bool {
+        let Some(s) = site_of.get(&seq) else {
+            return false;
+        };
+        let ways: Vec<usize> = (1..=s.alternatives.len())
+            .filter(|&k| same(run, seq, 0, k).is_some())
+            .collect();
+        let differs_from_all =
+            !ways.is_empty() && ways.iter().all(|&k| same(run, seq, 0, k) == Some(false));
+        let agree = ways.iter().all(|&a| {
+            ways.iter()
+                .all(|&b| a >= b || same(run, seq, a, b) != Some(false))
+        });
+        let trusted = match (ways.as_slice(), suspects) {
+            ([one], Some(suspects)) => alt_ops(s, *one).is_disjoint(suspects),
+            _ => true,
+        };
+        differs_from_all && agree && trusted
+    };
+    let suspects_of = |seq: usize| -> BTreeSet<String> {
+        let s = site_of[&seq];
+        let used: BTreeSet<String> = (1..=s.alternatives.len())
+            .filter(|&k| same(run, seq, 0, k).is_some())
+            .flat_map(|k| alt_ops(s, k))
+            .collect();
+        let reach: BTreeSet<String> = s.reach.iter().cloned().collect();
+        let left: BTreeSet<String> = reach.difference(&used).cloned().collect();
+        if left.is_empty() {
+            reach
+        } else {
+            left
+        }
+    };
+    let mut at = *run.top.iter().find(|&&seq| wrong(seq, None))?;
+    let mut suspects = suspects_of(at);
+    loop {
+        let within = subtree(run, at);
+        let inner = run
+            .records
+            .iter()
+            .map(|&(seq, _)| seq)
+            .find(|&seq| seq != at && within.contains(&seq) && wrong(seq, Some(&suspects)));
+        match inner {
+            Some(seq) => {
+                at = seq;
+                suspects = suspects_of(seq);
+            }
+            None => return Some((at, suspects)),
         }
     }
-    (!scope.is_empty()).then_some(scope)
+}
+
+/// Whether values `i` and `j` of record `seq` agree (`Some(true)`), differ, or could not be told.
+fn same(run: &Run, seq: usize, i: usize, j: usize) -> Option<bool> {
+    match run.same.get(&(seq, i.min(j), i.max(j))) {
+        Some(1) => Some(true),
+        Some(0) => Some(false),
+        _ => None,
+    }
+}
+
+/// Record `seq` and every record made inside its call.
+fn subtree(run: &Run, seq: usize) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    let mut queue = vec![seq];
+    while let Some(s) = queue.pop() {
+        if out.insert(s) {
+            queue.extend(run.inside.get(&s).into_iter().flatten());
+        }
+    }
+    out
 }
 
 /// The operations every one of `pairs` involves.
@@ -408,6 +507,7 @@ mod tests {
         ];
         let log =
             "7 start\n7 enter 1\n7 enter 0\n7 leave 0\n7 record 0 0\n7 leave 1\n7 record 1 1\n\
+                   7 operand 0 0 {1..2}\n7 operand 0 1 {3..4}\n\
                    7 value 0 0 {1..4}\n7 value 0 3 {1..5}\n\
                    7 same 0 0 1 1\n7 same 0 0 2 1\n7 same 0 0 3 0\n7 same 0 1 2 1\n\
                    7 same 0 1 3 0\n7 same 0 2 3 0\n7 same 1 0 1 0\n7 same 1 0 2 0\n7 same 1 1 2 1\n\
@@ -419,6 +519,7 @@ mod tests {
         let e = r.evidence.unwrap();
         assert_eq!(e.differs_from, vec!["unite::comm".to_string()]);
         assert_eq!(e.values[0], ("call".to_string(), "{1..4}".to_string()));
+        assert_eq!(e.operands, ["a0 = {1..2}", "a1 = {3..4}"]);
     }
 
     #[test]
@@ -434,15 +535,28 @@ mod tests {
         let log =
             "5 record 0 0\n5 same 0 0 1 0\n5 same 0 0 2 0\n5 same 0 1 2 1\n5 check c\n5 signal 6\n";
         assert_eq!(read(log, &sites).culprit, vec!["z3::operator-".to_string()]);
-        // Two records whose differing pairs share nothing.
+        // Two steps, each right by one other way and wrong by another, whose differing pairs
+        // share nothing: no step is plainly wrong, and no one operation explains it all.
         let sites = [
-            site(&["z3::operator<"], &[("lt::by_gt", &["z3::operator>"])]),
-            site(&["z3::operator+"], &[("add::a", &["z3::operator*"])]),
+            site(
+                &["z3::operator<"],
+                &[
+                    ("lt::a", &["z3::operator>"]),
+                    ("lt::b", &["z3::operator<="]),
+                ],
+            ),
+            site(
+                &["z3::operator+"],
+                &[
+                    ("add::a", &["z3::operator*"]),
+                    ("add::b", &["z3::operator/"]),
+                ],
+            ),
         ];
-        let log =
-            "5 record 0 0\n5 record 1 1\n5 same 0 0 1 0\n5 same 1 0 1 0\n5 check c\n5 signal 6\n";
+        let log = "5 record 0 0\n5 record 1 1\n5 same 0 0 1 0\n5 same 0 0 2 1\n5 same 0 1 2 0\n\
+                   5 same 1 0 1 1\n5 same 1 0 2 0\n5 same 1 1 2 0\n5 check c\n5 signal 6\n";
         let r = read(log, &sites);
-        assert!(r.culprit.is_empty());
+        assert!(r.culprit.is_empty(), "{r:?}");
         assert!(r.undecided.unwrap().contains("share no library operation"));
     }
 
