@@ -3,12 +3,43 @@
 
 use std::ops::Range;
 
-use crate::document::{Function, Stmt};
+use anyhow::Result;
 
-use super::{code, is_ident, is_number, modified, operand_at, with_space_after};
+use crate::cpp_text::is_ident;
+use crate::document::{Document, Function, Stmt};
+
+use super::{code, is_number, modified, operand_at, with_space_after, Standalone};
+
+/// The keys of [`super::Kind::Fold`]: `function/variable/definition text`.
+pub(super) fn keys(doc: &Document, text: &str) -> Vec<String> {
+    doc.outline()
+        .functions
+        .iter()
+        .flat_map(|f| folds(f, text).into_iter().map(|k| k.key(f, text)))
+        .collect()
+}
+
+/// Make the folds `keys` names (the last first), those that still apply; whether one was.
+pub(super) fn apply(out: &mut Standalone, keys: &[String]) -> Result<bool> {
+    let mut changed = false;
+    for key in keys.iter().rev() {
+        let doc = Document::parse(out.test.clone().into_bytes())?;
+        let found = doc.outline().functions.iter().find_map(|f| {
+            folds(f, &out.test)
+                .into_iter()
+                .find(|k| &k.key(f, &out.test) == key)
+                .map(|k| k.rewrite(f, &out.test))
+        });
+        if let Some(test) = found {
+            out.test = test;
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
 
 /// A fold ([`Kind::Fold`]) in one function.
-pub(super) struct Fold {
+struct Fold {
     /// The defining statement (index into the function's body).
     def: usize,
     var: String,
@@ -21,7 +52,7 @@ pub(super) struct Fold {
 }
 
 impl Fold {
-    pub(super) fn key(&self, f: &Function, text: &str) -> String {
+    fn key(&self, f: &Function, text: &str) -> String {
         format!(
             "{}/{}/{}",
             f.name,
@@ -30,7 +61,7 @@ impl Fold {
         )
     }
 
-    pub(super) fn rewrite(&self, f: &Function, text: &str) -> String {
+    fn rewrite(&self, f: &Function, text: &str) -> String {
         let value = &text[self.value.clone()];
         let mut edits: Vec<(Range<usize>, String)> = self
             .uses
@@ -54,7 +85,7 @@ impl Fold {
 }
 
 /// The folds of `f` (see the module doc).
-pub(super) fn folds(f: &Function, text: &str) -> Vec<Fold> {
+fn folds(f: &Function, text: &str) -> Vec<Fold> {
     let stmts = code(f);
     let locals: Vec<(&str, &str)> = stmts
         .iter()
