@@ -11,7 +11,7 @@ use anyhow::Result;
 
 use crate::cpp_text::is_ident;
 use crate::document::{Document, Function, Stmt};
-use crate::export::simplify::{class_objects, plain_class, ClassObject, PlainClass};
+use crate::export::simplify::{class_objects, plain_class, PlainClass};
 
 use super::{is_number, operand_at, with_space_after, Chunk, Standalone};
 
@@ -24,18 +24,15 @@ pub(super) fn keys(doc: &Document, text: &str, chunks: &[Chunk]) -> Vec<String> 
         .collect()
 }
 
-/// Replace the context objects `keys` names by their members; whether one was.
-pub(super) fn apply(out: &mut Standalone, keys: &[String]) -> Result<bool> {
-    let mut changed = false;
-    for key in keys {
-        let doc = Document::parse(out.test.clone().into_bytes())?;
-        let objects = context_objects(&doc, &out.test, &out.chunks);
-        if let Some(c) = objects.into_iter().find(|c| &c.var == key) {
-            out.test = c.rewrite(&out.test);
-            changed = true;
-        }
-    }
-    Ok(changed)
+/// Replace the context object `key` names by its members; whether there was one.
+pub(super) fn apply(out: &mut Standalone, key: &str) -> Result<bool> {
+    let doc = Document::parse(out.test.clone().into_bytes())?;
+    let objects = context_objects(&doc, &out.test, &out.chunks);
+    let Some(c) = objects.into_iter().find(|c| c.var == key) else {
+        return Ok(false);
+    };
+    out.test = c.rewrite(&out.test);
+    Ok(true)
 }
 
 /// A context object in `main` ([`Kind::Context`]).
@@ -87,23 +84,17 @@ fn context_objects(doc: &Document, text: &str, chunks: &[Chunk]) -> Vec<ContextO
     let Some(main) = doc.outline().functions.iter().find(|f| f.name == "main") else {
         return out;
     };
-    for ClassObject {
-        stmt,
-        var,
-        class,
-        values,
-        uses,
-    } in class_objects(main, text, &classes)
-    {
-        let read: HashSet<usize> = uses.iter().map(|(_, m)| *m).collect();
+    for object in class_objects(main, text, &classes) {
+        let (class, var) = (object.class, &object.var);
+        let read: HashSet<usize> = object.uses.iter().map(|(_, m)| *m).collect();
         let mut declared = Vec::new();
         let mut with = vec![String::new(); class.members.len()];
         let mut dead = Vec::new();
-        for (m, ((ty, name), value)) in class.members.iter().zip(&values).enumerate() {
+        for (m, ((ty, name), value)) in class.members.iter().zip(&object.values).enumerate() {
             let reference = ty.ends_with('&');
             if !read.contains(&m) {
                 if is_ident(value) {
-                    dead.extend(only_passed(main, stmt, value, text));
+                    dead.extend(only_passed(main, object.stmt, value, text));
                 }
                 continue;
             }
@@ -116,13 +107,14 @@ fn context_objects(doc: &Document, text: &str, chunks: &[Chunk]) -> Vec<ContextO
             }
         }
         out.push(ContextObject {
-            var,
-            decl: stmt.span.clone(),
+            decl: object.stmt.span.clone(),
             replacement: declared.join(" "),
-            uses: uses
+            uses: object
+                .uses
                 .into_iter()
                 .map(|(r, m)| (r, with[m].clone()))
                 .collect(),
+            var: object.var,
             dead,
         });
     }

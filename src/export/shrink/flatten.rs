@@ -19,18 +19,15 @@ pub(super) fn keys(sa: &Standalone) -> Vec<String> {
         .collect()
 }
 
-/// Move the chunks `keys` names to the global namespace; whether one moved.
-pub(super) fn apply(out: &mut Standalone, keys: &[String]) -> Result<bool> {
-    let mut changed = false;
-    for key in keys {
-        if let Some(i) = (0..out.chunks.len())
-            .find(|&i| &qualified(&out.chunks[i].decl) == key && flattenable(out, i))
-        {
-            flatten(out, i)?;
-            changed = true;
-        }
-    }
-    Ok(changed)
+/// Move the chunk `key` names to the global namespace; whether it could be.
+pub(super) fn apply(out: &mut Standalone, key: &str) -> Result<bool> {
+    let Some(i) = (0..out.chunks.len())
+        .find(|&i| qualified(&out.chunks[i].decl) == key && flattenable(out, i))
+    else {
+        return Ok(false);
+    };
+    flatten(out, i)?;
+    Ok(true)
 }
 
 /// Whether chunk `i` is a function alone in its (non-global) namespace whose name nothing else

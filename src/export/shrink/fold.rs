@@ -19,23 +19,20 @@ pub(super) fn keys(doc: &Document, text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Make the folds `keys` names (the last first), those that still apply; whether one was.
-pub(super) fn apply(out: &mut Standalone, keys: &[String]) -> Result<bool> {
-    let mut changed = false;
-    for key in keys.iter().rev() {
-        let doc = Document::parse(out.test.clone().into_bytes())?;
-        let found = doc.outline().functions.iter().find_map(|f| {
-            folds(f, &out.test)
-                .into_iter()
-                .find(|k| &k.key(f, &out.test) == key)
-                .map(|k| k.rewrite(f, &out.test))
-        });
-        if let Some(test) = found {
-            out.test = test;
-            changed = true;
-        }
-    }
-    Ok(changed)
+/// Make the fold `key` names, if it still applies; whether it did.
+pub(super) fn apply(out: &mut Standalone, key: &str) -> Result<bool> {
+    let doc = Document::parse(out.test.clone().into_bytes())?;
+    let found = doc.outline().functions.iter().find_map(|f| {
+        folds(f, &out.test)
+            .into_iter()
+            .find(|k| k.key(f, &out.test) == key)
+            .map(|k| k.rewrite(f, &out.test))
+    });
+    let Some(test) = found else {
+        return Ok(false);
+    };
+    out.test = test;
+    Ok(true)
 }
 
 /// A fold ([`Kind::Fold`]) in one function.

@@ -34,21 +34,19 @@ pub(super) fn keys(doc: &Document, sa: &Standalone) -> Result<Vec<String>> {
     Ok(keys)
 }
 
-/// Write the operator calls `keys` names as operators, in the test and in the spec's
-/// declarations; whether one was.
-pub(super) fn apply(out: &mut Standalone, keys: &[String]) -> Result<bool> {
+/// Write the operator call `key` names as its operator, in the test or in the spec's
+/// declarations; whether it was.
+pub(super) fn apply(out: &mut Standalone, key: &str) -> Result<bool> {
     let mut changed = false;
-    for key in keys {
-        if let Some(test) = apply_in(TEST_SCOPE, &out.test, key)? {
-            out.test = test;
+    if let Some(test) = apply_in(TEST_SCOPE, &out.test, key)? {
+        out.test = test;
+        changed = true;
+    }
+    for c in &mut out.chunks {
+        if let Some(text) = apply_in(&chunk_scope(c), &c.text, key)? {
+            c.decl.refs = refs_of(&text).unwrap_or_else(|| c.decl.refs.clone());
+            c.text = text;
             changed = true;
-        }
-        for c in &mut out.chunks {
-            if let Some(text) = apply_in(&chunk_scope(c), &c.text, key)? {
-                c.decl.refs = refs_of(&text).unwrap_or_else(|| c.decl.refs.clone());
-                c.text = text;
-                changed = true;
-            }
         }
     }
     Ok(changed)

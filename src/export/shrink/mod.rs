@@ -81,16 +81,31 @@ pub(crate) fn apply(kind: Kind, sa: &Standalone, keys: &[String]) -> Result<Opti
     let mut out = sa.clone();
     let changed = match kind {
         Kind::Inline => inline::apply(&mut out, keys)?,
-        Kind::Context => context::apply(&mut out, keys)?,
-        Kind::Fold => fold::apply(&mut out, keys)?,
-        Kind::Infix => infix::apply(&mut out, keys)?,
-        Kind::Flatten => flatten::apply(&mut out, keys)?,
+        Kind::Context => each_key(&mut out, keys.iter(), context::apply)?,
+        // The last first.
+        Kind::Fold => each_key(&mut out, keys.iter().rev(), fold::apply)?,
+        Kind::Infix => each_key(&mut out, keys.iter(), infix::apply)?,
+        Kind::Flatten => each_key(&mut out, keys.iter(), flatten::apply)?,
     };
     if !changed {
         return Ok(None);
     }
     prune(&mut out)?;
     Ok(Some(out))
+}
+
+/// The rewrite `one` of each of `keys` in turn, on `out` as the earlier ones left it (a key
+/// that no longer applies changes nothing); whether one changed it.
+fn each_key<'k>(
+    out: &mut Standalone,
+    keys: impl Iterator<Item = &'k String>,
+    one: fn(&mut Standalone, &str) -> Result<bool>,
+) -> Result<bool> {
+    let mut changed = false;
+    for key in keys {
+        changed |= one(out, key)?;
+    }
+    Ok(changed)
 }
 
 /// Drop the test's functions nothing reachable from `main` uses, then the spec declarations

@@ -23,7 +23,7 @@ mod tests;
 pub(super) use aliases::resolve_aliases;
 pub(super) use includes::used_includes;
 pub(super) use inline::inline_calls;
-pub(super) use scalarise::{class_objects, plain_class, scalarise, ClassObject, PlainClass};
+pub(super) use scalarise::{class_objects, plain_class, scalarise, PlainClass};
 
 /// The (possibly `::`-qualified) names in C++ `text`, outside comments and string and
 /// character literals, with their spans.
