@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::catalogue::Catalogue;
 use crate::document::{Document, Function, Span};
 use crate::edit::{self, Edit};
-use crate::judge::Judge;
+use crate::judge::{Judge, Trials};
 use crate::model::{parse_qualified_mr, Caller, TestModel};
 use crate::passes::sweep::{sweep, SweepContext};
 
@@ -157,27 +157,24 @@ pub(crate) fn blame(
     compiles: Option<Compiles>,
 ) -> Result<Blame> {
     let started = Instant::now();
-    let mut calls = 0;
-    let mut interesting = |edits: &[Edit]| -> Result<bool> {
-        calls += 1;
-        Ok(judge.judge(&edit::apply(text, edits))?.interesting())
-    };
+    let mut trials = Trials::new(judge);
     let sites = sites(model, catalogue);
     let ops = LibraryOps::new(text, model, catalogue);
-    let mut folds = Vec::new();
-    for s in &sites {
-        let suspect = !interesting(&[Edit::replace(s.span.clone(), s.base.clone())])?;
-        folds.push(Fold {
+    // A fold whose run does not end by itself counts as removing the failure, as any run that
+    // does not show it.
+    let folds = trials.each(&sites, |trials, s| {
+        let folded = edit::apply(text, &[Edit::replace(s.span.clone(), s.base.clone())]);
+        Ok(Fold {
             callee: s.callee.clone(),
             mr: s.mr.clone(),
             family: s.family.clone(),
             base: s.base.clone(),
             variant: s.variant,
-            suspect,
+            suspect: !trials.run(&folded)?.kept(),
             library_ops: ops.of(&s.callee).into_iter().collect(),
             inside: s.inside.clone(),
-        });
-    }
+        })
+    })?;
     let base_operations_implicated = match folds.as_slice() {
         [] => true,
         [one] => !one.suspect,
@@ -186,7 +183,7 @@ pub(crate) fn blame(
                 .iter()
                 .map(|s| Edit::replace(s.span.clone(), s.base.clone()))
                 .collect();
-            interesting(&all)?
+            trials.run(&edit::apply(text, &all))?.kept()
         }
     };
     let (suspects, one_variant) = suspects_of(&folds);
@@ -199,7 +196,7 @@ pub(crate) fn blame(
         suspects,
         one_variant,
         base_operations_implicated,
-        oracle_calls: calls,
+        oracle_calls: trials.runs(),
         secs: 0.0,
         deeper: None,
         introduces,
