@@ -130,22 +130,15 @@ pub(super) fn reduce_and_triage(
     let failure = triage::failure_of(&run.stderr_tail, run.end);
     let interesting = verdict == Verdict::Interesting;
     let blames = group_by != triage::GroupBy::Value;
-    let loaded = LoadedTest::load(&ro.input, reduced.clone(), &ro.spec_paths());
-    let found = match &loaded {
-        Ok(loaded) if blames => suspects(ro, loaded, &oracle, interesting),
-        Ok(loaded) => Ok(unblamed(&loaded.model)),
-        Err(e) => Err(anyhow::anyhow!("{e:#}")),
-    };
-    let found = match found {
-        Ok(found) => found,
-        Err(e) => {
-            record.message = Some(format!("cannot list the MRs of the result: {e:#}"));
-            Suspects::default()
-        }
-    };
-    if let (Ok(loaded), true) = (&loaded, interesting) {
-        record.triage.value = Some(localise(ro, loaded, &oracle, outcome.timeout));
-    }
+    let found = look_into(
+        record,
+        ro,
+        &reduced,
+        &oracle,
+        interesting,
+        blames,
+        outcome.timeout,
+    );
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
@@ -169,6 +162,33 @@ pub(super) fn reduce_and_triage(
     record.output = Some(output);
     record.stats = Some(stats);
     Ok(folded)
+}
+
+/// Triage's look into the `reduced` result: its MRs (blamed when `blames`), and its wrong value
+/// localised into `record` when it is `interesting`; a result that cannot be loaded says why in
+/// the record's message.
+fn look_into(
+    record: &mut Record,
+    ro: &ReduceOptions,
+    reduced: &[u8],
+    oracle: &ScriptOracle,
+    interesting: bool,
+    blames: bool,
+    timeout: std::time::Duration,
+) -> Suspects {
+    let loaded = LoadedTest::load(&ro.input, reduced.to_vec(), &ro.spec_paths());
+    let found = match &loaded {
+        Ok(loaded) if blames => suspects(ro, loaded, oracle, interesting),
+        Ok(loaded) => Ok(unblamed(&loaded.model)),
+        Err(e) => Err(anyhow::anyhow!("{e:#}")),
+    };
+    if let (Ok(loaded), true) = (&loaded, interesting) {
+        record.triage.value = Some(localise(ro, loaded, oracle, timeout));
+    }
+    found.unwrap_or_else(|e| {
+        record.message = Some(format!("cannot list the MRs of the result: {e:#}"));
+        Suspects::default()
+    })
 }
 
 /// What triage knows about the MRs of a reduced test.

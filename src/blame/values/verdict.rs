@@ -102,32 +102,7 @@ pub(super) fn read(log: &str, sites: &[Site]) -> Reading {
         return named(failure, s, s.ops.clone(), how, Vec::new(), Vec::new());
     }
     let (differing, agreeing) = pairs(run, sites);
-    let (differing, culprit) = match descend(run, sites) {
-        Some((at, suspects)) => {
-            let within = subtree(run, at);
-            let own: Vec<Pair> = differing
-                .into_iter()
-                .filter(|p| p.i == 0 && within.contains(&p.seq))
-                .collect();
-            let shared_here: BTreeSet<String> = shared(own.iter())
-                .intersection(&suspects)
-                .cloned()
-                .collect();
-            let culprit = if shared_here.is_empty() {
-                suspects
-            } else {
-                shared_here
-            };
-            (own, culprit)
-        }
-        None => {
-            let mut culprit = shared(differing.iter());
-            if culprit.is_empty() {
-                culprit = shared(differing.iter().filter(|p| p.i == 0));
-            }
-            (differing, culprit)
-        }
-    };
+    let (differing, culprit) = suspects(run, sites, differing);
     if culprit.is_empty() {
         let why = if differing.is_empty() {
             "every probed call agrees with the other ways the spec computes it"
@@ -322,6 +297,39 @@ fn pairs(run: &Run, sites: &[Site]) -> (Vec<Pair>, Vec<BTreeSet<String>>) {
         }
     }
     (differing, agreeing)
+}
+
+/// The differing pairs that count and the operations they suspect: inside the deepest call the
+/// failure plainly comes from ([`descend`]), the pairs with that subtree's own values and the
+/// operations they share among that call's suspects; else every pair and the operations they
+/// all share (those with a call's own value, when all share none).
+fn suspects(run: &Run, sites: &[Site], differing: Vec<Pair>) -> (Vec<Pair>, BTreeSet<String>) {
+    match descend(run, sites) {
+        Some((at, suspects)) => {
+            let within = subtree(run, at);
+            let own: Vec<Pair> = differing
+                .into_iter()
+                .filter(|p| p.i == 0 && within.contains(&p.seq))
+                .collect();
+            let shared_here: BTreeSet<String> = shared(own.iter())
+                .intersection(&suspects)
+                .cloned()
+                .collect();
+            let culprit = if shared_here.is_empty() {
+                suspects
+            } else {
+                shared_here
+            };
+            (own, culprit)
+        }
+        None => {
+            let mut culprit = shared(differing.iter());
+            if culprit.is_empty() {
+                culprit = shared(differing.iter().filter(|p| p.i == 0));
+            }
+            (differing, culprit)
+        }
+    }
 }
 
 /// The deepest call the failure comes from, and the operations it is suspected of: a variant
