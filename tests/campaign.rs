@@ -126,7 +126,7 @@ fn the_campaign_is_reduced_and_triaged_into_the_three_planted_bugs() {
             "--env",
             "SAME_FAILURE=1",
         ])
-        .args(["--no-tail", "-j2", "-q", "-o"])
+        .args(["--no-tail", "--group-by", "value", "-j2", "-q", "-o"])
         .arg(&out)
         .output()
         .unwrap();
@@ -258,8 +258,8 @@ fn the_campaign_is_reduced_and_triaged_into_the_three_planted_bugs() {
         .map(|r| r["knockout_calls"].as_u64().unwrap_or(0))
         .sum();
     // Triage's runs are counted apart from the reduction's: the failure run and the one run of
-    // the instrumented result (the wrong value localised); blame, the knockouts and the slip
-    // check run only when the campaign groups by MRs.
+    // the instrumented result (the wrong value localised); grouped by value, blame, the
+    // knockouts and the slip check do not run.
     for r in records.iter().filter(|r| r["outcome"] == "reduced") {
         assert_eq!(
             r["triage_calls"].as_u64().unwrap(),
@@ -333,6 +333,7 @@ fn the_campaign_is_reduced_and_triaged_into_the_three_planted_bugs() {
     let again = Command::new(bin())
         .args(["batch", "--triage-only"])
         .arg(&out)
+        .args(["--group-by", "value"])
         .args(["-I", &spec])
         .output()
         .unwrap();

@@ -140,7 +140,7 @@ pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::R
     if !opts.repair_slips {
         words.push("--keep-slips".to_string());
     }
-    if opts.group_by != crate::batch::triage::GroupBy::Value {
+    if opts.group_by != crate::batch::triage::GroupBy::default() {
         words.push(format!("--group-by={:?}", opts.group_by).to_lowercase());
     }
     words.push("--resume".to_string());
@@ -209,7 +209,7 @@ mod tests {
             tests_at_once: 2,
             resume: false,
             quiet: false,
-            group_by: crate::batch::triage::GroupBy::Value,
+            group_by: crate::batch::triage::GroupBy::Library,
             repair_slips: true,
         }
     }

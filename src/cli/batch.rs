@@ -105,7 +105,7 @@ enum BatchMode {
 /// What groups a campaign's results (`--group-by`).
 #[derive(Debug, clap::Args)]
 struct Grouping {
-    /// What groups the results: `library` or `mrs` (see `mfppr batch run --help`).
+    /// What groups the results: `library`, `value` or `mrs` (see `mfppr batch run --help`).
     #[arg(long, value_enum, default_value_t, value_name = "BY")]
     group_by: triage::GroupBy,
 

@@ -133,8 +133,8 @@ fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
     })?;
     let by = match json["group_by"].as_str() {
         Some("mrs") => GroupBy::Mrs,
-        Some("library") => GroupBy::Library,
-        _ => GroupBy::Value,
+        Some("value") => GroupBy::Value,
+        _ => GroupBy::Library,
     };
     Ok((by, crate::batch::latest_per_stem(journal::read(out_dir)?)))
 }
