@@ -314,7 +314,9 @@ impl Catalogue {
                         .collect::<Vec<_>>();
                     let is_base = !f.calls.iter().any(|c| is_placeholder(&c.callee));
                     let has_fuzz = f.calls.iter().any(|c| {
-                        let last = c.callee.rsplit("::").next().unwrap_or("");
+                        // `fuzz::fuzz_new<fuzz::set_term>`: the name before its template arguments.
+                        let name = c.callee.split('<').next().unwrap_or("");
+                        let last = name.rsplit("::").next().unwrap_or("");
                         last.starts_with("fuzz_new") || last.starts_with("fuzz_rand")
                     });
                     let params = f.params.iter().map(|p| p.type_text.clone()).collect();

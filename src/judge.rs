@@ -2,14 +2,17 @@
 //! minimisation, the bug report, the slip check and batch judge a text through [`Judge`]. The
 //! script's judge is the [`ScriptOracle`] the search used, with its timeout, exit rule,
 //! environment and cache directory; tests give the same steps an in-process fake
-//! ([`FnJudge`]). [`CheckRule`] is how a command that starts from a test (not from a search)
-//! sets the timeout and the exit rule the way `reduce` does: from the original's run.
+//! ([`FnJudge`]). The steps that try candidates one by one (export's minimisation, blame's
+//! folds, the knockouts) do it through one small loop, [`Trials`]. [`CheckRule`] is how a
+//! command that starts from a test (not from a search) sets the timeout and the exit rule the
+//! way `reduce` does: from the original's run.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::error::{coded, ExitKind};
 use crate::oracle::{Expected, Run, RunEnd, ScriptOracle, Verdict};
 
 /// Timeout of the first run of a test when `--timeout` is not given.
@@ -111,6 +114,88 @@ pub(crate) fn unfinished(judged: &Judged, timeout: Option<Duration>) -> Option<S
     }
 }
 
+/// What one candidate's run showed ([`Trials::run`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Tried {
+    /// The failure stays: the check finds the candidate interesting.
+    Kept,
+    /// The failure goes.
+    Gone,
+    /// The run did not end by itself (it timed out or was cancelled): why, in words
+    /// ([`unfinished`]). Not a "no": each step says what it counts as.
+    Undecided(String),
+}
+
+impl Tried {
+    /// Whether the failure stays.
+    pub(crate) fn kept(&self) -> bool {
+        *self == Tried::Kept
+    }
+}
+
+/// The one small loop after the search (issue 41): export's minimisation, blame's folds and the
+/// knockouts each judge their candidates through it, one at a time, in the order they give
+/// them ([`Trials::each`]). It counts the runs, stops at Ctrl-C before the next run (an
+/// [`ExitKind::Interrupted`] error) and turns a run that did not end by itself into
+/// [`Tried::Undecided`] with its reason ([`warn_undecided`] says so where a step marks it).
+pub(crate) struct Trials<'j> {
+    judge: &'j dyn Judge,
+    runs: usize,
+}
+
+impl<'j> Trials<'j> {
+    /// No run made yet.
+    pub(crate) fn new(judge: &'j dyn Judge) -> Trials<'j> {
+        Trials { judge, runs: 0 }
+    }
+
+    /// The runs made so far.
+    pub(crate) fn runs(&self) -> usize {
+        self.runs
+    }
+
+    /// Judge `text`: one run, counted, with its verdict and how it ended.
+    pub(crate) fn judged(&mut self, text: &[u8]) -> Result<Judged> {
+        if crate::interrupt::flag().load(Ordering::SeqCst) {
+            return Err(coded(
+                ExitKind::Interrupted,
+                "interrupted (Ctrl-C / SIGTERM)".to_string(),
+            ));
+        }
+        self.runs += 1;
+        self.judge.judge(text)
+    }
+
+    /// Judge `text`: one run, counted; what it showed.
+    pub(crate) fn run(&mut self, text: &[u8]) -> Result<Tried> {
+        let judged = self.judged(text)?;
+        Ok(match unfinished(&judged, self.judge.timeout()) {
+            Some(why) => Tried::Undecided(why),
+            None if judged.interesting() => Tried::Kept,
+            None => Tried::Gone,
+        })
+    }
+
+    /// Each of `items` in order through `step`, which judges the item's candidate with
+    /// [`Trials::run`] (or decides without a run); what each step made, in order. Stops at the
+    /// first error.
+    pub(crate) fn each<T, O>(
+        &mut self,
+        items: impl IntoIterator<Item = T>,
+        mut step: impl FnMut(&mut Self, T) -> Result<O>,
+    ) -> Result<Vec<O>> {
+        items.into_iter().map(|item| step(self, item)).collect()
+    }
+}
+
+/// Warn that the run of `what` did not end by itself (`why`, a [`Tried::Undecided`]'s reason)
+/// and is marked undecided.
+pub(crate) fn warn_undecided(why: &str, what: &str) {
+    crate::messages::warn(format!(
+        "{why} on {what}: marked undecided; if the check is just slow, raise --timeout"
+    ));
+}
+
 /// An in-process judge for tests: `f` says whether a text is interesting, or `None` for a run
 /// that times out.
 #[cfg(test)]
@@ -160,6 +245,20 @@ mod tests {
             Duration::from_secs(20)
         );
         assert_eq!(timeout_after(Duration::from_secs(100)), MAX_TIMEOUT);
+    }
+
+    #[test]
+    fn trials_run_in_order_count_the_runs_and_a_timeout_is_undecided() {
+        let judge = FnJudge(|t: &[u8]| (t != b"hang").then(|| t.starts_with(b"keep")));
+        let mut trials = Trials::new(&judge);
+        let texts: [&[u8]; 3] = [b"keep 1", b"drop", b"hang"];
+        let tried = trials.each(texts, |trials, t| trials.run(t)).unwrap();
+        let why = "the check timed out after 1 s".to_string();
+        assert_eq!(tried, [Tried::Kept, Tried::Gone, Tried::Undecided(why)]);
+        assert!(tried[0].kept() && !tried[2].kept());
+        assert_eq!(trials.runs(), 3);
+        assert!(trials.judged(b"keep 2").unwrap().interesting());
+        assert_eq!(trials.runs(), 4);
     }
 
     #[test]

@@ -243,6 +243,28 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
             passing.clone()
         ]
     );
+    // By the wrong value (localised in every result, whatever the grouping): the merge bug's
+    // operation, and explain shows the culprit call and the other ways that differ from it.
+    retriage("value");
+    assert_eq!(
+        groups(&out),
+        vec![
+            ("check_equal | iset::unite".to_string(), merge_tests.clone()),
+            passing.clone()
+        ]
+    );
+    let valued = mfppr()
+        .args(["batch", "explain", "1", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&valued.stdout);
+    assert!(
+        said.starts_with("group 1: 2 test(s), grouped by value")
+            && said.contains("culprit: iset::unite in `metalib::relations::unite::base(")
+            && said.contains("unite::unite_comm"),
+        "{said}"
+    );
     retriage("library");
     assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
 
@@ -327,6 +349,8 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
                 "triggers",
                 "within_triggers",
                 "introduces",
+                "value",
+                "value_signature",
             ] {
                 fields.remove(k);
             }
@@ -403,6 +427,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let collected = mfppr()
         .args(["batch", "collect"])
         .arg(&out2)
+        .args(["--group-by", "library"])
         .output()
         .unwrap();
     assert!(collected.status.success());

@@ -202,6 +202,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
         .arg("batch")
         .arg("--collect")
         .arg(&slurm_out)
+        .args(["--group-by", "library"])
         .output()
         .unwrap();
     assert!(collected.status.success(), "{}", text(&collected));

@@ -5,8 +5,8 @@
 //! with its own bug alone, so the failure is still that bug's — and pass without bugs; every
 //! passing test must be recorded as not interesting; and the triage must find exactly the three
 //! planted bugs: no group holds two bugs, every bug has one group but for at most one extra group
-//! (failures the library signature cannot place), and `--triage-only` writes the same summary
-//! again. The groups per bug and the pairwise recall are printed.
+//! (failures the library signature cannot place), each named by the library operation the bug
+//! sits in (the wrong value localised), and `--triage-only` writes the same summary again. The groups per bug and the pairwise recall are printed.
 //!
 //! It takes minutes on two cores, so it is `#[ignore]`d in `cargo test` and run by `.ci/run`
 //! (`cargo test --release --test suite -- --ignored campaign::`).
@@ -22,6 +22,13 @@ use common::{bin, require_tools, root};
 use serde_json::Value;
 
 const BUGS: [&str; 3] = ["ISET_BUG_MERGE", "ISET_BUG_SUBTRACT", "ISET_BUG_BOUND"];
+/// The library operation each bug sits in (fixtures/iset/spec/iset.h): what a result's wrong
+/// value must be localised to.
+const CULPRITS: [(&str, &str); 3] = [
+    ("ISET_BUG_MERGE", "iset::unite"),
+    ("ISET_BUG_SUBTRACT", "iset::subtract"),
+    ("ISET_BUG_BOUND", "iset::complement"),
+];
 
 fn spec() -> PathBuf {
     root().join("fixtures/iset/spec")
@@ -220,6 +227,14 @@ fn the_campaign_is_reduced_and_triaged_into_the_three_planted_bugs() {
         );
         let bug = bugs.into_iter().next().unwrap();
         assert_ne!(bug, "pass", "a passing test was reduced: {members:?}");
+        // The wrong value is localised to the library operation each bug sits in.
+        let op = CULPRITS.iter().find(|(b, _)| *b == bug).map(|(_, op)| *op);
+        let signature = g["signature"].as_str().unwrap();
+        assert!(
+            op.is_some_and(|op| signature.ends_with(&format!("| {op}"))),
+            "group {} of {bug} is signed `{signature}`",
+            g["id"]
+        );
         groups_per_bug.entry(bug).or_default().push(format!(
             "{} ({} tests)",
             g["signature"].as_str().unwrap(),
@@ -242,15 +257,19 @@ fn the_campaign_is_reduced_and_triaged_into_the_three_planted_bugs() {
         .iter()
         .map(|r| r["knockout_calls"].as_u64().unwrap_or(0))
         .sum();
-    // Triage's runs are counted apart from the reduction's: the failure run, blame's, the
-    // knockouts' and the slip check's.
+    // Triage's runs are counted apart from the reduction's: the failure run and the one run of
+    // the instrumented result (the wrong value localised); blame, the knockouts and the slip
+    // check run only when the campaign groups by MRs.
     for r in records.iter().filter(|r| r["outcome"] == "reduced") {
         assert_eq!(
             r["triage_calls"].as_u64().unwrap(),
-            1 + r["blame_calls"].as_u64().unwrap()
-                + r["knockout_calls"].as_u64().unwrap()
-                + r["slip_check_calls"].as_u64().unwrap(),
+            1 + r["value"]["runs"].as_u64().unwrap(),
             "{r}"
+        );
+        assert_eq!(r["blame_calls"].as_u64().unwrap(), 0, "{r}");
+        assert!(
+            !r["value"]["culprit"].as_array().unwrap().is_empty(),
+            "no culprit named: {r}"
         );
     }
     // No result of this campaign slips (`SAME_FAILURE=1` keeps each on its own failure, and

@@ -84,6 +84,10 @@ pub(crate) struct TriageFacts {
     /// placeholders it calls and the library operations it calls itself.
     #[serde(default)]
     pub introduces: BTreeMap<String, Vec<String>>,
+    /// The wrong value localised in the result (issue 44): the culprit call's library
+    /// operations and the evidence, or why none could be named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<crate::blame::values::Localised>,
 }
 
 /// The slip check of a reduced test and its repairs (a part of [`Record`], flattened).
@@ -128,6 +132,10 @@ pub(crate) struct Signing {
     /// Where `library_signature` comes from: `library`, or `mrs` (no standalone export).
     #[serde(default)]
     pub signature_from: String,
+    /// The value signature (`--group-by value`, the default): the program's own failure and the
+    /// culprit's library operations, or `undecided` with the test's name (it stays alone).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub value_signature: String,
 }
 
 /// One finished test: a journal line, and the per-test `result.json` of scale-out runs.
@@ -336,6 +344,7 @@ mod tests {
                 library_ops: vec!["iset::shift".into(), "iset::unite".into()],
                 library_signature: "check_equal | iset::shift iset::unite".into(),
                 signature_from: "library".into(),
+                value_signature: String::new(),
             },
             output: Some(PathBuf::from(format!("/o/{stem}/{stem}.reduced.cpp"))),
             stats: None,

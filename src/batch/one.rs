@@ -76,18 +76,21 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     if let Some(own) = &own_cache {
         ro.cache_dir = Some(own.path().to_path_buf());
     }
-    match reduce_and_triage(record, &ro, &ro.input)? {
+    match reduce_and_triage(record, &ro, &ro.input, opts.group_by)? {
         Some(folded) if opts.repair_slips => slips::repair_slip(record, dir, &ro, &folded),
         _ => Ok(()),
     }
 }
 
-/// Reduce `ro.input` into `ro.output`, triage the result into `record` and ask the slip check
-/// against the campaign's `original` test; returns the folded original when it flags the result.
+/// Reduce `ro.input` into `ro.output`, triage the result into `record` (its wrong value
+/// localised; blame, the knockouts and the slip check against the campaign's `original` test
+/// only when `group_by` signs by MRs); returns the folded original when the slip check flags the
+/// result.
 pub(super) fn reduce_and_triage(
     record: &mut Record,
     ro: &ReduceOptions,
     original: &Path,
+    group_by: triage::GroupBy,
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let (Some(output), Some(stats)) = (ro.output.clone(), ro.stats.clone()) else {
         anyhow::bail!("a campaign reduction needs an output and a stats file");
@@ -126,13 +129,16 @@ pub(super) fn reduce_and_triage(
     }
     let failure = triage::failure_of(&run.stderr_tail, run.end);
     let interesting = verdict == Verdict::Interesting;
-    let found = match suspects(ro, &reduced, &oracle, interesting) {
-        Ok(found) => found,
-        Err(e) => {
-            record.message = Some(format!("cannot list the MRs of the result: {e:#}"));
-            Suspects::default()
-        }
-    };
+    let blames = group_by != triage::GroupBy::Value;
+    let found = look_into(
+        record,
+        ro,
+        &reduced,
+        &oracle,
+        interesting,
+        blames,
+        outcome.timeout,
+    );
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
@@ -143,15 +149,46 @@ pub(super) fn reduce_and_triage(
     record.outcome = Outcome::Reduced;
     record.bytes_after = reduced.len() as u64;
     record.oracle_calls = outcome.stats.oracle_calls as u64;
+    let value_runs = record.triage.value.as_ref().map_or(0, |v| v.runs);
     record.triage_calls =
-        1 + found.blame_calls + found.knockout_calls + record.slip.slip_check_calls;
+        1 + found.blame_calls + found.knockout_calls + record.slip.slip_check_calls + value_runs;
     record.sign.signature = triage::signature(&failure, &found.suspects, &found.from);
     record.failure = Some(failure);
     found.journal_triage(record);
-    triage::sign_by_library(record, &output, &reduced, ro);
+    triage::sign_by_value(record);
+    if blames {
+        triage::sign_by_library(record, &output, &reduced, ro);
+    }
     record.output = Some(output);
     record.stats = Some(stats);
     Ok(folded)
+}
+
+/// Triage's look into the `reduced` result: its MRs (blamed when `blames`), and its wrong value
+/// localised into `record` when it is `interesting`; a result that cannot be loaded says why in
+/// the record's message.
+fn look_into(
+    record: &mut Record,
+    ro: &ReduceOptions,
+    reduced: &[u8],
+    oracle: &ScriptOracle,
+    interesting: bool,
+    blames: bool,
+    timeout: std::time::Duration,
+) -> Suspects {
+    let loaded = LoadedTest::load(&ro.input, reduced.to_vec(), &ro.spec_paths());
+    let found = match &loaded {
+        Ok(loaded) if blames => suspects(ro, loaded, oracle, interesting),
+        Ok(loaded) => Ok(unblamed(&loaded.model)),
+        Err(e) => Err(anyhow::anyhow!("{e:#}")),
+    };
+    if let (Ok(loaded), true) = (&loaded, interesting) {
+        record.triage.value = Some(localise(ro, loaded, oracle, timeout));
+    }
+    found.unwrap_or_else(|e| {
+        record.message = Some(format!("cannot list the MRs of the result: {e:#}"));
+        Suspects::default()
+    })
 }
 
 /// What triage knows about the MRs of a reduced test.
@@ -200,14 +237,14 @@ impl Suspects {
 /// failure needs.
 fn suspects(
     ro: &ReduceOptions,
-    reduced: &[u8],
+    loaded: &LoadedTest,
     judge: &dyn Judge,
     interesting: bool,
 ) -> anyhow::Result<Suspects> {
-    let loaded = LoadedTest::load(&ro.input, reduced.to_vec(), &ro.spec_paths())?;
+    let reduced = loaded.text();
     let LoadedTest {
         model, catalogue, ..
-    } = &loaded;
+    } = loaded;
     let mut found = Suspects {
         mrs: triage::remaining_mrs(model),
         ..Suspects::default()
@@ -256,6 +293,44 @@ fn suspects(
     Ok(found)
 }
 
+/// What triage knows of a result's MRs without blame (`--group-by value`): the families left
+/// and those of the steps where a checked variant differs from the reference.
+fn unblamed(model: &crate::model::TestModel) -> Suspects {
+    Suspects {
+        mrs: triage::remaining_mrs(model),
+        suspects: triage::suspect_mrs(model),
+        from: "variants: not blamed (--group-by value)".to_string(),
+        ..Suspects::default()
+    }
+}
+
+/// The result's wrong value ([`crate::blame::values`]), its instrumented run given four times the
+/// reduction's timeout (the probes compare every value in child processes); a localisation
+/// that cannot run is undecided with the reason.
+fn localise(
+    ro: &ReduceOptions,
+    loaded: &LoadedTest,
+    oracle: &ScriptOracle,
+    timeout: std::time::Duration,
+) -> crate::blame::values::Localised {
+    let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
+    let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
+    let before = oracle.current_timeout();
+    oracle.set_timeout(Some(timeout * 4));
+    let found = crate::blame::values::localise(
+        loaded.text(),
+        &loaded.model,
+        &loaded.catalogue,
+        oracle,
+        &compiles,
+    );
+    oracle.set_timeout(before);
+    found.unwrap_or_else(|e| crate::blame::values::Localised {
+        undecided: Some(format!("cannot localise: {e:#}")),
+        ..Default::default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,7 +350,8 @@ mod tests {
         ro.include_dirs = vec![root.join("fixtures/iset/spec")];
         let oracle = ScriptOracle::new(&check, &input, Vec::new()).unwrap();
         let text = std::fs::read(&input).unwrap();
-        let found = suspects(&ro, &text, &oracle, true).unwrap();
+        let loaded = LoadedTest::load(&input, text, &ro.spec_paths()).unwrap();
+        let found = suspects(&ro, &loaded, &oracle, true).unwrap();
         (dir, found)
     }
 

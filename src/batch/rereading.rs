@@ -102,7 +102,8 @@ pub(crate) fn triage_only(
     let mut records = latest_per_stem(journal::read(out_dir)?);
     let older = records
         .iter_mut()
-        .filter(|r| r.outcome == Outcome::Reduced && r.sign.signature_from.is_empty());
+        .filter(|r| r.outcome == Outcome::Reduced && r.sign.signature_from.is_empty())
+        .filter(|r| r.triage.value.is_none());
     for r in older {
         let Some(output) = r.output.clone() else {
             continue;

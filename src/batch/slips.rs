@@ -255,7 +255,12 @@ fn reduce_again(
     second.oracle_calls = 0;
     second.triage_calls = 0;
     second.message = None;
-    super::one::reduce_and_triage(&mut second, &again, &record.input)?;
+    super::one::reduce_and_triage(
+        &mut second,
+        &again,
+        &record.input,
+        super::triage::GroupBy::Library,
+    )?;
     Ok(second)
 }
 

@@ -140,6 +140,9 @@ pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::R
     if !opts.repair_slips {
         words.push("--keep-slips".to_string());
     }
+    if opts.group_by != crate::batch::triage::GroupBy::Value {
+        words.push(format!("--group-by={:?}", opts.group_by).to_lowercase());
+    }
     words.push("--resume".to_string());
     words.push("-q".to_string());
     words.push(quoted("", &test.input)?);
@@ -206,7 +209,7 @@ mod tests {
             tests_at_once: 2,
             resume: false,
             quiet: false,
-            group_by: crate::batch::triage::GroupBy::Library,
+            group_by: crate::batch::triage::GroupBy::Value,
             repair_slips: true,
         }
     }

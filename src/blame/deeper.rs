@@ -27,7 +27,7 @@ use super::{library_op, Blame, Compiles, LibraryOps, SpecFn};
 use crate::catalogue::{Catalogue, Mr, MrKind};
 use crate::document::{squeeze, Call, Document, Function};
 use crate::edit::{self, Edit};
-use crate::judge::{unfinished, Judge};
+use crate::judge::{warn_undecided, Judge, Trials, Tried};
 use crate::model::{parse_qualified_mr, TestModel};
 
 /// At most this many calls are knocked out (one oracle run each).
@@ -96,14 +96,14 @@ pub(super) struct Look<'a> {
 
 /// A call that can be computed another way: the family whose base it is, the edit that makes
 /// it call `<NAMESPACE>::<mr>` instead (given the MR's name), and its operations.
-struct Target {
-    place: String,
-    call: Call,
-    kind: MrKind,
-    family: String,
-    ops: BTreeSet<String>,
+pub(super) struct Target {
+    pub(super) place: String,
+    pub(super) call: Call,
+    pub(super) kind: MrKind,
+    pub(super) family: String,
+    pub(super) ops: BTreeSet<String>,
     /// For a wrapped library call, the context to pass first (a base MR call has its own).
-    whole_call_with: Option<String>,
+    pub(super) whole_call_with: Option<String>,
 }
 
 impl Look<'_> {
@@ -148,8 +148,12 @@ impl Look<'_> {
                 targets.len()
             ));
         }
-        for target in targets.iter().take(MAX_KNOCKOUTS) {
-            let knockout = self.knock_out(target, judge, compiles, &mut deeper.oracle_calls)?;
+        let mut trials = Trials::new(judge);
+        deeper.knockouts = trials.each(targets.iter().take(MAX_KNOCKOUTS), |trials, target| {
+            self.knock_out(target, trials, compiles)
+        })?;
+        deeper.oracle_calls = trials.runs();
+        for knockout in &deeper.knockouts {
             if knockout.outcome == KnockoutOutcome::Needed {
                 for op in &knockout.ops {
                     if !deeper.needs.contains(op) {
@@ -157,7 +161,6 @@ impl Look<'_> {
                     }
                 }
             }
-            deeper.knockouts.push(knockout);
         }
         if deeper.needs.is_empty() && deeper.undecided.is_none() {
             deeper.undecided = Some(not_decided(function, &targets));
@@ -204,20 +207,21 @@ impl Look<'_> {
         compiles: Compiles,
     ) -> Result<(Vec<String>, usize)> {
         let targets = self.all_targets()?;
-        let mut needs = BTreeSet::new();
-        let mut calls = 0;
-        for target in targets.iter().take(MAX_TRIAGE_KNOCKOUTS) {
-            let knockout = self.knock_out(target, judge, compiles, &mut calls)?;
-            if knockout.outcome == KnockoutOutcome::Needed {
-                needs.insert(target.family.clone());
-            }
-        }
-        Ok((needs.into_iter().collect(), calls))
+        let mut trials = Trials::new(judge);
+        let needed = trials.each(
+            targets.iter().take(MAX_TRIAGE_KNOCKOUTS),
+            |trials, target| {
+                let knockout = self.knock_out(target, trials, compiles)?;
+                Ok((knockout.outcome == KnockoutOutcome::Needed).then(|| target.family.clone()))
+            },
+        )?;
+        let needs: BTreeSet<String> = needed.into_iter().flatten().collect();
+        Ok((needs.into_iter().collect(), trials.runs()))
     }
 
     /// Every base MR call and wrapped library call of the test, in source order: in the
     /// functions with a context parameter, and `main`'s base MR calls.
-    fn all_targets(&self) -> Result<Vec<Target>> {
+    pub(super) fn all_targets(&self) -> Result<Vec<Target>> {
         let doc = Document::parse(self.text.to_vec())?;
         let mut targets = Vec::new();
         for f in &doc.outline().functions {
@@ -239,7 +243,8 @@ impl Look<'_> {
                 whole_call_with: None,
             });
         }
-        let op = library_op(&call.callee)?;
+        library_op(&call.callee)?;
+        let op = super::with_arity(call);
         let ctx = ctx?;
         let base =
             self.catalogue.mrs.iter().find(|m| {
@@ -306,13 +311,13 @@ impl Look<'_> {
         best
     }
 
-    /// Compute `target` by another MR of its family, run the check, and say what that showed.
+    /// Compute `target` by another MR of its family, run the check (one run of `trials`), and
+    /// say what that showed.
     fn knock_out(
         &self,
         target: &Target,
-        judge: &dyn Judge,
+        trials: &mut Trials,
         compiles: Compiles,
-        calls: &mut usize,
     ) -> Result<Knockout> {
         let call = shown(&self.text[target.call.span.start..target.call.span.end]);
         let ops: Vec<String> = target.ops.iter().cloned().collect();
@@ -338,15 +343,13 @@ impl Look<'_> {
                 &format!("the knockout does not compile ({why})"),
             ));
         }
-        *calls += 1;
-        let judged = judge.judge(&candidate)?;
-        if let Some(why) = unfinished(&judged, judge.timeout()) {
-            crate::messages::warn(format!(
-                "{why} on the knockout of `{call}` by {by}: marked undecided; if the check is just slow, raise --timeout"
-            ));
-            return Ok(undecided(Some(by), &why));
-        }
-        let fails = judged.interesting();
+        let fails = match trials.run(&candidate)? {
+            Tried::Undecided(why) => {
+                warn_undecided(&why, &format!("the knockout of `{call}` by {by}"));
+                return Ok(undecided(Some(by), &why));
+            }
+            tried => tried.kept(),
+        };
         let without = avoided
             .iter()
             .map(|o| format!("`{o}`"))
@@ -446,7 +449,7 @@ fn not_decided(function: &Function, targets: &[Target]) -> String {
 }
 
 /// The name of `f`'s context parameter (`fuzz::fuzz_context ctx`), if it has one.
-fn context_param(f: &Function) -> Option<&str> {
+pub(super) fn context_param(f: &Function) -> Option<&str> {
     f.params
         .iter()
         .find(|p| p.type_text.ends_with("fuzz_context") && !p.name.is_empty())
@@ -454,7 +457,7 @@ fn context_param(f: &Function) -> Option<&str> {
 }
 
 /// The MR's definition with each placeholder call calling its family's base instead.
-fn resolved_copy(spec: &SpecFn) -> String {
+pub(super) fn resolved_copy(spec: &SpecFn) -> String {
     let f = &spec.function;
     let from = f.span.start;
     let edits: Vec<Edit> = f
@@ -473,7 +476,7 @@ fn resolved_copy(spec: &SpecFn) -> String {
 }
 
 /// A call's text for the report: whitespace collapsed, cut after [`SHOWN`] characters.
-fn shown(bytes: &[u8]) -> String {
+pub(super) fn shown(bytes: &[u8]) -> String {
     let s = String::from_utf8_lossy(bytes)
         .split_whitespace()
         .collect::<Vec<_>>()

@@ -6,6 +6,7 @@
 //! ([`deeper`]).
 
 mod deeper;
+pub(crate) mod values;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
@@ -17,7 +18,7 @@ use serde::Serialize;
 use crate::catalogue::Catalogue;
 use crate::document::{Document, Function, Span};
 use crate::edit::{self, Edit};
-use crate::judge::Judge;
+use crate::judge::{Judge, Trials};
 use crate::model::{parse_qualified_mr, Caller, TestModel};
 use crate::passes::sweep::{sweep, SweepContext};
 
@@ -156,27 +157,24 @@ pub(crate) fn blame(
     compiles: Option<Compiles>,
 ) -> Result<Blame> {
     let started = Instant::now();
-    let mut calls = 0;
-    let mut interesting = |edits: &[Edit]| -> Result<bool> {
-        calls += 1;
-        Ok(judge.judge(&edit::apply(text, edits))?.interesting())
-    };
+    let mut trials = Trials::new(judge);
     let sites = sites(model, catalogue);
     let ops = LibraryOps::new(text, model, catalogue);
-    let mut folds = Vec::new();
-    for s in &sites {
-        let suspect = !interesting(&[Edit::replace(s.span.clone(), s.base.clone())])?;
-        folds.push(Fold {
+    // A fold whose run does not end by itself counts as removing the failure, as any run that
+    // does not show it.
+    let folds = trials.each(&sites, |trials, s| {
+        let folded = edit::apply(text, &[Edit::replace(s.span.clone(), s.base.clone())]);
+        Ok(Fold {
             callee: s.callee.clone(),
             mr: s.mr.clone(),
             family: s.family.clone(),
             base: s.base.clone(),
             variant: s.variant,
-            suspect,
+            suspect: !trials.run(&folded)?.kept(),
             library_ops: ops.of(&s.callee).into_iter().collect(),
             inside: s.inside.clone(),
-        });
-    }
+        })
+    })?;
     let base_operations_implicated = match folds.as_slice() {
         [] => true,
         [one] => !one.suspect,
@@ -185,7 +183,7 @@ pub(crate) fn blame(
                 .iter()
                 .map(|s| Edit::replace(s.span.clone(), s.base.clone()))
                 .collect();
-            interesting(&all)?
+            trials.run(&edit::apply(text, &all))?.kept()
         }
     };
     let (suspects, one_variant) = suspects_of(&folds);
@@ -198,7 +196,7 @@ pub(crate) fn blame(
         suspects,
         one_variant,
         base_operations_implicated,
-        oracle_calls: calls,
+        oracle_calls: trials.runs(),
         secs: 0.0,
         deeper: None,
         introduces,
@@ -415,6 +413,17 @@ pub(crate) fn library_op(callee: &str) -> Option<String> {
     }
 }
 
+/// A call's callee, an operator's with the shape of its arguments (`z3::operator-(x)` and
+/// `z3::operator-(x,y)` are two library operations: unary minus and subtraction).
+fn with_arity(call: &crate::document::Call) -> String {
+    let name = call.callee.rsplit("::").next().unwrap_or("");
+    if !name.starts_with("operator") {
+        return call.callee.clone();
+    }
+    let shape = ["x", "y", "z"][..call.args.len().min(3)].join(",");
+    format!("{}({shape})", call.callee)
+}
+
 /// A function of the spec: its header's text and its outline there.
 struct SpecFn {
     text: Rc<[u8]>,
@@ -450,7 +459,7 @@ impl LibraryOps {
                 calls.entry(name.clone()).or_default().extend(
                     f.calls
                         .iter()
-                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or(c.callee.clone()))
+                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or(with_arity(c)))
                         .map(|c| as_base(&c).unwrap_or(c)),
                 );
                 spec.entry(name).or_insert(SpecFn {
@@ -462,10 +471,7 @@ impl LibraryOps {
         if let Ok(doc) = Document::parse(text.to_vec()) {
             for f in &doc.outline().functions {
                 if model.instance(&f.name).is_some() {
-                    calls.insert(
-                        f.name.clone(),
-                        f.calls.iter().map(|c| c.callee.clone()).collect(),
-                    );
+                    calls.insert(f.name.clone(), f.calls.iter().map(with_arity).collect());
                 }
             }
         }

@@ -18,7 +18,7 @@ use crate::document::declarations::{Declaration, Item};
 use crate::document::Document;
 use crate::edit::{self, Edit};
 use crate::error::{coded, ExitKind};
-use crate::judge::Judge;
+use crate::judge::{Judge, Trials};
 
 mod shrink;
 mod simplify;
@@ -572,29 +572,25 @@ pub(crate) fn minimise(sa: &Standalone, judge: &dyn Judge) -> Result<(String, Mi
         pulled: sa.chunks.len(),
         ..Minimised::default()
     };
-    let judge = |text: &str, calls: &mut usize| -> Result<(bool, String)> {
-        *calls += 1;
-        let judged = judge.judge(text.as_bytes())?;
-        Ok((judged.interesting(), judged.run.stderr_tail))
-    };
+    let mut trials = Trials::new(judge);
     let mut keep = vec![true; sa.chunks.len()];
     let mut text = format(&sa.render(&keep)).0;
-    let (ok, tail) = judge(&text, &mut stats.oracle_calls)?;
-    if !ok {
-        return Err(not_interesting(&tail));
+    let first = trials.judged(text.as_bytes())?;
+    if !first.interesting() {
+        return Err(not_interesting(&first.run.stderr_tail));
     }
-    for i in (0..keep.len()).rev() {
-        if sa.chunks[i].required {
-            continue;
-        }
+    let droppable = (0..keep.len()).rev().filter(|&i| !sa.chunks[i].required);
+    trials.each(droppable, |trials, i| {
         keep[i] = false;
         let smaller = format(&sa.render(&keep)).0;
-        if judge(&smaller, &mut stats.oracle_calls)?.0 {
+        if trials.run(smaller.as_bytes())?.kept() {
             text = smaller;
         } else {
             keep[i] = true;
         }
-    }
+        Ok(())
+    })?;
+    stats.oracle_calls = trials.runs();
     stats.kept = keep.iter().filter(|k| **k).count();
     stats.first_bytes = text.len();
     let mut current = sa.clone();
@@ -602,22 +598,16 @@ pub(crate) fn minimise(sa: &Standalone, judge: &dyn Judge) -> Result<(String, Mi
     current
         .chunks
         .retain(|_| flags.next().copied().unwrap_or(true));
-    let interesting = |text: &str, calls: &mut usize| -> Result<bool> { Ok(judge(text, calls)?.0) };
+    let mut shrinking = Trials::new(judge);
     let mut accepted = [0; shrink::Kind::ALL.len()];
     loop {
         let mut round = 0;
         for (k, kind) in shrink::Kind::ALL.into_iter().enumerate() {
-            let n = shrink_kind(
-                kind,
-                &mut current,
-                &mut text,
-                &mut stats.shrink_calls,
-                &interesting,
-            )?;
+            let n = shrink_kind(kind, &mut current, &mut text, &mut shrinking)?;
             accepted[k] += n;
             round += n;
         }
-        if round == 0 || stats.shrink_calls == SHRINK_RUNS {
+        if round == 0 || shrinking.runs() == SHRINK_RUNS {
             break;
         }
     }
@@ -626,25 +616,25 @@ pub(crate) fn minimise(sa: &Standalone, judge: &dyn Judge) -> Result<(String, Mi
             stats.shrunk.push(format!("{n} {}", kind.describe()));
         }
     }
+    stats.shrink_calls = shrinking.runs();
     stats.oracle_calls += stats.shrink_calls;
     stats.kept = current.chunks.len();
     Ok((text, stats))
 }
 
 /// One try of `kind` on `current` (all its keys at once, halved on rejection, within the budget
-/// of [`SHRINK_RUNS`] runs counted in `calls`), keeping what the check accepts; the number of
-/// keys accepted.
+/// of [`SHRINK_RUNS`] runs of `trials`), keeping what the check accepts; the number of keys
+/// accepted.
 fn shrink_kind(
     kind: shrink::Kind,
     current: &mut Standalone,
     text: &mut String,
-    calls: &mut usize,
-    interesting: &dyn Fn(&str, &mut usize) -> Result<bool>,
+    trials: &mut Trials,
 ) -> Result<usize> {
     let mut accepted = 0;
     let mut groups = vec![shrink::keys(kind, current)?];
     while let Some(group) = groups.pop() {
-        if group.is_empty() || *calls == SHRINK_RUNS {
+        if group.is_empty() || trials.runs() == SHRINK_RUNS {
             continue;
         }
         let Some(candidate) = shrink::apply(kind, current, &group)? else {
@@ -654,7 +644,7 @@ fn shrink_kind(
         if smaller.len() >= text.len() {
             continue;
         }
-        if interesting(&smaller, calls)? {
+        if trials.run(smaller.as_bytes())?.kept() {
             *current = candidate;
             *text = smaller;
             accepted += group.len();

@@ -9,7 +9,9 @@ use super::root;
 
 /// The campaign's options after the inputs: the check `check` (`interestingness/check-failure.py`
 /// or a [`super::memo_check`] of it, so that a test reducing the campaign again judges only what
-/// it did not judge before), spec, environment, jobs.
+/// it did not judge before), spec, environment, jobs; grouped by library (blame's signature, which
+/// the tests of the journal and explain read; every result is localised by value whatever the
+/// grouping).
 pub(crate) fn campaign_args(out: &Path, check: &Path) -> Vec<String> {
     let mut args = check_args(check, &root().join("fixtures/iset/spec"));
     args.extend(
@@ -20,6 +22,8 @@ pub(crate) fn campaign_args(out: &Path, check: &Path) -> Vec<String> {
             "--tests-at-once",
             "2",
             "--no-tail",
+            "--group-by",
+            "library",
         ]
         .map(String::from),
     );

@@ -41,9 +41,15 @@ pub(crate) fn explain(out_dir: &Path, id: usize, ro: &ReduceOptions) -> Result<S
         out,
         "group {id}: {} test(s), grouped by {} — signature `{}`",
         group.size,
-        if by == GroupBy::Mrs { "mrs" } else { "library" },
+        format!("{by:?}").to_lowercase(),
         group.signature
     );
+    if by == GroupBy::Value {
+        for r in &members {
+            out.push_str(&member_value(r));
+        }
+        return Ok(out + &representative(group, ro));
+    }
     let shared = shared_ops(&members);
     out.push_str(&why(&members, &shared));
     let _ = writeln!(
@@ -53,16 +59,53 @@ pub(crate) fn explain(out_dir: &Path, id: usize, ro: &ReduceOptions) -> Result<S
     for r in &members {
         out.push_str(&member_row(r, &shared));
     }
+    Ok(out + &representative(group, ro))
+}
+
+/// The group's representative and its standalone export.
+fn representative(group: &triage::Group, ro: &ReduceOptions) -> String {
     let rep = &group.representative;
-    let _ = writeln!(
-        out,
-        "representative: {} ({}, {} bytes); its standalone export:",
+    format!(
+        "representative: {} ({}, {} bytes); its standalone export:\n{}",
         rep.stem,
         rep.path.display(),
-        rep.bytes
-    );
-    out.push_str(&standalone(&rep.path, ro));
-    Ok(out)
+        rep.bytes,
+        standalone(&rep.path, ro)
+    )
+}
+
+/// One member's wrong value: the culprit call, how it is wrong, its value and the other ways'
+/// at the same operands; or why none was named; then the MR families left in it, as context.
+fn member_value(r: &Record) -> String {
+    let mut out = format!("{} ({} bytes):\n", r.stem, r.bytes_after);
+    match &r.triage.value {
+        None => out.push_str("  not localised (a journal of an older mfppr)\n"),
+        Some(v) => {
+            if let Some(why) = &v.undecided {
+                let _ = writeln!(out, "  undecided: {why}");
+            }
+            if let Some(e) = &v.evidence {
+                let _ = writeln!(
+                    out,
+                    "  culprit: {} in `{}` ({}), in {}",
+                    v.culprit.join(" or "),
+                    e.call,
+                    e.family,
+                    e.place
+                );
+                let _ = writeln!(out, "  {}", e.how);
+                if !e.operands.is_empty() {
+                    let _ = writeln!(out, "  at the operands {}", e.operands.join(", "));
+                }
+                for (by, value) in &e.values {
+                    let _ = writeln!(out, "    {by:<40} = {value}");
+                }
+            }
+            let _ = writeln!(out, "  {} calls probed, {} check run(s)", v.probes, v.runs);
+        }
+    }
+    let _ = writeln!(out, "  MR families left: {}", r.triage.mrs.join(" "));
+    out
 }
 
 /// What the campaign's summary grouped by, and its latest record per test.
@@ -90,7 +133,8 @@ fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
     })?;
     let by = match json["group_by"].as_str() {
         Some("mrs") => GroupBy::Mrs,
-        _ => GroupBy::Library,
+        Some("library") => GroupBy::Library,
+        _ => GroupBy::Value,
     };
     Ok((by, crate::batch::latest_per_stem(journal::read(out_dir)?)))
 }

@@ -134,9 +134,12 @@ pub(crate) fn signature(failure: &str, suspects: &[String], from: &str) -> Strin
 /// What the triage groups by.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum GroupBy {
+    /// The program's own failure and the library operation whose value is wrong (localised in
+    /// the result: see `crate::blame::values`).
+    #[default]
+    Value,
     /// The failure and what triggers it (blame's innermost suspects), else the MR families whose
     /// calls it needs (knockouts), else the library operations the standalone export calls.
-    #[default]
     Library,
     /// The failure and the suspect MR families (blame).
     Mrs,
@@ -184,6 +187,25 @@ pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro:
             ));
         }
     }
+}
+
+/// Fill the value signature of the reduced `record` from its localised wrong value: the
+/// program's own failure (else the check's) and the culprit's library operations; an undecided
+/// result is signed by its own name, so that it stays alone.
+pub(crate) fn sign_by_value(record: &mut Record) {
+    let Some(value) = &record.triage.value else {
+        return;
+    };
+    let failure = value
+        .failure
+        .as_deref()
+        .or(record.failure.as_deref())
+        .unwrap_or_default();
+    record.sign.value_signature = if value.culprit.is_empty() {
+        format!("{failure} | undecided: {}", record.stem)
+    } else {
+        format!("{failure} | {}", value.culprit.join(" "))
+    };
 }
 
 /// When blame found innermost suspects (`record.triggers` is not empty), sign `record` by the
@@ -351,6 +373,7 @@ fn sign_by_knockouts(record: &mut Record) -> bool {
 /// MR-family one.
 pub(crate) fn key(record: &Record, by: GroupBy) -> &str {
     match by {
+        GroupBy::Value if !record.sign.value_signature.is_empty() => &record.sign.value_signature,
         GroupBy::Library if !record.sign.library_signature.is_empty() => {
             &record.sign.library_signature
         }
@@ -435,6 +458,9 @@ fn groups(records: &[&Record], by: GroupBy) -> Vec<Group> {
     if by == GroupBy::Library {
         merge_into_subsets(&mut by_signature);
     }
+    if by == GroupBy::Value {
+        merge_value_subsets(&mut by_signature);
+    }
     let mut groups: Vec<Group> = by_signature
         .into_iter()
         .map(|(signature, members)| {
@@ -489,6 +515,22 @@ fn merge_into_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
         })
         .collect();
     merge_subsets(by_signature, &library, false);
+}
+
+/// Merge each value group into the value group (same failure) whose culprit operations are a
+/// non-empty proper subset of its own (see [`merge_subsets`]): a result whose evidence could not
+/// tell an operation from the others it was computed with joins the group that names it alone.
+fn merge_value_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
+    let named: Vec<Mergeable> = by_signature
+        .iter()
+        .filter_map(|(sig, m)| {
+            let value = m[0].triage.value.as_ref()?;
+            let failure = value.failure.clone().or(m[0].failure.clone());
+            let ops = value.culprit.iter().cloned().collect();
+            Some((*sig, failure.unwrap_or_default(), ops))
+        })
+        .collect();
+    merge_subsets(by_signature, &named, false);
 }
 
 /// Write `summary` as `dir/summary.json`.

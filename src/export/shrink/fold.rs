@@ -3,12 +3,40 @@
 
 use std::ops::Range;
 
-use crate::document::{Function, Stmt};
+use anyhow::Result;
 
-use super::{code, is_ident, is_number, modified, operand_at, with_space_after};
+use crate::cpp_text::is_ident;
+use crate::document::{Document, Function, Stmt};
+
+use super::{code, is_number, modified, operand_at, with_space_after, Standalone};
+
+/// The keys of [`super::Kind::Fold`]: `function/variable/definition text`.
+pub(super) fn keys(doc: &Document, text: &str) -> Vec<String> {
+    doc.outline()
+        .functions
+        .iter()
+        .flat_map(|f| folds(f, text).into_iter().map(|k| k.key(f, text)))
+        .collect()
+}
+
+/// Make the fold `key` names, if it still applies; whether it did.
+pub(super) fn apply(out: &mut Standalone, key: &str) -> Result<bool> {
+    let doc = Document::parse(out.test.clone().into_bytes())?;
+    let found = doc.outline().functions.iter().find_map(|f| {
+        folds(f, &out.test)
+            .into_iter()
+            .find(|k| k.key(f, &out.test) == key)
+            .map(|k| k.rewrite(f, &out.test))
+    });
+    let Some(test) = found else {
+        return Ok(false);
+    };
+    out.test = test;
+    Ok(true)
+}
 
 /// A fold ([`Kind::Fold`]) in one function.
-pub(super) struct Fold {
+struct Fold {
     /// The defining statement (index into the function's body).
     def: usize,
     var: String,
@@ -21,7 +49,7 @@ pub(super) struct Fold {
 }
 
 impl Fold {
-    pub(super) fn key(&self, f: &Function, text: &str) -> String {
+    fn key(&self, f: &Function, text: &str) -> String {
         format!(
             "{}/{}/{}",
             f.name,
@@ -30,7 +58,7 @@ impl Fold {
         )
     }
 
-    pub(super) fn rewrite(&self, f: &Function, text: &str) -> String {
+    fn rewrite(&self, f: &Function, text: &str) -> String {
         let value = &text[self.value.clone()];
         let mut edits: Vec<(Range<usize>, String)> = self
             .uses
@@ -54,7 +82,7 @@ impl Fold {
 }
 
 /// The folds of `f` (see the module doc).
-pub(super) fn folds(f: &Function, text: &str) -> Vec<Fold> {
+fn folds(f: &Function, text: &str) -> Vec<Fold> {
     let stmts = code(f);
     let locals: Vec<(&str, &str)> = stmts
         .iter()

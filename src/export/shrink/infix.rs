@@ -13,9 +13,48 @@ use anyhow::Result;
 use crate::cpp_text::is_operand;
 use crate::document::{squeeze, Call, Document, Function};
 
+use super::{qualified, refs_of, Chunk, Standalone};
+
+/// The prefix of the [`super::Kind::Infix`] keys of the test's functions.
+const TEST_SCOPE: &str = "test|";
+
+/// The prefix of the [`super::Kind::Infix`] keys of a spec declaration's functions.
+fn chunk_scope(c: &Chunk) -> String {
+    format!("spec {}|", qualified(&c.decl))
+}
+
+/// The keys of [`super::Kind::Infix`]: `test|function/call text` for the operator calls of the
+/// test's functions (`doc`), `spec NAME|function/call text` for those of the spec's.
+pub(super) fn keys(doc: &Document, sa: &Standalone) -> Result<Vec<String>> {
+    let mut keys = keys_in(TEST_SCOPE, doc, &sa.test);
+    for c in &sa.chunks {
+        let chunk = Document::parse(c.text.clone().into_bytes())?;
+        keys.extend(keys_in(&chunk_scope(c), &chunk, &c.text));
+    }
+    Ok(keys)
+}
+
+/// Write the operator call `key` names as its operator, in the test or in the spec's
+/// declarations; whether it was.
+pub(super) fn apply(out: &mut Standalone, key: &str) -> Result<bool> {
+    let mut changed = false;
+    if let Some(test) = apply_in(TEST_SCOPE, &out.test, key)? {
+        out.test = test;
+        changed = true;
+    }
+    for c in &mut out.chunks {
+        if let Some(text) = apply_in(&chunk_scope(c), &c.text, key)? {
+            c.decl.refs = refs_of(&text).unwrap_or_else(|| c.decl.refs.clone());
+            c.text = text;
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
 /// The keys of the outermost operator calls of the functions of `doc` (parsed from `text`: the
 /// test, or a spec declaration's text), each `scope` followed by `function/call text`.
-pub(super) fn keys_in(scope: &str, doc: &Document, text: &str) -> Vec<String> {
+fn keys_in(scope: &str, doc: &Document, text: &str) -> Vec<String> {
     doc.outline()
         .functions
         .iter()
@@ -29,7 +68,7 @@ pub(super) fn keys_in(scope: &str, doc: &Document, text: &str) -> Vec<String> {
 
 /// `text` with the operator call of `key` (made by [`keys_in`] with `scope`) written with its
 /// operator; `None` when `text` has no such call.
-pub(super) fn apply_in(scope: &str, text: &str, key: &str) -> Result<Option<String>> {
+fn apply_in(scope: &str, text: &str, key: &str) -> Result<Option<String>> {
     let Some(key) = key.strip_prefix(scope) else {
         return Ok(None);
     };

@@ -1,0 +1,367 @@
+//! The instrumented test of [`super`]: every call that the spec gives other ways to compute
+//! (a base MR call, a library call a family's base wraps, a call of a transplanted instance)
+//! becomes a probe that also computes the call's value by up to [`MAX_ALTERNATIVES`] other MRs
+//! of its family, at the same operands; before the test's first check, every probed value is
+//! compared with that check. The probes' runtime is `runtime.hpp`; the other MRs are copied in,
+//! their placeholders resolved to their families' bases, as the knockouts do.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::super::deeper::{resolved_copy, shown, Look, Target};
+use super::super::{library_op, LibraryOps};
+use crate::catalogue::{Catalogue, Mr, MrKind};
+use crate::cpp_text::{matching_paren, split_top};
+use crate::document::{Call, Document};
+use crate::edit::{self, Edit};
+use crate::model::TestModel;
+
+/// At most this many other ways per probed call.
+const MAX_ALTERNATIVES: usize = 3;
+/// The namespace, inside `metalib`, that holds the copies of the other MRs.
+const NAMESPACE: &str = "mfppr_value";
+/// The probes' runtime.
+const RUNTIME: &str = include_str!("runtime.hpp");
+
+/// One probed call.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub(crate) struct Site {
+    /// Where it is: the test's function.
+    pub place: String,
+    /// The call as written, whitespace collapsed (cut).
+    pub call: String,
+    /// The MR family (`relations::lt`) whose other MRs compute it.
+    pub family: String,
+    /// The library operations it computes with (for an instance call: those its own body calls).
+    pub ops: Vec<String>,
+    /// Every library operation its value depends on (for an instance call: all it reaches).
+    pub reach: Vec<String>,
+    /// The other ways, in the order of the probe's values 1, 2, ….
+    pub alternatives: Vec<Alternative>,
+}
+
+/// Another way to compute a probed call.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub(crate) struct Alternative {
+    /// The MR (`lt::lt_by_gt`, `lt::base`).
+    pub mr: String,
+    /// The library operations it computes with.
+    pub ops: Vec<String>,
+}
+
+/// A test with its probes.
+pub(super) struct Instrumented {
+    /// The instrumented text.
+    pub text: Vec<u8>,
+    /// The probed calls, by probe number.
+    pub sites: Vec<Site>,
+    /// The check the values are compared with, when the test has one.
+    pub compared_by: Option<String>,
+}
+
+/// A call to probe, before its alternatives are chosen.
+struct Probe<'a> {
+    place: String,
+    call: Call,
+    kind: MrKind,
+    family: String,
+    ops: BTreeSet<String>,
+    /// Every library operation its value depends on.
+    reach: BTreeSet<String>,
+    /// The context to pass first to an alternative, for a wrapped library call.
+    ctx: Option<String>,
+    /// The MR the call already computes by (an instance's own MR; a base call's base).
+    own: Option<&'a str>,
+    /// Whether the family's base is one of the alternatives (an instance call's).
+    with_base: bool,
+}
+
+/// The instrumented `text`, logging to `log`; `None` when no call can be probed.
+pub(super) fn instrument(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    ops: &LibraryOps,
+    log: &Path,
+) -> anyhow::Result<Option<Instrumented>> {
+    let look = Look {
+        text,
+        model,
+        catalogue,
+        ops,
+    };
+    let mut probes: Vec<Probe> = look.all_targets()?.into_iter().map(Probe::of).collect();
+    probes.extend(instance_calls(text, model, ops)?);
+    probes.sort_by_key(|p| p.call.span.start);
+    let mut copies: BTreeMap<String, String> = BTreeMap::new();
+    let mut sites = Vec::new();
+    let mut edits = Vec::new();
+    for probe in &probes {
+        let alternatives = alternatives_of(probe, catalogue, ops);
+        if alternatives.is_empty() {
+            continue;
+        }
+        let id = sites.len();
+        let mut calls = Vec::new();
+        let mut shown_alts = Vec::new();
+        for m in alternatives {
+            calls.push(alternative_call(probe, m, &mut copies, ops));
+            shown_alts.push(Alternative {
+                mr: format!("{}::{}", m.family, m.name),
+                ops: ops.of(&m.qualified()).into_iter().collect(),
+            });
+        }
+        let callee = String::from_utf8_lossy(&text[probe.call.callee_span.clone()]);
+        edits.push(Edit::replace(
+            probe.call.callee_span.clone(),
+            probe_lambda(id, &callee, probe.call.args.len(), &calls),
+        ));
+        sites.push(Site {
+            place: probe.place.clone(),
+            call: shown(&text[probe.call.span.clone()]),
+            family: format!("{}::{}", probe.kind.namespace(), probe.family),
+            ops: probe.ops.iter().cloned().collect(),
+            reach: probe.reach.iter().cloned().collect(),
+            alternatives: shown_alts,
+        });
+    }
+    if sites.is_empty() {
+        return Ok(None);
+    }
+    let compared_by = check_edits(text, model, &mut edits);
+    let at = model.first_definition();
+    let mut prelude = format!(
+        "\n#define MFPPR_VALUE_LOG \"{}\"\n{RUNTIME}",
+        log.display().to_string().escape_default()
+    );
+    for (namespace, body) in &copies {
+        prelude.push_str(&format!(
+            "namespace metalib {{ namespace {NAMESPACE} {{ namespace {namespace} {{\n{body}\n}} }} }}\n"
+        ));
+    }
+    edits.push(Edit::replace(at..at, prelude));
+    Ok(Some(Instrumented {
+        text: edit::apply(text, &edits),
+        sites,
+        compared_by,
+    }))
+}
+
+impl<'a> Probe<'a> {
+    fn of(t: Target) -> Probe<'a> {
+        Probe {
+            place: t.place,
+            call: t.call,
+            kind: t.kind,
+            family: t.family,
+            reach: t.ops.clone(),
+            ops: t.ops,
+            ctx: t.whole_call_with,
+            own: None,
+            with_base: false,
+        }
+    }
+}
+
+/// Every call of a transplanted instance (of a known family) in the test's functions: its
+/// operations are the library calls its own body makes (its nested MR calls are probed apart).
+fn instance_calls<'a>(
+    text: &[u8],
+    model: &'a TestModel,
+    ops: &LibraryOps,
+) -> anyhow::Result<Vec<Probe<'a>>> {
+    let doc = Document::parse(text.to_vec())?;
+    let mut out = Vec::new();
+    for f in &doc.outline().functions {
+        for call in &f.calls {
+            let Some(instance) = model.instance(&call.callee) else {
+                continue;
+            };
+            let (Some(kind), Some(family)) = (instance.kind, &instance.family) else {
+                continue;
+            };
+            let own: BTreeSet<String> = ops
+                .calls
+                .get(&instance.name)
+                .into_iter()
+                .flatten()
+                .filter(|c| !ops.calls.contains_key(*c))
+                .filter_map(|c| library_op(c))
+                .collect();
+            out.push(Probe {
+                place: f.name.clone(),
+                call: call.clone(),
+                kind,
+                family: family.clone(),
+                ops: own,
+                reach: ops.of(&instance.name),
+                ctx: None,
+                own: Some(instance.mr.as_str()),
+                with_base: true,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The other MRs that compute `probe`: its family's MRs that run in the test's build (no fuzzed
+/// values, every placeholder's base runs and fuzzes nothing), not the one it computes by, those
+/// that avoid most of its operations first, then by name; the base first for an instance call;
+/// at most [`MAX_ALTERNATIVES`].
+fn alternatives_of<'c>(probe: &Probe, catalogue: &'c Catalogue, ops: &LibraryOps) -> Vec<&'c Mr> {
+    let runs = |m: &Mr| {
+        m.placeholder_families.iter().all(|(kind, family)| {
+            catalogue
+                .base_of(*kind, family)
+                .is_some_and(|b| b.executable && !b.has_fuzz)
+        })
+    };
+    let mut others: Vec<(&Mr, usize)> = catalogue
+        .mrs
+        .iter()
+        .filter(|m| m.kind == probe.kind && m.family == probe.family)
+        .filter(|m| !m.is_base && !m.has_fuzz && Some(m.name.as_str()) != probe.own)
+        .filter(|m| runs(m) && ops.spec.contains_key(&m.qualified()))
+        .map(|m| (m, probe.ops.difference(&ops.of(&m.qualified())).count()))
+        .collect();
+    others.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.name.cmp(&b.0.name)));
+    let base = catalogue
+        .base_of(probe.kind, &probe.family)
+        .filter(|b| probe.with_base && b.executable);
+    base.into_iter()
+        .chain(others.into_iter().map(|(m, _)| m))
+        .take(MAX_ALTERNATIVES)
+        .collect()
+}
+
+/// The call of alternative `m` on the probe's operands (`mfppr_a0`, …), its copy added to
+/// `copies` (by namespace) when it is not the base.
+fn alternative_call(
+    probe: &Probe,
+    m: &Mr,
+    copies: &mut BTreeMap<String, String>,
+    ops: &LibraryOps,
+) -> String {
+    let callee = if m.is_base {
+        m.qualified()
+    } else {
+        let namespace = format!("{}_{}", m.kind.namespace(), m.family);
+        if let Some(spec) = ops.spec.get(&m.qualified()) {
+            let body = copies.entry(namespace.clone()).or_default();
+            let copy = resolved_copy(spec);
+            if !body.contains(&copy) {
+                body.push_str(&copy);
+                body.push('\n');
+            }
+        }
+        format!("metalib::{NAMESPACE}::{namespace}::{}", m.name)
+    };
+    let mut args: Vec<String> = probe.ctx.iter().cloned().collect();
+    args.extend((0..probe.call.args.len()).map(|i| format!("mfppr_a{i}")));
+    format!("{callee}({})", args.join(", "))
+}
+
+/// The probe that replaces a call's callee: a generic lambda called with the call's own
+/// arguments, which computes the call, then each alternative, and keeps the values.
+fn probe_lambda(id: usize, callee: &str, arity: usize, alternatives: &[String]) -> String {
+    let params: Vec<String> = (0..arity).map(|i| format!("auto&& mfppr_a{i}")).collect();
+    let args: Vec<String> = (0..arity).map(|i| format!("mfppr_a{i}")).collect();
+    let alts: Vec<String> = alternatives
+        .iter()
+        .map(|a| format!(", [&] {{ return {a}; }}"))
+        .collect();
+    format!(
+        "[&]({}) {{ mfppr_value::enter({id}); auto mfppr_v = {callee}({}); \
+         mfppr_value::leave({id}); mfppr_value::keep({id}, mfppr_v, std::forward_as_tuple({}){}); \
+         return mfppr_v; }}",
+        params.join(", "),
+        args.join(", "),
+        args.join(", "),
+        alts.concat()
+    )
+}
+
+/// Before each check statement of `main`, a line that logs its name; before the first check
+/// that compares two variants' results, the comparison of every probed value by that check.
+/// Returns that check's name.
+fn check_edits(text: &[u8], model: &TestModel, edits: &mut Vec<Edit>) -> Option<String> {
+    let results: BTreeSet<&str> = model.variants.iter().map(|v| v.name.as_str()).collect();
+    let mut checks: Vec<_> = model.variants.iter().flat_map(|v| &v.checks).collect();
+    checks.sort_by_key(|c| c.span.start);
+    let mut compared_by = None;
+    for check in checks {
+        let mut line = format!("mfppr_value::at_check(\"{}\"); ", check.name);
+        if compared_by.is_none() {
+            if let Some(compare) = comparison(&text[check.span.clone()], &results) {
+                line = format!("{compare} {line}");
+                compared_by = Some(check.name.clone());
+            }
+        }
+        edits.push(Edit::replace(check.span.start..check.span.start, line));
+    }
+    compared_by
+}
+
+/// The comparison of every probed value by the check statement `stmt` when two of its arguments
+/// are variants' results: the statement with those two as the lambda's parameters, for the type
+/// of the first.
+fn comparison(stmt: &[u8], results: &BTreeSet<&str>) -> Option<String> {
+    let open = stmt.iter().position(|&b| b == b'(')?;
+    let close = matching_paren(stmt, open)?;
+    let callee = String::from_utf8_lossy(&stmt[..open]).trim().to_string();
+    let inner = String::from_utf8_lossy(&stmt[open + 1..close]).into_owned();
+    let args: Vec<&str> = split_top(&inner, b',').into_iter().map(str::trim).collect();
+    let positions: Vec<usize> = (0..args.len())
+        .filter(|&i| results.contains(args[i]))
+        .collect();
+    let [x, y] = positions.as_slice() else {
+        return None;
+    };
+    let mut call_args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    call_args[*x] = "mfppr_x".to_string();
+    call_args[*y] = "mfppr_y".to_string();
+    Some(format!(
+        "mfppr_value::compare_all<std::decay_t<decltype({})>>([&](const auto& mfppr_x, const auto& \
+         mfppr_y) {{ {callee}({}); }});",
+        args[*x],
+        call_args.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_with_two_results_compares_by_itself() {
+        let results = BTreeSet::from(["r_0", "r_1"]);
+        let got = comparison(
+            b"metalib::checks::check_expr_same_sat(ctx, r_1, r_0);",
+            &results,
+        )
+        .unwrap();
+        assert!(got.contains("decltype(r_1)"), "{got}");
+        assert!(
+            got.contains("metalib::checks::check_expr_same_sat(ctx, mfppr_x, mfppr_y);"),
+            "{got}"
+        );
+        assert!(comparison(b"metalib::checks::check_zero(ctx, r_1);", &results).is_none());
+    }
+
+    #[test]
+    fn a_probe_computes_the_call_then_each_alternative_on_the_same_operands() {
+        let p = probe_lambda(
+            3,
+            "metalib::relations::lt::base",
+            3,
+            &["metalib::mfppr_value::relations_lt::lt_by_gt(mfppr_a0, mfppr_a1, mfppr_a2)".into()],
+        );
+        assert!(p.starts_with("[&](auto&& mfppr_a0, auto&& mfppr_a1, auto&& mfppr_a2)"));
+        assert!(p.contains(
+            "auto mfppr_v = metalib::relations::lt::base(mfppr_a0, mfppr_a1, mfppr_a2);"
+        ));
+        assert!(p.contains("mfppr_value::keep(3, mfppr_v, std::forward_as_tuple(mfppr_a0, mfppr_a1, mfppr_a2), [&] { return metalib::mfppr_value::relations_lt::lt_by_gt(mfppr_a0, mfppr_a1, mfppr_a2); });"));
+    }
+}

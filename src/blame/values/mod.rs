@@ -1,0 +1,228 @@
+//! Localising the wrong value (issue 44, design §11): in a failing test, the first library call
+//! whose value is wrong at the very operands of the failing run.
+//!
+//! The test is instrumented once ([`instrument`]): every call the spec gives other ways to
+//! compute (a base MR call, a library call a family's base wraps, a transplanted instance) also
+//! computes its value by the other MRs of its family at the same operands, and the values are
+//! compared with the test's own check (Z3's solver equivalence, isl's set equality) in child
+//! processes just before the test's first check. One build and one run, through the judge (the
+//! user's check builds and runs it as it runs the test, faults and all); the probes write a log
+//! of their own, which [`verdict`] reads: the program's own failure, and the culprit call with
+//! its library operations, or why none can be named (`undecided`).
+//!
+//! The test itself is never changed; the instrumented text and its log live in a temporary
+//! directory removed on every path.
+
+mod instrument;
+mod verdict;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+pub(crate) use verdict::Evidence;
+
+use super::{Compiles, LibraryOps};
+use crate::catalogue::Catalogue;
+use crate::judge::{unfinished, Judge};
+use crate::model::TestModel;
+
+/// What localising found.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Localised {
+    /// The program's own failure (the failing check, the uncaught exception, the signal), read
+    /// from the probes' log; `None` when the instrumented test did not fail or wrote no log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// The library operations of the culprit call, sorted; empty when undecided.
+    #[serde(default)]
+    pub culprit: Vec<String>,
+    /// The culprit call, how it is wrong, and the values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+    /// Why no culprit could be named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
+    /// Calls probed.
+    #[serde(default)]
+    pub probes: u64,
+    /// Check runs made (0 or 1).
+    #[serde(default)]
+    pub runs: u64,
+    /// Seconds it took: instrumenting, compiling, the run and reading the log.
+    #[serde(default)]
+    pub secs: f64,
+}
+
+impl Localised {
+    fn undecided(why: String, probes: usize, runs: u64) -> Localised {
+        Localised {
+            undecided: Some(why),
+            probes: probes as u64,
+            runs,
+            ..Localised::default()
+        }
+    }
+}
+
+/// With `MFPPR_KEEP_PROBES=DIR` (an existing directory), the last localisation's instrumented
+/// test, its probe log and its probed calls are kept there (`instrumented.cpp`, `probes.log`,
+/// `sites.json`), to see how a culprit was named; a file that cannot be written is warned about.
+fn keep_probes(instrumented: &instrument::Instrumented, log: &[u8]) {
+    let Some(dir) = std::env::var_os("MFPPR_KEEP_PROBES").map(std::path::PathBuf::from) else {
+        return;
+    };
+    let sites = serde_json::to_vec_pretty(&instrumented.sites).unwrap_or_default();
+    let files: [(&str, &[u8]); 3] = [
+        ("instrumented.cpp", &instrumented.text),
+        ("probes.log", log),
+        ("sites.json", &sites),
+    ];
+    for (name, bytes) in files {
+        if let Err(e) = crate::atomic::write_atomic(&dir.join(name), bytes) {
+            crate::messages::warn(format!("MFPPR_KEEP_PROBES: cannot write {name}: {e}"));
+        }
+    }
+}
+
+/// Localise the wrong value of `text` (a test the judge finds interesting): instrument it, ask
+/// `compiles`, run it once through `judge`, and read the probes' log.
+pub(crate) fn localise(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    judge: &dyn Judge,
+    compiles: Compiles,
+) -> Result<Localised> {
+    let began = std::time::Instant::now();
+    let mut found = localise_now(text, model, catalogue, judge, compiles)?;
+    found.secs = began.elapsed().as_secs_f64();
+    Ok(found)
+}
+
+/// [`localise`], untimed.
+fn localise_now(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    judge: &dyn Judge,
+    compiles: Compiles,
+) -> Result<Localised> {
+    let ops = LibraryOps::new(text, model, catalogue);
+    let scratch = tempfile::Builder::new().prefix("mfppr-values-").tempdir()?;
+    let log = scratch.path().join("probes.log");
+    let Some(instrumented) = instrument::instrument(text, model, catalogue, &ops, &log)? else {
+        return Ok(Localised::undecided(
+            "no call in it that the spec gives another way to compute".to_string(),
+            0,
+            0,
+        ));
+    };
+    let probes = instrumented.sites.len();
+    if let Err(why) = compiles(&instrumented.text) {
+        return Ok(Localised::undecided(
+            format!("the instrumented test does not compile ({why})"),
+            probes,
+            0,
+        ));
+    }
+    let judged = judge.judge(&instrumented.text)?;
+    let lines = std::fs::read(&log).unwrap_or_default();
+    keep_probes(&instrumented, &lines);
+    let reading = verdict::read(&String::from_utf8_lossy(&lines), &instrumented.sites);
+    let mut found = Localised {
+        failure: reading.failure,
+        culprit: reading.culprit,
+        evidence: reading.evidence,
+        undecided: reading.undecided,
+        probes: probes as u64,
+        runs: 1,
+        secs: 0.0,
+    };
+    if found.culprit.is_empty() {
+        if let Some(why) = unfinished(&judged, judge.timeout()) {
+            found.undecided = Some(format!("the instrumented run: {why}"));
+        } else if instrumented.compared_by.is_none() {
+            found.undecided = Some(
+                "the test has no check comparing two results, and no probed call throws or dies"
+                    .to_string(),
+            );
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::FnJudge;
+    use crate::loaded::{LoadedTest, SpecPaths};
+    use std::path::PathBuf;
+
+    /// The reduced merge fixture, loaded with its spec.
+    fn merge() -> LoadedTest {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let path = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let dirs = [root.join("fixtures/iset/spec")];
+        let paths = SpecPaths {
+            include_dirs: &dirs,
+            specs: &[],
+        };
+        LoadedTest::read(&path, &paths).unwrap()
+    }
+
+    fn localised(judge: &dyn Judge, compiles: Compiles) -> Localised {
+        let t = merge();
+        localise(t.text(), &t.model, &t.catalogue, judge, compiles).unwrap()
+    }
+
+    /// The log path the instrumented `text` writes to.
+    fn log_of(text: &[u8]) -> PathBuf {
+        let text = String::from_utf8_lossy(text);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("#define MFPPR_VALUE_LOG"))
+            .unwrap();
+        PathBuf::from(line.split('"').nth(1).unwrap())
+    }
+
+    #[test]
+    fn a_call_that_throws_in_the_run_is_named_through_the_judge() {
+        // The judge plays the check: it "runs" the instrumented test, whose first probe throws.
+        let judge = FnJudge(|text: &[u8]| {
+            let log = "41 start\n41 enter 0\n41 exception std::out_of_range\n41 signal 6\n";
+            std::fs::write(log_of(text), log).unwrap();
+            Some(true)
+        });
+        let found = localised(&judge, &|_| Ok(()));
+        assert_eq!(
+            found.failure.as_deref(),
+            Some("exception std::out_of_range")
+        );
+        assert!(!found.culprit.is_empty(), "{found:?}");
+        assert_eq!(found.runs, 1);
+        assert!(found.probes >= 3, "{found:?}");
+    }
+
+    #[test]
+    fn an_instrumented_test_that_does_not_build_or_hangs_is_undecided_with_why() {
+        let never = FnJudge(|_: &[u8]| -> Option<bool> { panic!("must not run") });
+        let found = localised(&never, &|_| Err("exit status 1: error: boom".into()));
+        assert_eq!(found.runs, 0);
+        assert!(found.culprit.is_empty());
+        assert!(
+            found
+                .undecided
+                .as_deref()
+                .unwrap()
+                .contains("does not compile (exit status 1"),
+            "{found:?}"
+        );
+        let hangs = FnJudge(|_: &[u8]| None);
+        let found = localised(&hangs, &|_| Ok(()));
+        assert_eq!(found.runs, 1);
+        assert_eq!(
+            found.undecided.as_deref(),
+            Some("the instrumented run: the check timed out after 1 s")
+        );
+    }
+}

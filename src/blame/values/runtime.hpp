@@ -1,0 +1,157 @@
+// mfppr: the value probes of a test instrumented to localise a wrong value (src/blame/values).
+// Each probed call logs its value and the values the spec's other MRs of its family compute at
+// the same operands; before the first check, the values are compared with that check, each
+// comparison in a child process; every line goes to the log named below, led by the process id.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+#include <cxxabi.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace mfppr_value {
+inline bool& in_child() { static bool child = false; return child; }
+inline int log_fd() {
+    static int fd = ::open(MFPPR_VALUE_LOG, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    return fd;
+}
+inline void say(const std::string& line) {
+    if (in_child() || log_fd() < 0) return;
+    std::string l = std::to_string(::getpid()) + " " + line + "\n";
+    ssize_t n = ::write(log_fd(), l.data(), l.size());
+    (void)n;
+}
+inline int& next_seq() { static int seq = 0; return seq; }
+
+template <class T, class = void> struct printable : std::false_type {};
+template <class T>
+struct printable<T, decltype(void(std::declval<std::ostream&>() << std::declval<const T&>()))>
+    : std::true_type {};
+template <class T> std::string shown(const T& v) {
+    if constexpr (printable<T>::value) {
+        std::ostringstream out;
+        out << v;
+        std::string s = out.str();
+        for (char& c : s) if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+        if (s.size() > 200) s = s.substr(0, 200) + "...";
+        return s;
+    } else {
+        return "?";
+    }
+}
+
+template <class T> struct Record { int seq; int site; std::vector<T> values; std::vector<int> from; };
+template <class T> std::vector<Record<T>>& store() { static std::vector<Record<T>> s; return s; }
+
+inline void enter(int site) { say("enter " + std::to_string(site)); }
+inline void leave(int site) { say("leave " + std::to_string(site)); }
+
+template <class T, class Ops, class... Alt>
+void keep(int site, const T& value, const Ops& operands, Alt&&... alt) {
+    Record<T> r{next_seq()++, site, {value}, {0}};
+    std::apply([&](const auto&... o) {
+        int k = 0;
+        auto one = [&](const auto& x) {
+            std::string text = shown(x);
+            if (text != "?")
+                say("operand " + std::to_string(r.seq) + " " + std::to_string(k) + " " + text);
+            ++k;
+        };
+        (one(o), ...);
+    }, operands);
+    int k = 0;
+    auto one = [&](auto&& f) {
+        ++k;
+        try {
+            r.values.push_back(T(f()));
+            r.from.push_back(k);
+        } catch (...) {
+            say("threw " + std::to_string(r.seq) + " " + std::to_string(k));
+        }
+    };
+    (one(alt), ...);
+    say("record " + std::to_string(r.seq) + " " + std::to_string(site));
+    store<T>().push_back(std::move(r));
+}
+
+// 1: the check holds, 0: it fails, 2: it could not tell (no process, or 10 s passed).
+inline int same_by(const std::function<void()>& check) {
+    std::fflush(nullptr);
+    pid_t pid = ::fork();
+    if (pid < 0) return 2;
+    if (pid == 0) {
+        in_child() = true;
+        int null = ::open("/dev/null", O_WRONLY);
+        if (null >= 0) { ::dup2(null, 1); ::dup2(null, 2); }
+        ::alarm(10);
+        check();
+        std::fflush(nullptr);
+        ::_exit(0);
+    }
+    int status = 0;
+    if (::waitpid(pid, &status, 0) < 0) return 2;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 1;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) return 2;
+    return 0;
+}
+
+template <class T, class F> void compare_all(F check) {
+    for (auto& r : store<T>()) {
+        std::string seq = std::to_string(r.seq);
+        for (size_t i = 0; i < r.values.size(); ++i)
+            say("value " + seq + " " + std::to_string(r.from[i]) + " " + shown(r.values[i]));
+        for (size_t i = 0; i < r.values.size(); ++i)
+            for (size_t j = i + 1; j < r.values.size(); ++j) {
+                int s = same_by([&] { check(r.values[i], r.values[j]); });
+                say("same " + seq + " " + std::to_string(r.from[i]) + " " +
+                    std::to_string(r.from[j]) + " " + std::to_string(s));
+            }
+    }
+    store<T>().clear();
+    say("compared");
+}
+
+inline void at_check(const char* name) { say(std::string("check ") + name); }
+
+inline std::terminate_handler& previous() { static std::terminate_handler h = nullptr; return h; }
+inline void on_terminate() {
+    std::string what = "unknown";
+    if (std::type_info* t = abi::__cxa_current_exception_type()) {
+        int status = 0;
+        char* name = abi::__cxa_demangle(t->name(), nullptr, nullptr, &status);
+        what = name ? name : t->name();
+        std::free(name);
+    }
+    say("exception " + what);
+    if (previous()) previous()();
+    std::abort();
+}
+inline void on_signal(int sig) {
+    if (!in_child() && log_fd() >= 0) {
+        char line[64];
+        int n = std::snprintf(line, sizeof line, "%d signal %d\n", (int)::getpid(), sig);
+        if (n > 0) { ssize_t w = ::write(log_fd(), line, (size_t)n); (void)w; }
+    }
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+struct Start {
+    Start() {
+        say("start");
+        previous() = std::set_terminate(on_terminate);
+        for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS, SIGILL}) std::signal(sig, on_signal);
+        std::atexit([] { say("exit"); });
+    }
+};
+inline Start start;
+} // namespace mfppr_value

@@ -1,0 +1,587 @@
+//! What the probes' log says (see `runtime.hpp` for its lines): which run of the instrumented
+//! test failed and how, and the library operation whose value is wrong.
+//!
+//! A call that throws or dies is the culprit of its run before any value. Otherwise each pair of
+//! values of one probed call that differ (the call's own and another way's, or two other ways')
+//! says that one of the two computations applied a faulty operation; with one fault, the culprit
+//! is an operation that one side of *every* such pair computes with: the intersection, over the
+//! differing pairs, of the operations either side computes with (an instance call computes with
+//! everything it reaches). Where several operations remain, those that the most differing pairs
+//! apply on one side only are kept, then those that the fewest pairs of agreeing values both
+//! computed with (agreement at other operands clears an operation only weakly: a fault may fire
+//! for some operand shapes only). When the differing pairs share no
+//! operation (two faults in one run), only the pairs with the call's own value count; when those
+//! share none either, the result is `undecided`. Only the pairs inside the calls the failure
+//! comes from count, when the log shows them: the calls outside any probe (the variants' steps)
+//! whose value differs from every other way, and the probed calls inside them; a wrong value
+//! that only another way computed (a second fault that an alternative reached) is left out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::instrument::Site;
+
+/// The evidence for a culprit call.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct Evidence {
+    /// The function the call is in.
+    pub place: String,
+    /// The call as written.
+    pub call: String,
+    /// Its MR family.
+    pub family: String,
+    /// How it is wrong.
+    pub how: String,
+    /// Its operands' values, as printed (those the library can print), in argument order.
+    #[serde(default)]
+    pub operands: Vec<String>,
+    /// The values: the call's own (`call`), then each other way's (`family::mr`), as printed.
+    pub values: Vec<(String, String)>,
+    /// The other ways its value differs from.
+    pub differs_from: Vec<String>,
+}
+
+/// What the log of one instrumented run says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Reading {
+    /// The program's own failure: the failing check, the uncaught exception or the signal.
+    pub failure: Option<String>,
+    /// The culprit's library operations, sorted; empty when none could be named.
+    pub culprit: Vec<String>,
+    /// Why the culprit is the culprit.
+    pub evidence: Option<Evidence>,
+    /// Why no culprit, when none.
+    pub undecided: Option<String>,
+}
+
+/// One process's lines.
+#[derive(Default)]
+struct Run {
+    pending: Vec<usize>,
+    /// The records made inside each pending probe so far (parallel to `pending`).
+    open: Vec<Vec<usize>>,
+    /// The records made inside the probe that left last.
+    left: Vec<usize>,
+    /// The records made inside each record's call.
+    inside: BTreeMap<usize, Vec<usize>>,
+    /// The records made outside any probe, in order.
+    top: Vec<usize>,
+    records: Vec<(usize, usize)>,
+    values: BTreeMap<(usize, usize), String>,
+    operands: BTreeMap<(usize, usize), String>,
+    same: BTreeMap<(usize, usize, usize), u8>,
+    last_check: Option<String>,
+    exception: Option<String>,
+    signal: Option<String>,
+    exited: bool,
+}
+
+/// Read `log` (the lines of every run of the instrumented test) against its `sites`.
+pub(super) fn read(log: &str, sites: &[Site]) -> Reading {
+    let runs = runs_of(log);
+    if runs.is_empty() {
+        return undecided("the instrumented test wrote no probe log (did the check run it?)");
+    }
+    let failed = runs.iter().find(|r| !r.exited);
+    let Some(run) = failed.or_else(|| runs.iter().find(|r| !pairs(r, sites).0.is_empty())) else {
+        return undecided("the instrumented test did not fail, and every probed value agrees");
+    };
+    let failure = failure_of(run);
+    let died = run.exception.is_some() || run.signal.is_some();
+    if let Some(s) = run
+        .pending
+        .last()
+        .filter(|_| died)
+        .and_then(|&i| sites.get(i))
+    {
+        let how = match &run.exception {
+            Some(e) => format!("it throws {e}"),
+            None => "the program dies in it".to_string(),
+        };
+        return named(failure, s, s.ops.clone(), how, Vec::new(), Vec::new());
+    }
+    let (differing, agreeing) = pairs(run, sites);
+    let (differing, culprit) = suspects(run, sites, differing);
+    if culprit.is_empty() {
+        let why = if differing.is_empty() {
+            "every probed call agrees with the other ways the spec computes it"
+        } else {
+            "the values that differ share no library operation (more than one fault?)"
+        };
+        return Reading {
+            failure,
+            undecided: Some(why.to_string()),
+            ..Reading::default()
+        };
+    }
+    let culprit = least_cleared(most_apart(culprit, &differing), &agreeing);
+    let own = |p: &&Pair| p.i == 0 && culprit.iter().any(|c| sites[p.site].reach.contains(c));
+    let first = differing
+        .iter()
+        .filter(own)
+        .min_by_key(|p| sites[p.site].reach.len())
+        .unwrap_or(&differing[0]);
+    let s = &sites[first.site];
+    let differs: Vec<String> = differing
+        .iter()
+        .filter(|p| p.seq == first.seq && p.i == first.i)
+        .map(|p| name_of(s, p.j))
+        .collect();
+    let how = format!(
+        "{} differs from {}; each of the run's {} differing pairs of values involves {}",
+        name_of(s, first.i),
+        differs.join(", "),
+        differing.len(),
+        culprit.join(" or ")
+    );
+    let values = shown_values(run, first.seq, s);
+    let mut reading = named(failure, s, culprit, how, values, differs);
+    if let Some(e) = &mut reading.evidence {
+        e.operands = run
+            .operands
+            .range((first.seq, 0)..(first.seq + 1, 0))
+            .map(|((_, k), v)| format!("a{k} = {v}"))
+            .collect();
+    }
+    reading
+}
+
+fn undecided(why: &str) -> Reading {
+    Reading {
+        undecided: Some(why.to_string()),
+        ..Reading::default()
+    }
+}
+
+fn named(
+    failure: Option<String>,
+    s: &Site,
+    culprit: Vec<String>,
+    how: String,
+    values: Vec<(String, String)>,
+    differs_from: Vec<String>,
+) -> Reading {
+    Reading {
+        failure,
+        culprit,
+        evidence: Some(Evidence {
+            place: s.place.clone(),
+            call: s.call.clone(),
+            family: s.family.clone(),
+            how,
+            operands: Vec::new(),
+            values,
+            differs_from,
+        }),
+        undecided: None,
+    }
+}
+
+/// The runs in the log, by process, in the order they started.
+fn runs_of(log: &str) -> Vec<Run> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut runs: BTreeMap<&str, Run> = BTreeMap::new();
+    for line in log.lines() {
+        let mut words = line.splitn(3, ' ');
+        let (Some(pid), Some(what)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let rest = words.next().unwrap_or("");
+        if !runs.contains_key(pid) {
+            order.push(pid);
+        }
+        let run = runs.entry(pid).or_default();
+        let nums: Vec<usize> = rest.split(' ').filter_map(|w| w.parse().ok()).collect();
+        match (what, nums.as_slice()) {
+            ("enter", [site]) => {
+                run.pending.push(*site);
+                run.open.push(Vec::new());
+            }
+            ("leave", [site]) => {
+                if let Some(i) = run.pending.iter().rposition(|s| s == site) {
+                    run.pending.truncate(i);
+                    run.left = run.open.drain(i..).next().unwrap_or_default();
+                }
+            }
+            ("record", [seq, site]) => {
+                run.records.push((*seq, *site));
+                run.inside.insert(*seq, std::mem::take(&mut run.left));
+                match run.open.last_mut() {
+                    Some(frame) => frame.push(*seq),
+                    None => run.top.push(*seq),
+                }
+            }
+            ("same", [seq, i, j, s]) => {
+                run.same.insert((*seq, *i, *j), *s as u8);
+            }
+            ("value" | "operand", _) => {
+                let mut w = rest.splitn(3, ' ');
+                if let (Some(Ok(seq)), Some(Ok(k))) = (
+                    w.next().map(str::parse::<usize>),
+                    w.next().map(str::parse::<usize>),
+                ) {
+                    let into = match what {
+                        "value" => &mut run.values,
+                        _ => &mut run.operands,
+                    };
+                    into.insert((seq, k), w.next().unwrap_or("").to_string());
+                }
+            }
+            ("check", _) => run.last_check = Some(rest.to_string()),
+            ("exception", _) => run.exception = Some(rest.to_string()),
+            ("signal", _) => run.signal = Some(rest.to_string()),
+            ("exit", _) => run.exited = true,
+            _ => {}
+        }
+    }
+    order.into_iter().filter_map(|p| runs.remove(p)).collect()
+}
+
+/// The run's own failure: an uncaught exception, else the check it aborted in, else the signal.
+fn failure_of(run: &Run) -> Option<String> {
+    if let Some(e) = &run.exception {
+        return Some(format!("exception {e}"));
+    }
+    match (&run.signal, &run.last_check) {
+        (Some(sig), Some(check)) if sig == "6" && run.pending.is_empty() => Some(check.clone()),
+        (Some(sig), _) => Some(format!("signal {sig}")),
+        (None, _) if !run.exited => Some("killed".to_string()),
+        _ => None,
+    }
+}
+
+/// Two values of one probed call compared: record `seq` of `site`, values `i` < `j` (0: the
+/// call's own), and the operations either side computes with.
+struct Pair {
+    seq: usize,
+    site: usize,
+    i: usize,
+    j: usize,
+    ops: BTreeSet<String>,
+    /// The operations one side computes with and the other does not.
+    apart: BTreeSet<String>,
+}
+
+/// The run's pairs of values that differ, in record order, and the operations both sides of
+/// each pair that agrees compute with.
+fn pairs(run: &Run, sites: &[Site]) -> (Vec<Pair>, Vec<BTreeSet<String>>) {
+    let mut differing = Vec::new();
+    let mut agreeing = Vec::new();
+    for &(seq, site) in &run.records {
+        let Some(s) = sites.get(site) else {
+            continue;
+        };
+        let ops_of = |k: usize| -> BTreeSet<String> {
+            match k {
+                0 => s.reach.iter().cloned().collect(),
+                _ => s.alternatives[k - 1].ops.iter().cloned().collect(),
+            }
+        };
+        for i in 0..=s.alternatives.len() {
+            for j in i + 1..=s.alternatives.len() {
+                let (a, b) = (ops_of(i), ops_of(j));
+                match run.same.get(&(seq, i, j)) {
+                    Some(0) => differing.push(Pair {
+                        seq,
+                        site,
+                        i,
+                        j,
+                        ops: a.union(&b).cloned().collect(),
+                        apart: a.symmetric_difference(&b).cloned().collect(),
+                    }),
+                    Some(1) => agreeing.push(a.intersection(&b).cloned().collect()),
+                    _ => {}
+                }
+            }
+        }
+    }
+    (differing, agreeing)
+}
+
+/// The differing pairs that count and the operations they suspect: inside the deepest call the
+/// failure plainly comes from ([`descend`]), the pairs with that subtree's own values and the
+/// operations they share among that call's suspects; else every pair and the operations they
+/// all share (those with a call's own value, when all share none).
+fn suspects(run: &Run, sites: &[Site], differing: Vec<Pair>) -> (Vec<Pair>, BTreeSet<String>) {
+    match descend(run, sites) {
+        Some((at, suspects)) => {
+            let within = subtree(run, at);
+            let own: Vec<Pair> = differing
+                .into_iter()
+                .filter(|p| p.i == 0 && within.contains(&p.seq))
+                .collect();
+            let shared_here: BTreeSet<String> = shared(own.iter())
+                .intersection(&suspects)
+                .cloned()
+                .collect();
+            let culprit = if shared_here.is_empty() {
+                suspects
+            } else {
+                shared_here
+            };
+            (own, culprit)
+        }
+        None => {
+            let mut culprit = shared(differing.iter());
+            if culprit.is_empty() {
+                culprit = shared(differing.iter().filter(|p| p.i == 0));
+            }
+            (differing, culprit)
+        }
+    }
+}
+
+/// The deepest call the failure comes from, and the operations it is suspected of: a variant
+/// step (a record made outside any probe) whose value differs from every other way while those
+/// agree among themselves; then, inside it, the first record that is wrong the same way and
+/// whose other ways avoid the suspects (one other way that computes with a suspect proves
+/// nothing), and so on down. A call's suspects are the operations its value depends on that its
+/// other ways do not compute with (all of them when none is left). `None` when no step is wrong
+/// so plainly.
+fn descend(run: &Run, sites: &[Site]) -> Option<(usize, BTreeSet<String>)> {
+    let site_of: BTreeMap<usize, &Site> = run
+        .records
+        .iter()
+        .filter_map(|&(seq, site)| Some((seq, sites.get(site)?)))
+        .collect();
+    let alt_ops = |s: &Site, k: usize| -> BTreeSet<String> {
+        s.alternatives[k - 1].ops.iter().cloned().collect()
+    };
+    let wrong = |seq: usize, suspects: Option<&BTreeSet<String>>| -> bool {
+        let Some(s) = site_of.get(&seq) else {
+            return false;
+        };
+        let ways: Vec<usize> = (1..=s.alternatives.len())
+            .filter(|&k| same(run, seq, 0, k).is_some())
+            .collect();
+        let differs_from_all =
+            !ways.is_empty() && ways.iter().all(|&k| same(run, seq, 0, k) == Some(false));
+        let agree = ways.iter().all(|&a| {
+            ways.iter()
+                .all(|&b| a >= b || same(run, seq, a, b) != Some(false))
+        });
+        let trusted = match (ways.as_slice(), suspects) {
+            ([one], Some(suspects)) => alt_ops(s, *one).is_disjoint(suspects),
+            _ => true,
+        };
+        differs_from_all && agree && trusted
+    };
+    let suspects_of = |seq: usize| -> BTreeSet<String> {
+        let s = site_of[&seq];
+        let used: BTreeSet<String> = (1..=s.alternatives.len())
+            .filter(|&k| same(run, seq, 0, k).is_some())
+            .flat_map(|k| alt_ops(s, k))
+            .collect();
+        let reach: BTreeSet<String> = s.reach.iter().cloned().collect();
+        let left: BTreeSet<String> = reach.difference(&used).cloned().collect();
+        if left.is_empty() {
+            reach
+        } else {
+            left
+        }
+    };
+    let mut at = *run.top.iter().find(|&&seq| wrong(seq, None))?;
+    let mut suspects = suspects_of(at);
+    loop {
+        let within = subtree(run, at);
+        let inner = run
+            .records
+            .iter()
+            .map(|&(seq, _)| seq)
+            .find(|&seq| seq != at && within.contains(&seq) && wrong(seq, Some(&suspects)));
+        match inner {
+            Some(seq) => {
+                at = seq;
+                suspects = suspects_of(seq);
+            }
+            None => return Some((at, suspects)),
+        }
+    }
+}
+
+/// Whether values `i` and `j` of record `seq` agree (`Some(true)`), differ, or could not be told.
+fn same(run: &Run, seq: usize, i: usize, j: usize) -> Option<bool> {
+    match run.same.get(&(seq, i.min(j), i.max(j))) {
+        Some(1) => Some(true),
+        Some(0) => Some(false),
+        _ => None,
+    }
+}
+
+/// Record `seq` and every record made inside its call.
+fn subtree(run: &Run, seq: usize) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    let mut queue = vec![seq];
+    while let Some(s) = queue.pop() {
+        if out.insert(s) {
+            queue.extend(run.inside.get(&s).into_iter().flatten());
+        }
+    }
+    out
+}
+
+/// The operations every one of `pairs` involves.
+fn shared<'a>(mut pairs: impl Iterator<Item = &'a Pair>) -> BTreeSet<String> {
+    let Some(first) = pairs.next() else {
+        return BTreeSet::new();
+    };
+    pairs.fold(first.ops.clone(), |acc, p| {
+        acc.intersection(&p.ops).cloned().collect()
+    })
+}
+
+/// Of `culprit`, the operations that the most differing pairs compute with on one side only
+/// (an operation both sides apply is less likely the one that made them differ).
+fn most_apart(culprit: BTreeSet<String>, differing: &[Pair]) -> BTreeSet<String> {
+    let apart = |op: &String| differing.iter().filter(|p| p.apart.contains(op)).count();
+    let most = culprit.iter().map(apart).max().unwrap_or(0);
+    culprit.into_iter().filter(|op| apart(op) == most).collect()
+}
+
+/// Of `culprit`, the operations that the fewest agreeing pairs both computed with, sorted.
+fn least_cleared(culprit: BTreeSet<String>, agreeing: &[BTreeSet<String>]) -> Vec<String> {
+    let cleared = |op: &String| agreeing.iter().filter(|a| a.contains(op)).count();
+    let least = culprit.iter().map(cleared).min().unwrap_or(0);
+    culprit
+        .into_iter()
+        .filter(|op| cleared(op) == least)
+        .collect()
+}
+
+/// Name of value `k` of site `s`: `call` or the other way's MR.
+fn name_of(s: &Site, k: usize) -> String {
+    match k {
+        0 => "call".to_string(),
+        _ => s
+            .alternatives
+            .get(k - 1)
+            .map_or_else(|| format!("way {k}"), |a| a.mr.clone()),
+    }
+}
+
+fn shown_values(run: &Run, seq: usize, s: &Site) -> Vec<(String, String)> {
+    (0..=s.alternatives.len())
+        .filter_map(|k| Some((name_of(s, k), run.values.get(&(seq, k))?.clone())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::instrument::Alternative;
+    use super::*;
+
+    fn site(ops: &[&str], alts: &[(&str, &[&str])]) -> Site {
+        let ops: Vec<String> = ops.iter().map(|s| s.to_string()).collect();
+        Site {
+            place: "main".into(),
+            call: "metalib::relations::sub::base(fctx, a, b)".into(),
+            family: "relations::sub".into(),
+            ops: ops.clone(),
+            reach: ops,
+            alternatives: alts
+                .iter()
+                .map(|(mr, ops)| Alternative {
+                    mr: mr.to_string(),
+                    ops: ops.iter().map(|s| s.to_string()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_operation_every_differing_pair_involves_is_the_culprit() {
+        // unite is wrong for adjacent sets: the other ways that reuse it agree with the call,
+        // the one that swaps the operands does not; the enclosing instance differs from both.
+        let sites = [
+            site(
+                &["iset::unite"],
+                &[
+                    (
+                        "unite::by_parts",
+                        &["iset::intersect", "iset::subtract", "iset::unite"],
+                    ),
+                    ("unite::by_subtract", &["iset::subtract", "iset::unite"]),
+                    ("unite::comm", &["iset::unite"]),
+                ],
+            ),
+            site(
+                &["iset::intersect", "iset::unite", "iset::shift"],
+                &[
+                    ("shift::base", &["iset::shift"]),
+                    ("shift::in_steps", &["iset::shift"]),
+                ],
+            ),
+        ];
+        let log =
+            "7 start\n7 enter 1\n7 enter 0\n7 leave 0\n7 record 0 0\n7 leave 1\n7 record 1 1\n\
+                   7 operand 0 0 {1..2}\n7 operand 0 1 {3..4}\n\
+                   7 value 0 0 {1..4}\n7 value 0 3 {1..5}\n\
+                   7 same 0 0 1 1\n7 same 0 0 2 1\n7 same 0 0 3 0\n7 same 0 1 2 1\n\
+                   7 same 0 1 3 0\n7 same 0 2 3 0\n7 same 1 0 1 0\n7 same 1 0 2 0\n7 same 1 1 2 1\n\
+                   7 compared\n7 check check_equal\n7 signal 6\n\
+                   8 start\n8 record 0 0\n8 record 1 1\n8 compared\n8 exit\n";
+        let r = read(log, &sites);
+        assert_eq!(r.failure.as_deref(), Some("check_equal"));
+        assert_eq!(r.culprit, vec!["iset::unite".to_string()]);
+        let e = r.evidence.unwrap();
+        assert_eq!(e.differs_from, vec!["unite::comm".to_string()]);
+        assert_eq!(e.values[0], ("call".to_string(), "{1..4}".to_string()));
+        assert_eq!(e.operands, ["a0 = {1..2}", "a1 = {3..4}"]);
+    }
+
+    #[test]
+    fn agreement_elsewhere_narrows_and_two_faults_are_undecided() {
+        // sub(0, x) is wrong; the two other ways agree, and both use +.
+        let sites = [site(
+            &["z3::operator-"],
+            &[
+                ("sub::a", &["z3::operator+", "z3::operator*"]),
+                ("sub::b", &["z3::operator+"]),
+            ],
+        )];
+        let log =
+            "5 record 0 0\n5 same 0 0 1 0\n5 same 0 0 2 0\n5 same 0 1 2 1\n5 check c\n5 signal 6\n";
+        assert_eq!(read(log, &sites).culprit, vec!["z3::operator-".to_string()]);
+        // Two steps, each right by one other way and wrong by another, whose differing pairs
+        // share nothing: no step is plainly wrong, and no one operation explains it all.
+        let sites = [
+            site(
+                &["z3::operator<"],
+                &[
+                    ("lt::a", &["z3::operator>"]),
+                    ("lt::b", &["z3::operator<="]),
+                ],
+            ),
+            site(
+                &["z3::operator+"],
+                &[
+                    ("add::a", &["z3::operator*"]),
+                    ("add::b", &["z3::operator/"]),
+                ],
+            ),
+        ];
+        let log = "5 record 0 0\n5 record 1 1\n5 same 0 0 1 0\n5 same 0 0 2 1\n5 same 0 1 2 0\n\
+                   5 same 1 0 1 1\n5 same 1 0 2 0\n5 same 1 1 2 0\n5 check c\n5 signal 6\n";
+        let r = read(log, &sites);
+        assert!(r.culprit.is_empty(), "{r:?}");
+        assert!(r.undecided.unwrap().contains("share no library operation"));
+    }
+
+    #[test]
+    fn a_call_that_throws_is_the_culprit_and_nothing_named_is_undecided() {
+        let sites = [site(
+            &["iset::complement"],
+            &[("complement::a", &["iset::subtract"])],
+        )];
+        let log = "9 start\n9 enter 0\n9 exception std::out_of_range\n9 signal 6\n";
+        let r = read(log, &sites);
+        assert_eq!(r.failure.as_deref(), Some("exception std::out_of_range"));
+        assert_eq!(r.culprit, vec!["iset::complement".to_string()]);
+        let log = "9 start\n9 record 0 0\n9 value 0 0 a\n9 value 0 1 a\n9 same 0 0 1 1\n9 check c\n9 signal 6\n";
+        let r = read(log, &sites);
+        assert!(r.culprit.is_empty());
+        assert!(r.undecided.is_some());
+        assert!(read("", &sites).undecided.unwrap().contains("no probe log"));
+    }
+}
