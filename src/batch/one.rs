@@ -317,6 +317,7 @@ fn localise(
     let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
     let before = oracle.current_timeout();
     oracle.set_timeout(Some(timeout * 4));
+    let began = std::time::Instant::now();
     let found = crate::blame::values::localise(
         loaded.text(),
         &loaded.model,
@@ -325,10 +326,12 @@ fn localise(
         &compiles,
     );
     oracle.set_timeout(before);
-    found.unwrap_or_else(|e| crate::blame::values::Localised {
+    let mut found = found.unwrap_or_else(|e| crate::blame::values::Localised {
         undecided: Some(format!("cannot localise: {e:#}")),
         ..Default::default()
-    })
+    });
+    found.secs = began.elapsed().as_secs_f64();
+    found
 }
 
 #[cfg(test)]

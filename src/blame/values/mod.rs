@@ -48,7 +48,8 @@ pub(crate) struct Localised {
     /// Check runs made (0 or 1).
     #[serde(default)]
     pub runs: u64,
-    /// Seconds it took: instrumenting, compiling, the run and reading the log.
+    /// Seconds it took: instrumenting, compiling, the run and reading the log (set by the
+    /// caller, which times it).
     #[serde(default)]
     pub secs: f64,
 }
@@ -87,20 +88,6 @@ fn keep_probes(instrumented: &instrument::Instrumented, log: &[u8]) {
 /// Localise the wrong value of `text` (a test the judge finds interesting): instrument it, ask
 /// `compiles`, run it once through `judge`, and read the probes' log.
 pub(crate) fn localise(
-    text: &[u8],
-    model: &TestModel,
-    catalogue: &Catalogue,
-    judge: &dyn Judge,
-    compiles: Compiles,
-) -> Result<Localised> {
-    let began = std::time::Instant::now();
-    let mut found = localise_now(text, model, catalogue, judge, compiles)?;
-    found.secs = began.elapsed().as_secs_f64();
-    Ok(found)
-}
-
-/// [`localise`], untimed.
-fn localise_now(
     text: &[u8],
     model: &TestModel,
     catalogue: &Catalogue,
