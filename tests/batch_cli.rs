@@ -265,6 +265,36 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
             && said.contains("unite::unite_comm"),
         "{said}"
     );
+    // Localised again with the check (`retriage --check`): one instrumented run per result,
+    // journaled anew (the latest record of a test counts), the same groups and culprit.
+    let journaled = journal_lines(&out).len();
+    let again = mfppr()
+        .args(["batch", "retriage"])
+        .arg(&out)
+        .args(["--group-by", "value"])
+        .args(common::batch::check_args(
+            &check,
+            &root().join("fixtures/iset/spec"),
+        ))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{stderr}");
+    assert!(stderr.contains("localising the wrong value of"), "{stderr}");
+    assert_eq!(journal_lines(&out).len(), journaled + 2);
+    let latest = records(&out);
+    assert_eq!(
+        groups(&out),
+        vec![
+            ("check_equal | iset::unite".to_string(), merge_tests.clone()),
+            passing.clone()
+        ],
+        "{:?}",
+        latest.last().unwrap()["value"]
+    );
+    let value = &latest.last().unwrap()["value"];
+    assert_eq!(value["runs"], 1, "{value}");
+    assert_eq!(value["culprit"][0], "iset::unite", "{value}");
     retriage("library");
     assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
 

@@ -307,7 +307,7 @@ fn unblamed(model: &crate::model::TestModel) -> Suspects {
 /// The result's wrong value ([`crate::blame::values`]), its instrumented run given four times the
 /// reduction's timeout (the probes compare every value in child processes); a localisation
 /// that cannot run is undecided with the reason.
-fn localise(
+pub(super) fn localise(
     ro: &ReduceOptions,
     loaded: &LoadedTest,
     oracle: &ScriptOracle,
@@ -318,7 +318,9 @@ fn localise(
     let before = oracle.current_timeout();
     oracle.set_timeout(Some(timeout * 4));
     let began = std::time::Instant::now();
+    let name = ro.input.file_stem().unwrap_or_default().to_string_lossy();
     let found = crate::blame::values::localise(
+        &name,
         loaded.text(),
         &loaded.model,
         &loaded.catalogue,

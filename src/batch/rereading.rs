@@ -100,6 +100,9 @@ pub(crate) fn triage_only(
     }
     let _lock = lock_out_dir(out_dir)?;
     let mut records = latest_per_stem(journal::read(out_dir)?);
+    if !ro.check.as_os_str().is_empty() {
+        relocalise(out_dir, &mut records, ro)?;
+    }
     let older = records
         .iter_mut()
         .filter(|r| r.outcome == Outcome::Reduced && r.sign.signature_from.is_empty())
@@ -124,6 +127,54 @@ pub(crate) fn triage_only(
     let summary = triage::summarise(&records, group_by);
     triage::write_summary(out_dir, &summary)?;
     Ok(summary)
+}
+
+/// `retriage --check`: localise the wrong value of every reduced result in `records` again
+/// (one instrumented check run each, as the campaign did, with its per-run timeout from the
+/// result's stats) and journal the records anew, so that a campaign reduced by an older mfppr,
+/// or with another check, is signed by value without reducing it again.
+fn relocalise(out_dir: &Path, records: &mut [Record], ro: &ReduceOptions) -> anyhow::Result<()> {
+    let mut journal = Journal::open(out_dir)?;
+    let reduced = records.iter_mut().filter(|r| r.outcome == Outcome::Reduced);
+    for r in reduced {
+        if crate::interrupt::requested() {
+            return Err(coded(
+                ExitKind::Interrupted,
+                "interrupted while localising the wrong values; the results localised so far are journaled",
+            ));
+        }
+        let Some(output) = r.output.clone() else {
+            continue;
+        };
+        crate::messages::progress(format!("localising the wrong value of {}", r.stem));
+        let text =
+            std::fs::read(&output).with_context(|| format!("cannot read {}", output.display()))?;
+        let loaded = crate::loaded::LoadedTest::load(&r.input, text, &ro.spec_paths())?;
+        let oracle = crate::oracle::ScriptOracle::new(&ro.check, &r.input, ro.extra_env.clone())?;
+        let timeout = ro.timeout.unwrap_or_else(|| run_timeout(r));
+        oracle.set_timeout(Some(timeout));
+        let before = r.triage.value.as_ref().map_or(0, |v| v.runs);
+        let mut own = ro.clone();
+        own.input = r.input.clone();
+        let value = super::one::localise(&own, &loaded, &oracle, timeout);
+        r.triage_calls = r.triage_calls - before + value.runs;
+        r.triage.value = Some(value);
+        triage::sign_by_value(r);
+        journal.append(r)?;
+    }
+    Ok(())
+}
+
+/// The per-run timeout `record`'s reduction used (from its stats), else 10 s.
+fn run_timeout(record: &Record) -> std::time::Duration {
+    let secs = record
+        .stats
+        .as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v.get("timeout_secs").and_then(|t| t.as_f64()))
+        .unwrap_or(10.0);
+    std::time::Duration::from_secs_f64(secs)
 }
 
 /// The summary's record of an emitted task that left no result.

@@ -85,6 +85,13 @@ enum BatchMode {
         dir: PathBuf,
         #[command(flatten)]
         grouping: Grouping,
+        /// Localise each result's wrong value again with this check (one run per result; the
+        /// new findings are journaled), e.g. after upgrading mfppr: builtin:NAME or a script.
+        #[arg(long, value_name = "SCRIPT")]
+        check: Option<PathBuf>,
+        /// Environment variable for that check, NAME=VALUE (repeatable).
+        #[arg(long, value_name = "NAME=VALUE", value_parser = parse_env, requires = "check")]
+        env: Vec<(String, String)>,
         #[command(flatten)]
         rereading: Rereading,
     },
@@ -151,10 +158,19 @@ impl BatchCommand {
             Some(BatchMode::Retriage {
                 dir,
                 grouping,
+                check,
+                env,
                 rereading,
             }) => {
                 crate::messages::set_quiet(grouping.quiet);
-                retriage(&dir, grouping.group_by, &rereading.options()?)
+                let mut ro = rereading.options()?;
+                // A built-in check's scripts live as long as this value.
+                let resolved = check.map(|c| crate::checks::resolve(&c)).transpose()?;
+                if let Some(c) = &resolved {
+                    ro.check = c.script().to_path_buf();
+                    ro.extra_env.extend(env);
+                }
+                retriage(&dir, grouping.group_by, &ro)
             }
             Some(BatchMode::Explain {
                 group,

@@ -65,10 +65,11 @@ impl Localised {
     }
 }
 
-/// With `MFPPR_KEEP_PROBES=DIR` (an existing directory), the last localisation's instrumented
-/// test, its probe log and its probed calls are kept there (`instrumented.cpp`, `probes.log`,
-/// `sites.json`), to see how a culprit was named; a file that cannot be written is warned about.
-fn keep_probes(instrumented: &instrument::Instrumented, log: &[u8]) {
+/// With `MFPPR_KEEP_PROBES=DIR` (an existing directory), the localisation of the test `name`
+/// keeps there its instrumented test, its probe log and its probed calls
+/// (`NAME.instrumented.cpp`, `NAME.probes.log`, `NAME.sites.json`), to see how a culprit was
+/// named; a file that cannot be written is warned about.
+fn keep_probes(instrumented: &instrument::Instrumented, log: &[u8], name: &str) {
     let Some(dir) = std::env::var_os("MFPPR_KEEP_PROBES").map(std::path::PathBuf::from) else {
         return;
     };
@@ -78,16 +79,19 @@ fn keep_probes(instrumented: &instrument::Instrumented, log: &[u8]) {
         ("probes.log", log),
         ("sites.json", &sites),
     ];
-    for (name, bytes) in files {
-        if let Err(e) = crate::atomic::write_atomic(&dir.join(name), bytes) {
-            crate::messages::warn(format!("MFPPR_KEEP_PROBES: cannot write {name}: {e}"));
+    for (kind, bytes) in files {
+        let file = format!("{name}.{kind}");
+        if let Err(e) = crate::atomic::write_atomic(&dir.join(&file), bytes) {
+            crate::messages::warn(format!("MFPPR_KEEP_PROBES: cannot write {file}: {e}"));
         }
     }
 }
 
-/// Localise the wrong value of `text` (a test the judge finds interesting): instrument it, ask
-/// `compiles`, run it once through `judge`, and read the probes' log.
+/// Localise the wrong value of `text` (a test the judge finds interesting; `name` names it in
+/// the kept probes): instrument it, ask `compiles`, run it once through `judge`, and read the
+/// probes' log.
 pub(crate) fn localise(
+    name: &str,
     text: &[u8],
     model: &TestModel,
     catalogue: &Catalogue,
@@ -114,7 +118,7 @@ pub(crate) fn localise(
     }
     let judged = judge.judge(&instrumented.text)?;
     let lines = std::fs::read(&log).unwrap_or_default();
-    keep_probes(&instrumented, &lines);
+    keep_probes(&instrumented, &lines, name);
     let reading = verdict::read(&String::from_utf8_lossy(&lines), &instrumented.sites);
     let mut found = Localised {
         failure: reading.failure,
@@ -159,7 +163,7 @@ mod tests {
 
     fn localised(judge: &dyn Judge, compiles: Compiles) -> Localised {
         let t = merge();
-        localise(t.text(), &t.model, &t.catalogue, judge, compiles).unwrap()
+        localise("t", t.text(), &t.model, &t.catalogue, judge, compiles).unwrap()
     }
 
     /// The log path the instrumented `text` writes to.

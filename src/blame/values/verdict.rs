@@ -336,9 +336,9 @@ fn suspects(run: &Run, sites: &[Site], differing: Vec<Pair>) -> (Vec<Pair>, BTre
 /// step (a record made outside any probe) whose value differs from every other way while those
 /// agree among themselves; then, inside it, the first record that is wrong the same way and
 /// whose other ways avoid the suspects (one other way that computes with a suspect proves
-/// nothing), and so on down. A call's suspects are the operations its value depends on that its
-/// other ways do not compute with (all of them when none is left). `None` when no step is wrong
-/// so plainly.
+/// nothing), and so on down. A call's suspects are all the operations its value depends on: an
+/// other way that computes with one of them at other operands does not clear it, as a fault may
+/// fire for some operand shapes only. `None` when no step is wrong so plainly.
 fn descend(run: &Run, sites: &[Site]) -> Option<(usize, BTreeSet<String>)> {
     let site_of: BTreeMap<usize, &Site> = run
         .records
@@ -367,20 +367,8 @@ fn descend(run: &Run, sites: &[Site]) -> Option<(usize, BTreeSet<String>)> {
         };
         differs_from_all && agree && trusted
     };
-    let suspects_of = |seq: usize| -> BTreeSet<String> {
-        let s = site_of[&seq];
-        let used: BTreeSet<String> = (1..=s.alternatives.len())
-            .filter(|&k| same(run, seq, 0, k).is_some())
-            .flat_map(|k| alt_ops(s, k))
-            .collect();
-        let reach: BTreeSet<String> = s.reach.iter().cloned().collect();
-        let left: BTreeSet<String> = reach.difference(&used).cloned().collect();
-        if left.is_empty() {
-            reach
-        } else {
-            left
-        }
-    };
+    let suspects_of =
+        |seq: usize| -> BTreeSet<String> { site_of[&seq].reach.iter().cloned().collect() };
     let mut at = *run.top.iter().find(|&&seq| wrong(seq, None))?;
     let mut suspects = suspects_of(at);
     loop {
@@ -566,6 +554,65 @@ mod tests {
         let r = read(log, &sites);
         assert!(r.culprit.is_empty(), "{r:?}");
         assert!(r.undecided.unwrap().contains("share no library operation"));
+    }
+
+    #[test]
+    fn another_way_that_uses_an_operation_at_other_operands_does_not_clear_it() {
+        // A step (site 1: an instance whose value depends on ==, /, ite, int_val and pw) is
+        // wrong; its two other ways agree, and one of them computes with ==, / and ite too, at
+        // other operands, where the fault does not fire: they stay suspects. Inside the step,
+        // a base call of int_val has one other way, which computes with them as well: their
+        // difference proves nothing about int_val, so the search stays at the step.
+        let mut step = site(
+            &[
+                "z3::operator==(x,y)",
+                "z3::operator/(x,y)",
+                "z3::ite",
+                ".int_val",
+                "z3::pw",
+            ],
+            &[
+                ("one::base", &[".int_val"]),
+                (
+                    "one::one_by_div",
+                    &[
+                        ".int_val",
+                        "z3::ite",
+                        "z3::operator/(x,y)",
+                        "z3::operator==(x,y)",
+                    ],
+                ),
+            ],
+        );
+        step.ops = Vec::new();
+        let sites = [
+            site(
+                &[".int_val"],
+                &[(
+                    "one::one_by_div",
+                    &[
+                        ".int_val",
+                        "z3::ite",
+                        "z3::operator/(x,y)",
+                        "z3::operator==(x,y)",
+                    ],
+                )],
+            ),
+            step,
+        ];
+        let log = "3 enter 1\n3 enter 0\n3 leave 0\n3 record 0 0\n3 leave 1\n3 record 1 1\n\
+                   3 same 0 0 1 0\n3 same 1 0 1 0\n3 same 1 0 2 0\n3 same 1 1 2 1\n\
+                   3 check c\n3 signal 6\n";
+        let r = read(log, &sites);
+        assert_eq!(
+            r.culprit,
+            ["z3::ite", "z3::operator/(x,y)", "z3::operator==(x,y)"],
+            "{r:?}"
+        );
+        assert_eq!(
+            r.evidence.unwrap().differs_from,
+            ["one::base", "one::one_by_div"]
+        );
     }
 
     #[test]
