@@ -24,6 +24,8 @@ const MAX_ALTERNATIVES: usize = 3;
 const NAMESPACE: &str = "mfppr_value";
 /// The probes' runtime.
 const RUNTIME: &str = include_str!("runtime.hpp");
+/// The instrumented test's line that knocks out no value (see [`Instrumented::fixing`]).
+const NO_FIXES: &str = "#define MFPPR_VALUE_FIXES {}\n";
 
 /// One probed call.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -59,6 +61,20 @@ pub(super) struct Instrumented {
     pub sites: Vec<Site>,
     /// The check the values are compared with, when the test has one.
     pub compared_by: Option<String>,
+}
+
+impl Instrumented {
+    /// The instrumented text with the value of each record `seq` replaced by its other way
+    /// `k`'s (`(seq, k)` pairs): a value knockout.
+    pub(super) fn fixing(&self, fixes: &[(usize, usize)]) -> Vec<u8> {
+        let pairs: Vec<String> = fixes.iter().map(|(s, k)| format!("{{{s}, {k}}}")).collect();
+        let line = format!("#define MFPPR_VALUE_FIXES {{{}}}\n", pairs.join(", "));
+        let needle = NO_FIXES.as_bytes();
+        match self.text.windows(needle.len()).position(|w| w == needle) {
+            Some(at) => edit::apply(&self.text, &[Edit::replace(at..at + needle.len(), line)]),
+            None => self.text.clone(),
+        }
+    }
 }
 
 /// A call to probe, before its alternatives are chosen.
@@ -133,7 +149,7 @@ pub(super) fn instrument(
     let compared_by = check_edits(text, model, &mut edits);
     let at = model.first_definition();
     let mut prelude = format!(
-        "\n#define MFPPR_VALUE_LOG \"{}\"\n{RUNTIME}",
+        "\n#define MFPPR_VALUE_LOG \"{}\"\n{NO_FIXES}{RUNTIME}",
         log.display().to_string().escape_default()
     );
     for (namespace, body) in &copies {
@@ -274,8 +290,8 @@ fn probe_lambda(id: usize, callee: &str, arity: usize, alternatives: &[String]) 
         .collect();
     format!(
         "[&]({}) {{ mfppr_value::enter({id}); auto mfppr_v = {callee}({}); \
-         mfppr_value::leave({id}); mfppr_value::keep({id}, mfppr_v, std::forward_as_tuple({}){}); \
-         return mfppr_v; }}",
+         mfppr_value::leave({id}); \
+         return mfppr_value::keep({id}, mfppr_v, std::forward_as_tuple({}){}); }}",
         params.join(", "),
         args.join(", "),
         args.join(", "),
@@ -362,6 +378,6 @@ mod tests {
         assert!(p.contains(
             "auto mfppr_v = metalib::relations::lt::base(mfppr_a0, mfppr_a1, mfppr_a2);"
         ));
-        assert!(p.contains("mfppr_value::keep(3, mfppr_v, std::forward_as_tuple(mfppr_a0, mfppr_a1, mfppr_a2), [&] { return metalib::mfppr_value::relations_lt::lt_by_gt(mfppr_a0, mfppr_a1, mfppr_a2); });"));
+        assert!(p.contains("return mfppr_value::keep(3, mfppr_v, std::forward_as_tuple(mfppr_a0, mfppr_a1, mfppr_a2), [&] { return metalib::mfppr_value::relations_lt::lt_by_gt(mfppr_a0, mfppr_a1, mfppr_a2); });"));
     }
 }

@@ -23,7 +23,7 @@ pub(crate) use verdict::Evidence;
 
 use super::{Compiles, LibraryOps};
 use crate::catalogue::Catalogue;
-use crate::judge::{unfinished, Judge};
+use crate::judge::{unfinished, Judge, Trials, Tried};
 use crate::model::TestModel;
 
 /// What localising found.
@@ -45,7 +45,7 @@ pub(crate) struct Localised {
     /// Calls probed.
     #[serde(default)]
     pub probes: u64,
-    /// Check runs made (0 or 1).
+    /// Check runs made: the instrumented run, then the value knockouts (0 when it did not build).
     #[serde(default)]
     pub runs: u64,
     /// Seconds it took: instrumenting, compiling, the run and reading the log (set by the
@@ -119,14 +119,31 @@ pub(crate) fn localise(
     let judged = judge.judge(&instrumented.text)?;
     let lines = std::fs::read(&log).unwrap_or_default();
     keep_probes(&instrumented, &lines, name);
-    let reading = verdict::read(&String::from_utf8_lossy(&lines), &instrumented.sites);
+    let lines = String::from_utf8_lossy(&lines).into_owned();
+    let mut reading = verdict::read(&lines, &instrumented.sites);
+    let mut runs = 1;
+    if judged.interesting() && !reading.culprit.is_empty() {
+        let (needed, tried) = knockouts(&instrumented, &lines, judge, &log)?;
+        runs += tried;
+        if let Some((seq, k)) = needed {
+            reading = verdict::read_at(&lines, &instrumented.sites, seq);
+            if let Some(e) = &mut reading.evidence {
+                let other = e.values.get(k).map_or("?", |(way, _)| way.as_str());
+                e.how = format!(
+                    "{}; with its value replaced by {other}'s the failure goes ({tried} value \
+                     knockouts)",
+                    e.how
+                );
+            }
+        }
+    }
     let mut found = Localised {
         failure: reading.failure,
         culprit: reading.culprit,
         evidence: reading.evidence,
         undecided: reading.undecided,
         probes: probes as u64,
-        runs: 1,
+        runs,
         secs: 0.0,
     };
     if found.culprit.is_empty() {
@@ -140,6 +157,35 @@ pub(crate) fn localise(
         }
     }
     Ok(found)
+}
+
+/// At most this many value knockouts per localisation.
+const MAX_KNOCKOUTS: usize = 4;
+
+/// Value knockouts, when the failed run (its log `lines`) shows more than one wrong value: the
+/// test run again with one wrong value replaced by the other way that agrees with most others,
+/// innermost first, until the failure goes (at most [`MAX_KNOCKOUTS`] runs). Several faults can
+/// fire in one run; the one the failure needs is the one whose wrong value it cannot do
+/// without. Returns that record and its other way, and the runs made.
+fn knockouts(
+    instrumented: &instrument::Instrumented,
+    lines: &str,
+    judge: &dyn Judge,
+    log: &std::path::Path,
+) -> Result<(Option<(usize, usize)>, u64)> {
+    let wrong = verdict::wrong_records(lines, &instrumented.sites);
+    if wrong.len() < 2 {
+        return Ok((None, 0));
+    }
+    let mut trials = Trials::new(judge);
+    for &(seq, k) in wrong.iter().take(MAX_KNOCKOUTS) {
+        // Each run appends to the log; the first run's lines are read already.
+        let _ = std::fs::remove_file(log);
+        if trials.run(&instrumented.fixing(&[(seq, k)]))? == Tried::Gone {
+            return Ok((Some((seq, k)), trials.runs() as u64));
+        }
+    }
+    Ok((None, trials.runs() as u64))
 }
 
 #[cfg(test)]
@@ -192,6 +238,32 @@ mod tests {
         assert!(!found.culprit.is_empty(), "{found:?}");
         assert_eq!(found.runs, 1);
         assert!(found.probes >= 3, "{found:?}");
+    }
+
+    #[test]
+    fn of_two_wrong_values_the_one_the_failure_needs_is_named_by_a_knockout() {
+        // Two probed calls are wrong in the run; the failure goes only when the second one's
+        // value is replaced by its other way's.
+        let judge = FnJudge(|text: &[u8]| {
+            let shown = String::from_utf8_lossy(text);
+            if !shown.contains("#define MFPPR_VALUE_FIXES {{") {
+                let log = "7 start\n7 record 0 0\n7 record 1 1\n7 value 0 0 a\n7 value 0 1 b\n\
+                           7 value 1 0 c\n7 value 1 1 d\n7 same 0 0 1 0\n7 same 1 0 1 0\n\
+                           7 check check_equal\n7 signal 6\n";
+                std::fs::write(log_of(text), log).unwrap();
+                return Some(true);
+            }
+            Some(!shown.contains("#define MFPPR_VALUE_FIXES {{1, 1}}"))
+        });
+        let found = localised(&judge, &|_| Ok(()));
+        assert_eq!(found.runs, 3, "{found:?}");
+        let e = found.evidence.unwrap();
+        assert!(
+            e.how.contains("the failure goes (2 value knockouts)"),
+            "{}",
+            e.how
+        );
+        assert_eq!(e.values[0], ("call".to_string(), "c".to_string()));
     }
 
     #[test]

@@ -56,8 +56,20 @@ template <class T> std::vector<Record<T>>& store() { static std::vector<Record<T
 inline void enter(int site) { say("enter " + std::to_string(site)); }
 inline void leave(int site) { say("leave " + std::to_string(site)); }
 
+// The records whose value is replaced by another way's (a value knockout: does the failure
+// still come without this wrong value?): pairs {record, other way}, set by the instrumenter.
+#ifndef MFPPR_VALUE_FIXES
+#define MFPPR_VALUE_FIXES {}
+#endif
+inline const std::vector<std::pair<int, int>>& fixes() {
+    static const std::vector<std::pair<int, int>> f = MFPPR_VALUE_FIXES;
+    return f;
+}
+
+// Keeps the call's value and the other ways' values; returns the call's value, or the other
+// way's where the record is knocked out.
 template <class T, class Ops, class... Alt>
-void keep(int site, const T& value, const Ops& operands, Alt&&... alt) {
+T keep(int site, const T& value, const Ops& operands, Alt&&... alt) {
     Record<T> r{next_seq()++, site, {value}, {0}};
     std::apply([&](const auto&... o) {
         int k = 0;
@@ -81,7 +93,16 @@ void keep(int site, const T& value, const Ops& operands, Alt&&... alt) {
     };
     (one(alt), ...);
     say("record " + std::to_string(r.seq) + " " + std::to_string(site));
+    T out = value;
+    for (const auto& f : fixes())
+        for (size_t i = 0; i < r.from.size(); ++i)
+            if (f.first == r.seq && f.second == r.from[i] && i > 0) {
+                out = r.values[i];
+                r.values[0] = r.values[i];
+                say("fixed " + std::to_string(r.seq) + " " + std::to_string(f.second));
+            }
     store<T>().push_back(std::move(r));
+    return out;
 }
 
 // 1: the check holds, 0: it fails, 2: it could not tell (no process, it threw, or 10 s passed).

@@ -79,12 +79,66 @@ struct Run {
 
 /// Read `log` (the lines of every run of the instrumented test) against its `sites`.
 pub(super) fn read(log: &str, sites: &[Site]) -> Reading {
+    read_with(log, sites, None)
+}
+
+/// Read `log` as [`read`] does, the culprit taken from record `at` (the wrong value the failure
+/// needs, as a value knockout showed): the operations every pair of its own value with an
+/// other way that differs involves.
+pub(super) fn read_at(log: &str, sites: &[Site], at: usize) -> Reading {
+    read_with(log, sites, Some(at))
+}
+
+/// The records of the failed run whose value differs from every other way it was compared
+/// with, innermost first, each with the other way (`k`) that agrees with most of the others:
+/// the values a knockout may replace.
+pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<(usize, usize)> {
+    let runs = runs_of(log);
+    failed_run(&runs, sites).map_or_else(Vec::new, |run| wrong_of(run, sites))
+}
+
+/// The wrong records of `run` (see [`wrong_records`]).
+fn wrong_of(run: &Run, sites: &[Site]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for &(seq, site) in &run.records {
+        let Some(s) = sites.get(site) else {
+            continue;
+        };
+        let ways: Vec<usize> = (1..=s.alternatives.len())
+            .filter(|&k| same(run, seq, 0, k).is_some())
+            .collect();
+        if ways.is_empty() || ways.iter().any(|&k| same(run, seq, 0, k) == Some(true)) {
+            continue;
+        }
+        let agreeing = |k: usize| {
+            ways.iter()
+                .filter(|&&o| o != k && same(run, seq, k, o) == Some(true))
+                .count()
+        };
+        let best = ways
+            .iter()
+            .copied()
+            .max_by_key(|&k| (agreeing(k), std::cmp::Reverse(k)));
+        if let Some(k) = best {
+            out.push((seq, k));
+        }
+    }
+    out
+}
+
+/// The run whose failure is read: the first that did not exit, else the first with differing
+/// values.
+fn failed_run<'r>(runs: &'r [Run], sites: &[Site]) -> Option<&'r Run> {
+    let failed = runs.iter().find(|r| !r.exited);
+    failed.or_else(|| runs.iter().find(|r| !pairs(r, sites).0.is_empty()))
+}
+
+fn read_with(log: &str, sites: &[Site], at: Option<usize>) -> Reading {
     let runs = runs_of(log);
     if runs.is_empty() {
         return undecided("the instrumented test wrote no probe log (did the check run it?)");
     }
-    let failed = runs.iter().find(|r| !r.exited);
-    let Some(run) = failed.or_else(|| runs.iter().find(|r| !pairs(r, sites).0.is_empty())) else {
+    let Some(run) = failed_run(&runs, sites) else {
         return undecided("the instrumented test did not fail, and every probed value agrees");
     };
     let failure = failure_of(run);
@@ -102,7 +156,10 @@ pub(super) fn read(log: &str, sites: &[Site]) -> Reading {
         return named(failure, s, s.ops.clone(), how, Vec::new(), Vec::new());
     }
     let (differing, agreeing) = pairs(run, sites);
-    let (differing, culprit) = suspects(run, sites, differing);
+    let (differing, culprit) = match at {
+        Some(seq) => at_record(run, sites, differing, seq),
+        None => suspects(run, sites, differing),
+    };
     if culprit.is_empty() {
         let why = if differing.is_empty() {
             "every probed call agrees with the other ways the spec computes it"
@@ -330,6 +387,34 @@ fn suspects(run: &Run, sites: &[Site], differing: Vec<Pair>) -> (Vec<Pair>, BTre
             (differing, culprit)
         }
     }
+}
+
+/// The differing pairs of record `seq`'s own value and the operations they all involve, among
+/// those its value depends on (all of those when they share none).
+fn at_record(
+    run: &Run,
+    sites: &[Site],
+    differing: Vec<Pair>,
+    seq: usize,
+) -> (Vec<Pair>, BTreeSet<String>) {
+    let reach: BTreeSet<String> = run
+        .records
+        .iter()
+        .find(|&&(s, _)| s == seq)
+        .and_then(|&(_, site)| sites.get(site))
+        .map(|s| s.reach.iter().cloned().collect())
+        .unwrap_or_default();
+    let own: Vec<Pair> = differing
+        .into_iter()
+        .filter(|p| p.i == 0 && p.seq == seq)
+        .collect();
+    let shared_here: BTreeSet<String> = shared(own.iter()).intersection(&reach).cloned().collect();
+    let culprit = if shared_here.is_empty() {
+        reach
+    } else {
+        shared_here
+    };
+    (own, culprit)
 }
 
 /// The deepest call the failure comes from, and the operations it is suspected of: a variant
