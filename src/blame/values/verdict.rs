@@ -82,9 +82,9 @@ pub(super) fn read(log: &str, sites: &[Site]) -> Reading {
     read_with(log, sites, None)
 }
 
-/// Read `log` as [`read`] does, the culprit taken from record `at` (the wrong value the failure
-/// needs, as a value knockout showed): the operations every pair of its own value with an
-/// other way that differs involves.
+/// Read `log` as [`read`] does, the search for the deepest wrong call starting at record `at`
+/// (the wrong value the failure needs, as a value knockout showed) instead of the first wrong
+/// variant step.
 pub(super) fn read_at(log: &str, sites: &[Site], at: usize) -> Reading {
     read_with(log, sites, Some(at))
 }
@@ -156,10 +156,7 @@ fn read_with(log: &str, sites: &[Site], at: Option<usize>) -> Reading {
         return named(failure, s, s.ops.clone(), how, Vec::new(), Vec::new());
     }
     let (differing, agreeing) = pairs(run, sites);
-    let (differing, culprit) = match at {
-        Some(seq) => at_record(run, sites, differing, seq),
-        None => suspects(run, sites, differing),
-    };
+    let (differing, culprit) = suspects(run, sites, differing, at);
     if culprit.is_empty() {
         let why = if differing.is_empty() {
             "every probed call agrees with the other ways the spec computes it"
@@ -360,8 +357,13 @@ fn pairs(run: &Run, sites: &[Site]) -> (Vec<Pair>, Vec<BTreeSet<String>>) {
 /// failure plainly comes from ([`descend`]), the pairs with that subtree's own values and the
 /// operations they share among that call's suspects; else every pair and the operations they
 /// all share (those with a call's own value, when all share none).
-fn suspects(run: &Run, sites: &[Site], differing: Vec<Pair>) -> (Vec<Pair>, BTreeSet<String>) {
-    match descend(run, sites) {
+fn suspects(
+    run: &Run,
+    sites: &[Site],
+    differing: Vec<Pair>,
+    from: Option<usize>,
+) -> (Vec<Pair>, BTreeSet<String>) {
+    match descend(run, sites, from) {
         Some((at, suspects)) => {
             let within = subtree(run, at);
             let own: Vec<Pair> = differing
@@ -389,42 +391,16 @@ fn suspects(run: &Run, sites: &[Site], differing: Vec<Pair>) -> (Vec<Pair>, BTre
     }
 }
 
-/// The differing pairs of record `seq`'s own value and the operations they all involve, among
-/// those its value depends on (all of those when they share none).
-fn at_record(
-    run: &Run,
-    sites: &[Site],
-    differing: Vec<Pair>,
-    seq: usize,
-) -> (Vec<Pair>, BTreeSet<String>) {
-    let reach: BTreeSet<String> = run
-        .records
-        .iter()
-        .find(|&&(s, _)| s == seq)
-        .and_then(|&(_, site)| sites.get(site))
-        .map(|s| s.reach.iter().cloned().collect())
-        .unwrap_or_default();
-    let own: Vec<Pair> = differing
-        .into_iter()
-        .filter(|p| p.i == 0 && p.seq == seq)
-        .collect();
-    let shared_here: BTreeSet<String> = shared(own.iter()).intersection(&reach).cloned().collect();
-    let culprit = if shared_here.is_empty() {
-        reach
-    } else {
-        shared_here
-    };
-    (own, culprit)
-}
-
 /// The deepest call the failure comes from, and the operations it is suspected of: a variant
 /// step (a record made outside any probe) whose value differs from every other way while those
 /// agree among themselves; then, inside it, the first record that is wrong the same way and
 /// whose other ways avoid the suspects (one other way that computes with a suspect proves
 /// nothing), and so on down. A call's suspects are all the operations its value depends on: an
 /// other way that computes with one of them at other operands does not clear it, as a fault may
-/// fire for some operand shapes only. `None` when no step is wrong so plainly.
-fn descend(run: &Run, sites: &[Site]) -> Option<(usize, BTreeSet<String>)> {
+/// fire for some operand shapes only. With `from`, the search starts at that record instead (the
+/// wrong value a value knockout showed the failure needs). `None` when no step is wrong so
+/// plainly.
+fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTreeSet<String>)> {
     let site_of: BTreeMap<usize, &Site> = run
         .records
         .iter()
@@ -454,7 +430,10 @@ fn descend(run: &Run, sites: &[Site]) -> Option<(usize, BTreeSet<String>)> {
     };
     let suspects_of =
         |seq: usize| -> BTreeSet<String> { site_of[&seq].reach.iter().cloned().collect() };
-    let mut at = *run.top.iter().find(|&&seq| wrong(seq, None))?;
+    let mut at = match from {
+        Some(seq) => seq,
+        None => *run.top.iter().find(|&&seq| wrong(seq, None))?,
+    };
     let mut suspects = suspects_of(at);
     loop {
         let within = subtree(run, at);
