@@ -200,7 +200,8 @@ fn an_always_false_script_prints_a_working_reproduction_command() {
 
 #[test]
 fn a_script_interesting_for_the_empty_file_warns() {
-    // With one job the empty file is checked after the original; from three on, alongside it.
+    // Every candidate keeps r_0, so the search rejects none: the trivial tests that did not run
+    // alongside the original run after the search, at every -j.
     for jobs in ["1", "4"] {
         let t = Setup::new();
         // Interesting for the empty file and for anything that still has r_0, not for an empty
@@ -716,9 +717,9 @@ fn original_end(logged: &[Logged], original_size: u64) -> f64 {
         .expect("the original's run ended")
 }
 
-/// With a job to spare, the trivial tests and then candidates the search needs first are judged
+/// With a job to spare, candidates the search needs first and then the trivial tests are judged
 /// while the original is (the check is slower on the original than on the others, as a compiler
-/// is): at `-j2` both trivial tests and a candidate start before the original's run ends, and the
+/// is): at `-j2` a candidate and both trivial tests start before the original's run ends, and the
 /// result is the one `-j1` gives.
 #[test]
 fn candidates_ahead_run_alongside_the_original() {

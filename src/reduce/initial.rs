@@ -1,6 +1,6 @@
 //! The initial checks (design §6): the original must be interesting before anything is
-//! written; the trivial tests and the search's likely first candidates run on the spare slots
-//! meanwhile; the per-run timeout follows from the original's run.
+//! written; the search's likely first candidates and then the trivial tests run on the spare
+//! slots meanwhile; the per-run timeout follows from the original's run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -121,6 +121,12 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
     Ok(checked)
 }
 
+/// Whether the trivial tests that ran alongside the original (`known`, the first ones of
+/// [`TRIVIAL_TESTS`]) settle the warning: all of them ran, or one is interesting.
+pub(super) fn trivial_settled(known: &[Verdict]) -> bool {
+    known.len() == TRIVIAL_TESTS.len() || known.contains(&Verdict::Interesting)
+}
+
 /// With a check that accepts `int main() {}` or the empty file, results may be meaningless: warn.
 /// `known` are the verdicts of the first [`TRIVIAL_TESTS`], run alongside the original; the
 /// others run here until one is interesting. Returns the number of oracle runs made here.
@@ -164,10 +170,10 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
         .unwrap_or_else(|| crate::judge::timeout_after(initial.elapsed))
 }
 
-/// Check the original and, with more than one job, on the other slots meanwhile: the trivial
-/// tests at once, then candidates the search is likely to need first, each as soon as it is found
-/// (a slot takes the next one when it is free, until the original's run ends, so that they add
-/// nothing to the critical path). The slots' threads run in `scope`, so that runs of candidates
+/// Check the original and, with more than one job, on the other slots meanwhile: candidates the
+/// search is likely to need first, each as soon as it is found, then the trivial tests (a slot
+/// takes the next one when it is free, until the original's run ends, so that they add nothing
+/// to the critical path). The slots' threads run in `scope`, so that runs of candidates
 /// still going when the original's run ends can go on in the search ([`Engine::adopt`]). Once the
 /// original's run ended: if it is not interesting, every other run is killed; otherwise the
 /// trivial runs are waited for (killed once they take longer than the timeout the original's run
@@ -185,12 +191,6 @@ fn initial_checks(setup: &Setup<'_, '_, '_>) -> anyhow::Result<Run> {
         ));
     }
     let spare = opts.jobs.saturating_sub(1);
-    for &(test, _) in TRIVIAL_TESTS
-        .iter()
-        .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
-    {
-        queue.push(SpareRun::new(test.to_vec(), None));
-    }
     let started = Instant::now();
     let initial = run_original(setup, spare)?;
     let limit = match &initial {
@@ -246,6 +246,14 @@ fn run_original(setup: &Setup<'_, '_, '_>, spare: usize) -> anyhow::Result<anyho
                     }
                 },
             );
+        }
+        // After the candidates ahead: a slot takes them only once it has nothing the search
+        // needs to run.
+        for &(test, _) in TRIVIAL_TESTS
+            .iter()
+            .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
+        {
+            queue.push(SpareRun::new(test.to_vec(), None));
         }
         queue.queue.close();
         let mut next_note = WAIT_NOTE_EVERY;
