@@ -748,6 +748,32 @@ fn candidates_ahead_run_alongside_the_original() {
     );
 }
 
+/// The spare slots take the candidates ahead before the trivial tests: with every run as slow as
+/// the original's, at `-j2` the spare slot judges a candidate alongside the original and no
+/// trivial test runs to its end (one the slot starts as the original's run ends is killed: the
+/// search does not wait for it; the search rejects candidates, so they are not needed after it,
+/// as with `-j1`); the result is the one `-j1` gives.
+#[test]
+fn the_trivial_tests_wait_for_the_candidates_ahead() {
+    let (runs, logged, original_size) = logged_runs_at_j1_and_j2("sleep 0.3");
+    let original_end = original_end(&logged, original_size);
+    assert!(
+        logged
+            .iter()
+            .all(|l| l.event != "end" || ![0, 14].contains(&l.size)),
+        "no trivial test should run to its end:\n{runs}"
+    );
+    let early = logged
+        .iter()
+        .filter(|l| l.event == "start" && ![0, 14, original_size].contains(&l.size))
+        .filter(|l| l.at < original_end)
+        .count();
+    assert_eq!(
+        early, 1,
+        "one candidate ran alongside the original:\n{runs}"
+    );
+}
+
 /// A candidate judged ahead that is still running when the original's run ends goes on in the
 /// search instead of being killed or waited for: at `-j2`, with candidates slower than the
 /// original while it runs, the first candidate ahead runs once, to its end, after the original's

@@ -50,7 +50,9 @@ pub(super) struct Setup<'a, 's, 'e: 's> {
 pub(super) struct Initial<'e> {
     /// The per-run timeout.
     pub(super) timeout: Duration,
-    /// The verdicts of the trivial tests that ran (the first ones of [`TRIVIAL_TESTS`]).
+    /// Runs of trivial tests killed when the original's run ended.
+    pub(super) killed: u64,
+    /// The verdicts of the trivial tests judged (the first ones of [`TRIVIAL_TESTS`]).
     pub(super) trivial: Vec<Verdict>,
     /// Candidates the search is likely to need first (LF line endings), judged alongside the
     /// original, with their verdicts.
@@ -85,8 +87,11 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
             timeout.as_secs_f64()
         ));
     }
+    // The trivial tests' verdicts in their order, up to the first that has none.
+    let mut trivial_judged = true;
     let mut checked = Initial {
         timeout,
+        killed: 0,
         trivial: Vec::new(),
         ahead: Vec::new(),
         in_flight: Vec::new(),
@@ -97,9 +102,16 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
         }
         let ended = lock(&item.run).take();
         match (&item.ahead, ended) {
+            (None, Some(_)) if item.cancel.load(Ordering::SeqCst) => {
+                checked.killed += 1;
+                trivial_judged = false;
+            }
             (None, ended) => {
                 let verdict = ended.map(|run| run.map(|run| oracle.verdict_of(run.end)));
-                checked.trivial.extend(verdict.transpose()?);
+                match verdict.transpose()? {
+                    Some(verdict) if trivial_judged => checked.trivial.push(verdict),
+                    _ => trivial_judged = false,
+                }
             }
             (Some((_, text)), Some(run)) => {
                 checked
@@ -175,9 +187,9 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
 /// takes the next one when it is free, until the original's run ends, so that they add nothing
 /// to the critical path). The slots' threads run in `scope`, so that runs of candidates
 /// still going when the original's run ends can go on in the search ([`Engine::adopt`]). Once the
-/// original's run ended: if it is not interesting, every other run is killed; otherwise the
-/// trivial runs are waited for (killed once they take longer than the timeout the original's run
-/// implies). Returns the original's run; the runs on the spare slots are in `queue`.
+/// original's run ended: if it is not interesting, every other run is killed; otherwise so are
+/// the trivial tests' runs still going. Returns the original's run; the runs on the spare slots
+/// are in `queue`.
 ///
 /// [`Engine::adopt`]: crate::engine::Engine::adopt
 fn initial_checks(setup: &Setup<'_, '_, '_>) -> anyhow::Result<Run> {
@@ -191,16 +203,11 @@ fn initial_checks(setup: &Setup<'_, '_, '_>) -> anyhow::Result<Run> {
         ));
     }
     let spare = opts.jobs.saturating_sub(1);
-    let started = Instant::now();
     let initial = run_original(setup, spare)?;
-    let limit = match &initial {
-        Ok(run) if contract(opts, run).is_some() => derived_timeout(opts, run),
-        _ => {
-            queue.cancel_all();
-            return initial;
-        }
-    };
-    queue.wait_for_trivial(started, limit);
+    match &initial {
+        Ok(run) if contract(opts, run).is_some() => queue.stop_trivial(),
+        _ => queue.cancel_all(),
+    }
     initial
 }
 
@@ -304,22 +311,19 @@ impl SpareQueue {
         lock(&self.runs).clone()
     }
 
-    /// Wait for the trivial tests' runs that started, killing those still going once `limit`
-    /// has passed since `started`.
-    fn wait_for_trivial(&self, started: Instant, limit: Duration) {
-        loop {
-            let mut waiting = false;
-            for item in self.items().iter().filter(|item| item.ahead.is_none()) {
-                if lock(&item.started).is_some() && lock(&item.run).is_none() {
-                    waiting = true;
-                    if started.elapsed() >= limit {
-                        item.cancel.store(true, Ordering::SeqCst);
-                    }
-                }
-            }
-            if !waiting {
-                return;
-            }
+    /// Kill the trivial tests' runs still going (the search does not wait for them; those not
+    /// judged follow the `-j1` rule) and wait for them to end.
+    fn stop_trivial(&self) {
+        let going: Vec<Arc<SpareRun>> = self
+            .items()
+            .into_iter()
+            .filter(|item| item.ahead.is_none())
+            .filter(|item| lock(&item.started).is_some() && lock(&item.run).is_none())
+            .collect();
+        for item in &going {
+            item.cancel.store(true, Ordering::SeqCst);
+        }
+        while going.iter().any(|item| lock(&item.run).is_none()) {
             std::thread::sleep(POLL);
         }
     }

@@ -335,9 +335,10 @@ fn check_and_search(
         inner: oracle,
         endings,
     };
-    // Runs before the search: the original, the trivial test(s) and the candidates judged ahead
-    // that ended (those still going end in the search).
-    let mut setup_calls = 1 + initial.trivial.len() as u64 + initial.ahead.len() as u64;
+    // Runs before the search: the original, the trivial test(s) (killed ones included) and the
+    // candidates judged ahead that ended (those still going end in the search).
+    let mut setup_calls =
+        1 + initial.killed + initial.trivial.len() as u64 + initial.ahead.len() as u64;
     let timeout = initial.timeout;
 
     let mut start = text.to_vec();
