@@ -200,7 +200,8 @@ fn an_always_false_script_prints_a_working_reproduction_command() {
 
 #[test]
 fn a_script_interesting_for_the_empty_file_warns() {
-    // With one job the empty file is checked after the original; from three on, alongside it.
+    // Every candidate keeps r_0, so the search rejects none: the trivial tests that did not run
+    // alongside the original run after the search, at every -j.
     for jobs in ["1", "4"] {
         let t = Setup::new();
         // Interesting for the empty file and for anything that still has r_0, not for an empty
@@ -716,9 +717,9 @@ fn original_end(logged: &[Logged], original_size: u64) -> f64 {
         .expect("the original's run ended")
 }
 
-/// With a job to spare, the trivial tests and then candidates the search needs first are judged
+/// With a job to spare, candidates the search needs first and then the trivial tests are judged
 /// while the original is (the check is slower on the original than on the others, as a compiler
-/// is): at `-j2` both trivial tests and a candidate start before the original's run ends, and the
+/// is): at `-j2` a candidate and both trivial tests start before the original's run ends, and the
 /// result is the one `-j1` gives.
 #[test]
 fn candidates_ahead_run_alongside_the_original() {
@@ -744,6 +745,32 @@ fn candidates_ahead_run_alongside_the_original() {
     assert!(
         early >= 1,
         "no candidate ran alongside the original:\n{runs}"
+    );
+}
+
+/// The spare slots take the candidates ahead before the trivial tests: with every run as slow as
+/// the original's, at `-j2` the spare slot judges a candidate alongside the original and no
+/// trivial test runs to its end (one the slot starts as the original's run ends is killed: the
+/// search does not wait for it; the search rejects candidates, so they are not needed after it,
+/// as with `-j1`); the result is the one `-j1` gives.
+#[test]
+fn the_trivial_tests_wait_for_the_candidates_ahead() {
+    let (runs, logged, original_size) = logged_runs_at_j1_and_j2("sleep 0.3");
+    let original_end = original_end(&logged, original_size);
+    assert!(
+        logged
+            .iter()
+            .all(|l| l.event != "end" || ![0, 14].contains(&l.size)),
+        "no trivial test should run to its end:\n{runs}"
+    );
+    let early = logged
+        .iter()
+        .filter(|l| l.event == "start" && ![0, 14, original_size].contains(&l.size))
+        .filter(|l| l.at < original_end)
+        .count();
+    assert_eq!(
+        early, 1,
+        "one candidate ran alongside the original:\n{runs}"
     );
 }
 

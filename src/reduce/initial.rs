@@ -1,6 +1,6 @@
 //! The initial checks (design §6): the original must be interesting before anything is
-//! written; the trivial tests and the search's likely first candidates run on the spare slots
-//! meanwhile; the per-run timeout follows from the original's run.
+//! written; the search's likely first candidates and then the trivial tests run on the spare
+//! slots meanwhile; the per-run timeout follows from the original's run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -50,7 +50,9 @@ pub(super) struct Setup<'a, 's, 'e: 's> {
 pub(super) struct Initial<'e> {
     /// The per-run timeout.
     pub(super) timeout: Duration,
-    /// The verdicts of the trivial tests that ran (the first ones of [`TRIVIAL_TESTS`]).
+    /// Runs of trivial tests killed when the original's run ended.
+    pub(super) killed: u64,
+    /// The verdicts of the trivial tests judged (the first ones of [`TRIVIAL_TESTS`]).
     pub(super) trivial: Vec<Verdict>,
     /// Candidates the search is likely to need first (LF line endings), judged alongside the
     /// original, with their verdicts.
@@ -85,8 +87,11 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
             timeout.as_secs_f64()
         ));
     }
+    // The trivial tests' verdicts in their order, up to the first that has none.
+    let mut trivial_judged = true;
     let mut checked = Initial {
         timeout,
+        killed: 0,
         trivial: Vec::new(),
         ahead: Vec::new(),
         in_flight: Vec::new(),
@@ -97,9 +102,16 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
         }
         let ended = lock(&item.run).take();
         match (&item.ahead, ended) {
+            (None, Some(_)) if item.cancel.load(Ordering::SeqCst) => {
+                checked.killed += 1;
+                trivial_judged = false;
+            }
             (None, ended) => {
                 let verdict = ended.map(|run| run.map(|run| oracle.verdict_of(run.end)));
-                checked.trivial.extend(verdict.transpose()?);
+                match verdict.transpose()? {
+                    Some(verdict) if trivial_judged => checked.trivial.push(verdict),
+                    _ => trivial_judged = false,
+                }
             }
             (Some((_, text)), Some(run)) => {
                 checked
@@ -119,6 +131,12 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
         }
     }
     Ok(checked)
+}
+
+/// Whether the trivial tests that ran alongside the original (`known`, the first ones of
+/// [`TRIVIAL_TESTS`]) settle the warning: all of them ran, or one is interesting.
+pub(super) fn trivial_settled(known: &[Verdict]) -> bool {
+    known.len() == TRIVIAL_TESTS.len() || known.contains(&Verdict::Interesting)
 }
 
 /// With a check that accepts `int main() {}` or the empty file, results may be meaningless: warn.
@@ -164,14 +182,14 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
         .unwrap_or_else(|| crate::judge::timeout_after(initial.elapsed))
 }
 
-/// Check the original and, with more than one job, on the other slots meanwhile: the trivial
-/// tests at once, then candidates the search is likely to need first, each as soon as it is found
-/// (a slot takes the next one when it is free, until the original's run ends, so that they add
-/// nothing to the critical path). The slots' threads run in `scope`, so that runs of candidates
+/// Check the original and, with more than one job, on the other slots meanwhile: candidates the
+/// search is likely to need first, each as soon as it is found, then the trivial tests (a slot
+/// takes the next one when it is free, until the original's run ends, so that they add nothing
+/// to the critical path). The slots' threads run in `scope`, so that runs of candidates
 /// still going when the original's run ends can go on in the search ([`Engine::adopt`]). Once the
-/// original's run ended: if it is not interesting, every other run is killed; otherwise the
-/// trivial runs are waited for (killed once they take longer than the timeout the original's run
-/// implies). Returns the original's run; the runs on the spare slots are in `queue`.
+/// original's run ended: if it is not interesting, every other run is killed; otherwise so are
+/// the trivial tests' runs still going. Returns the original's run; the runs on the spare slots
+/// are in `queue`.
 ///
 /// [`Engine::adopt`]: crate::engine::Engine::adopt
 fn initial_checks(setup: &Setup<'_, '_, '_>) -> anyhow::Result<Run> {
@@ -185,22 +203,11 @@ fn initial_checks(setup: &Setup<'_, '_, '_>) -> anyhow::Result<Run> {
         ));
     }
     let spare = opts.jobs.saturating_sub(1);
-    for &(test, _) in TRIVIAL_TESTS
-        .iter()
-        .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
-    {
-        queue.push(SpareRun::new(test.to_vec(), None));
-    }
-    let started = Instant::now();
     let initial = run_original(setup, spare)?;
-    let limit = match &initial {
-        Ok(run) if contract(opts, run).is_some() => derived_timeout(opts, run),
-        _ => {
-            queue.cancel_all();
-            return initial;
-        }
-    };
-    queue.wait_for_trivial(started, limit);
+    match &initial {
+        Ok(run) if contract(opts, run).is_some() => queue.stop_trivial(),
+        _ => queue.cancel_all(),
+    }
     initial
 }
 
@@ -246,6 +253,14 @@ fn run_original(setup: &Setup<'_, '_, '_>, spare: usize) -> anyhow::Result<anyho
                     }
                 },
             );
+        }
+        // After the candidates ahead: a slot takes them only once it has nothing the search
+        // needs to run.
+        for &(test, _) in TRIVIAL_TESTS
+            .iter()
+            .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
+        {
+            queue.push(SpareRun::new(test.to_vec(), None));
         }
         queue.queue.close();
         let mut next_note = WAIT_NOTE_EVERY;
@@ -296,22 +311,19 @@ impl SpareQueue {
         lock(&self.runs).clone()
     }
 
-    /// Wait for the trivial tests' runs that started, killing those still going once `limit`
-    /// has passed since `started`.
-    fn wait_for_trivial(&self, started: Instant, limit: Duration) {
-        loop {
-            let mut waiting = false;
-            for item in self.items().iter().filter(|item| item.ahead.is_none()) {
-                if lock(&item.started).is_some() && lock(&item.run).is_none() {
-                    waiting = true;
-                    if started.elapsed() >= limit {
-                        item.cancel.store(true, Ordering::SeqCst);
-                    }
-                }
-            }
-            if !waiting {
-                return;
-            }
+    /// Kill the trivial tests' runs still going (the search does not wait for them; those not
+    /// judged follow the `-j1` rule) and wait for them to end.
+    fn stop_trivial(&self) {
+        let going: Vec<Arc<SpareRun>> = self
+            .items()
+            .into_iter()
+            .filter(|item| item.ahead.is_none())
+            .filter(|item| lock(&item.started).is_some() && lock(&item.run).is_none())
+            .collect();
+        for item in &going {
+            item.cancel.store(true, Ordering::SeqCst);
+        }
+        while going.iter().any(|item| lock(&item.run).is_none()) {
             std::thread::sleep(POLL);
         }
     }

@@ -24,7 +24,9 @@ use crate::opportunity::Opportunities;
 use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
 use crate::passes::{MfppOpportunities, PassOptions};
 
-use initial::{check_original, warn_if_trivial_is_interesting, Original, Setup, SpareQueue};
+use initial::{
+    check_original, trivial_settled, warn_if_trivial_is_interesting, Original, Setup, SpareQueue,
+};
 pub(crate) use plan::origin_path;
 use plan::{plan_outputs, resume_from, ReducePaths};
 use recheck::{recheck, RECHECK_HISTORY};
@@ -333,9 +335,10 @@ fn check_and_search(
         inner: oracle,
         endings,
     };
-    // Runs before the search: the original, the trivial test(s) and the candidates judged ahead
-    // that ended (those still going end in the search).
-    let mut setup_calls = 1 + initial.trivial.len() as u64 + initial.ahead.len() as u64;
+    // Runs before the search: the original, the trivial test(s) (killed ones included) and the
+    // candidates judged ahead that ended (those still going end in the search).
+    let mut setup_calls =
+        1 + initial.killed + initial.trivial.len() as u64 + initial.ahead.len() as u64;
     let timeout = initial.timeout;
 
     let mut start = text.to_vec();
@@ -345,13 +348,14 @@ fn check_and_search(
     }
     paths.write_result(&endings.to_file(&start))?;
     paths.write_origin(&opts.input, text)?;
-    // The trivial tests ran on spare slots (free in wall time): their verdicts are known now.
-    // Without a spare slot they would cost runs of their own: they run after the search, and
-    // only when the search found no candidate uninteresting — a check that rejected one has
-    // shown it tells tests apart, which is what the trivial tests are for.
-    let spare_slots = !initial.trivial.is_empty();
-    if spare_slots {
-        setup_calls += warn_if_trivial_is_interesting(&oracle, initial.trivial)?;
+    // The trivial tests that ran on spare slots (free in wall time) are known now. Those that
+    // did not would cost runs of their own: they run after the search, and only when the search
+    // found no candidate uninteresting — a check that rejected one has shown it tells tests
+    // apart, which is what the trivial tests are for.
+    let trivial = initial.trivial;
+    let settled = trivial_settled(&trivial);
+    if settled {
+        setup_calls += warn_if_trivial_is_interesting(&oracle, trivial.clone())?;
     }
 
     let from = SearchFrom {
@@ -362,8 +366,8 @@ fn check_and_search(
     };
     let (mut result, mut stats, on_disk) =
         search(opts, original.opportunities, &oracle, paths, from);
-    if !spare_slots && result.is_ok() && stats.candidates == stats.accepted {
-        match warn_if_trivial_is_interesting(&oracle, Vec::new()) {
+    if !settled && result.is_ok() && stats.candidates == stats.accepted {
+        match warn_if_trivial_is_interesting(&oracle, trivial) {
             Ok(calls) => setup_calls += calls,
             Err(e) => result = Err(e),
         }
