@@ -125,14 +125,16 @@ pub(crate) fn localise(
     if judged.interesting() && !reading.culprit.is_empty() {
         let (needed, tried) = knockouts(&instrumented, &lines, judge, &log)?;
         runs += tried;
-        if let Some((seq, k)) = needed {
-            reading = verdict::read_at(&lines, &instrumented.sites, seq);
+        if let Some(w) = needed {
+            reading = verdict::read_at(&lines, &instrumented.sites, w.seq);
+            let s = &instrumented.sites[w.site];
             if let Some(e) = &mut reading.evidence {
-                let other = e.values.get(k).map_or("?", |(way, _)| way.as_str());
                 e.how = format!(
-                    "{}; with its value replaced by {other}'s the failure goes ({tried} value \
-                     knockouts)",
-                    e.how
+                    "{}; with the value of `{}` replaced by {}'s the failure goes ({tried} \
+                     value knockouts)",
+                    e.how,
+                    s.call,
+                    s.alternatives[w.way - 1].mr
                 );
             }
         }
@@ -166,23 +168,23 @@ const MAX_KNOCKOUTS: usize = 4;
 /// test run again with one wrong value replaced by the other way that agrees with most others,
 /// innermost first, until the failure goes (at most [`MAX_KNOCKOUTS`] runs). Several faults can
 /// fire in one run; the one the failure needs is the one whose wrong value it cannot do
-/// without. Returns that record and its other way, and the runs made.
+/// without. Returns that record and the runs made.
 fn knockouts(
     instrumented: &instrument::Instrumented,
     lines: &str,
     judge: &dyn Judge,
     log: &std::path::Path,
-) -> Result<(Option<(usize, usize)>, u64)> {
+) -> Result<(Option<verdict::Wrong>, u64)> {
     let wrong = verdict::wrong_records(lines, &instrumented.sites);
     if wrong.len() < 2 {
         return Ok((None, 0));
     }
     let mut trials = Trials::new(judge);
-    for &(seq, k) in wrong.iter().take(MAX_KNOCKOUTS) {
+    for &w in wrong.iter().take(MAX_KNOCKOUTS) {
         // Each run appends to the log; the first run's lines are read already.
         let _ = std::fs::remove_file(log);
-        if trials.run(&instrumented.fixing(&[(seq, k)]))? == Tried::Gone {
-            return Ok((Some((seq, k)), trials.runs() as u64));
+        if trials.run(&instrumented.fixing(&[(w.seq, w.way)]))? == Tried::Gone {
+            return Ok((Some(w), trials.runs() as u64));
         }
     }
     Ok((None, trials.runs() as u64))

@@ -89,16 +89,23 @@ pub(super) fn read_at(log: &str, sites: &[Site], at: usize) -> Reading {
     read_with(log, sites, Some(at))
 }
 
-/// The records of the failed run whose value differs from every other way it was compared
-/// with, innermost first, each with the other way (`k`) that agrees with most of the others:
-/// the values a knockout may replace.
-pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<(usize, usize)> {
-    let runs = runs_of(log);
-    failed_run(&runs, sites).map_or_else(Vec::new, |run| wrong_of(run, sites))
+/// A record of the failed run whose value differs from every other way it was compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Wrong {
+    /// The record.
+    pub seq: usize,
+    /// Its probed call.
+    pub site: usize,
+    /// The other way that agrees with most of the others (1, 2, …).
+    pub way: usize,
 }
 
-/// The wrong records of `run` (see [`wrong_records`]).
-fn wrong_of(run: &Run, sites: &[Site]) -> Vec<(usize, usize)> {
+/// The wrong records of the failed run, innermost first: the values a knockout may replace.
+pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
+    let runs = runs_of(log);
+    let Some(run) = failed_run(&runs, sites) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for &(seq, site) in &run.records {
         let Some(s) = sites.get(site) else {
@@ -107,7 +114,7 @@ fn wrong_of(run: &Run, sites: &[Site]) -> Vec<(usize, usize)> {
         let ways: Vec<usize> = (1..=s.alternatives.len())
             .filter(|&k| same(run, seq, 0, k).is_some())
             .collect();
-        if ways.is_empty() || ways.iter().any(|&k| same(run, seq, 0, k) == Some(true)) {
+        if ways.iter().any(|&k| same(run, seq, 0, k) == Some(true)) {
             continue;
         }
         let agreeing = |k: usize| {
@@ -115,12 +122,12 @@ fn wrong_of(run: &Run, sites: &[Site]) -> Vec<(usize, usize)> {
                 .filter(|&&o| o != k && same(run, seq, k, o) == Some(true))
                 .count()
         };
-        let best = ways
+        if let Some(k) = ways
             .iter()
             .copied()
-            .max_by_key(|&k| (agreeing(k), std::cmp::Reverse(k)));
-        if let Some(k) = best {
-            out.push((seq, k));
+            .max_by_key(|&k| (agreeing(k), std::cmp::Reverse(k)))
+        {
+            out.push(Wrong { seq, site, way: k });
         }
     }
     out
