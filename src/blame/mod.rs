@@ -402,16 +402,35 @@ fn as_base(callee: &str) -> Option<String> {
 }
 
 /// The library operation a call names: a qualified function outside the spec (`z3::mod`), or a
-/// member function of a library object (`ctx.c.int_val` → `.int_val`).
+/// member function of a library object (`ctx.c.int_val` → `.int_val`) — not a standard
+/// container's or string's ([`STD_MEMBERS`]: `ctx.fvs.vars.at` reads a fuzzed input).
 pub(crate) fn library_op(callee: &str) -> Option<String> {
     if callee.contains("::") {
         (!callee.starts_with("fuzz::") && !callee.starts_with("metalib::"))
             .then(|| callee.to_string())
     } else {
         let (object, member) = callee.rsplit_once('.')?;
-        (!object.is_empty() && !member.is_empty()).then(|| format!(".{member}"))
+        (!object.is_empty() && !member.is_empty() && !STD_MEMBERS.contains(&member))
+            .then(|| format!(".{member}"))
     }
 }
+
+/// Member functions of the standard containers and strings MF++ tests call (the fuzzed inputs'
+/// vector, names built with `std::string`): never the library's operations.
+const STD_MEMBERS: [&str; 12] = [
+    "at",
+    "push_back",
+    "emplace_back",
+    "size",
+    "empty",
+    "begin",
+    "end",
+    "front",
+    "back",
+    "c_str",
+    "data",
+    "length",
+];
 
 /// A call's callee, an operator's with the shape of its arguments (`z3::operator-(x)` and
 /// `z3::operator-(x,y)` are two library operations: unary minus and subtraction).
@@ -668,6 +687,7 @@ mod tests {
     fn library_operations_are_qualified_calls_or_member_calls() {
         assert_eq!(library_op("z3::mod").as_deref(), Some("z3::mod"));
         assert_eq!(library_op("ctx.c.int_val").as_deref(), Some(".int_val"));
+        assert_eq!(library_op("ctx.fvs.vars.at"), None);
         assert_eq!(library_op("fuzz::mfr_fuzz_start"), None);
         assert_eq!(library_op("metalib::relations::add::base"), None);
         assert_eq!(library_op("mod_by_sub_2_6"), None);
