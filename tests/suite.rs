@@ -34,6 +34,7 @@ mod reduce_fixtures;
 mod reference_env;
 mod report;
 mod safety;
+mod same_failure;
 mod tail;
 mod z3;
 
