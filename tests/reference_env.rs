@@ -8,7 +8,7 @@ use crate::common;
 
 use std::process::Command;
 
-use common::{require_tools, root};
+use common::{code_and_stderr, require_tools, root};
 
 /// A test whose check fails exactly when `MFPPR_FAULTS` is not empty; with `always` it fails
 /// whatever the environment.
@@ -44,11 +44,7 @@ fn check(script: &str, source: &str, reference_env: Option<&str>) -> (i32, Strin
     if let Some(words) = reference_env {
         cmd.env("REFERENCE_ENV", words);
     }
-    let out = cmd.output().unwrap();
-    (
-        out.status.code().expect("the script was killed"),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    code_and_stderr(&cmd.output().unwrap())
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{require_tools, root};
+use common::{code_and_stderr, require_tools, root};
 
 /// A test with two checks of one name: `r_1` and `r_2` against `r_0`; the first failing one is
 /// `r_{failing}`'s (none when 0).
@@ -50,10 +50,7 @@ fn check(dir: &Path, original: &str, candidate: &str) -> (i32, String) {
         .env_remove("CHECK_NAME")
         .output()
         .unwrap();
-    (
-        out.status.code().expect("the script was killed"),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    code_and_stderr(&out)
 }
 
 #[test]

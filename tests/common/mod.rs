@@ -48,6 +48,14 @@ pub(crate) fn run_ok(dir: &Path, cmd: &str, args: &[&str]) -> Output {
     out
 }
 
+/// A check script's exit code and stderr (it must not have been killed).
+pub(crate) fn code_and_stderr(out: &Output) -> (i32, String) {
+    (
+        out.status.code().expect("the script was killed"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Write `text` to `path`, creating its directory.
 pub(crate) fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
