@@ -25,7 +25,7 @@ Examples:
   mfppr batch collect campaign
   mfppr batch retriage campaign --group-by mrs
     groups the finished results again (here by suspect MR families instead of the library
-    operations of their standalone exports), reducing nothing.
+    operation whose value is wrong), reducing nothing.
   mfppr batch explain 2 -o campaign
     why the members of group 2 were grouped.
 
@@ -112,7 +112,8 @@ enum BatchMode {
 /// What groups a campaign's results (`--group-by`).
 #[derive(Debug, clap::Args)]
 struct Grouping {
-    /// What groups the results: `library`, `value` or `mrs` (see `mfppr batch run --help`).
+    /// What groups the results: `value` (the default), `library` or `mrs` (see `mfppr batch run
+    /// --help`).
     #[arg(long, value_enum, default_value_t, value_name = "BY")]
     group_by: triage::GroupBy,
 
@@ -271,9 +272,11 @@ pub struct BatchArgs {
     )]
     explain: Option<u32>,
 
-    /// What groups the results: `library`, the relation that triggers each failure (blame's
-    /// innermost suspect), else the MR families its calls need, else the library operations of
-    /// its standalone export; or `mrs`, the suspect MR families (blame); both with the failure.
+    /// What groups the results, each with the program's own failure: `value` (the default), the
+    /// library operation whose value is wrong, localised in the result; `library`, the relation
+    /// that triggers each failure (blame's innermost suspect), else the MR families its calls
+    /// need, else the library operations of its standalone export; or `mrs`, the suspect MR
+    /// families (blame). Blame, the knockouts and the slip check run with `library` and `mrs`.
     #[arg(
         long,
         value_enum,

@@ -136,10 +136,10 @@ pub(crate) fn signature(failure: &str, suspects: &[String], from: &str) -> Strin
 pub(crate) enum GroupBy {
     /// The program's own failure and the library operation whose value is wrong (localised in
     /// the result: see `crate::blame::values`).
+    #[default]
     Value,
     /// The failure and what triggers it (blame's innermost suspects), else the MR families whose
     /// calls it needs (knockouts), else the library operations the standalone export calls.
-    #[default]
     Library,
     /// The failure and the suspect MR families (blame).
     Mrs,
