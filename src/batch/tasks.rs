@@ -209,7 +209,7 @@ mod tests {
             tests_at_once: 2,
             resume: false,
             quiet: false,
-            group_by: crate::batch::triage::GroupBy::Library,
+            group_by: crate::batch::triage::GroupBy::default(),
             repair_slips: true,
         }
     }
