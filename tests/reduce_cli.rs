@@ -737,15 +737,21 @@ fn candidates_ahead_run_alongside_the_original() {
             "the trivial test of {trivial} bytes should run once, alongside the original:\n{runs}"
         );
     }
-    let early = logged
-        .iter()
-        .filter(|l| l.event == "start" && ![0, 14, original_size].contains(&l.size))
-        .filter(|l| l.at < original_end)
-        .count();
+    let early = candidates_started_before(&logged, original_size, original_end);
     assert!(
         early >= 1,
         "no candidate ran alongside the original:\n{runs}"
     );
+}
+
+/// Runs of search candidates (neither the original nor a trivial test) that started before
+/// `original_end`.
+fn candidates_started_before(logged: &[Logged], original_size: u64, original_end: f64) -> usize {
+    logged
+        .iter()
+        .filter(|l| l.event == "start" && ![0, 14, original_size].contains(&l.size))
+        .filter(|l| l.at < original_end)
+        .count()
 }
 
 /// The spare slots take the candidates ahead before the trivial tests: with every run as slow as
@@ -763,11 +769,7 @@ fn the_trivial_tests_wait_for_the_candidates_ahead() {
             .all(|l| l.event != "end" || ![0, 14].contains(&l.size)),
         "no trivial test should run to its end:\n{runs}"
     );
-    let early = logged
-        .iter()
-        .filter(|l| l.event == "start" && ![0, 14, original_size].contains(&l.size))
-        .filter(|l| l.at < original_end)
-        .count();
+    let early = candidates_started_before(&logged, original_size, original_end);
     assert_eq!(
         early, 1,
         "one candidate ran alongside the original:\n{runs}"

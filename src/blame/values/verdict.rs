@@ -111,12 +111,9 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
         let Some(s) = sites.get(site) else {
             continue;
         };
-        let ways: Vec<usize> = (1..=s.alternatives.len())
-            .filter(|&k| same(run, seq, 0, k).is_some())
-            .collect();
-        if ways.iter().any(|&k| same(run, seq, 0, k) == Some(true)) {
+        let Some(ways) = wrong_against(run, seq, s) else {
             continue;
-        }
+        };
         let agreeing = |k: usize| {
             ways.iter()
                 .filter(|&&o| o != k && same(run, seq, k, o) == Some(true))
@@ -420,11 +417,9 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
         let Some(s) = site_of.get(&seq) else {
             return false;
         };
-        let ways: Vec<usize> = (1..=s.alternatives.len())
-            .filter(|&k| same(run, seq, 0, k).is_some())
-            .collect();
-        let differs_from_all =
-            !ways.is_empty() && ways.iter().all(|&k| same(run, seq, 0, k) == Some(false));
+        let Some(ways) = wrong_against(run, seq, s) else {
+            return false;
+        };
         let agree = ways.iter().all(|&a| {
             ways.iter()
                 .all(|&b| a >= b || same(run, seq, a, b) != Some(false))
@@ -433,7 +428,7 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
             ([one], Some(suspects)) => alt_ops(s, *one).is_disjoint(suspects),
             _ => true,
         };
-        differs_from_all && agree && trusted
+        agree && trusted
     };
     let suspects_of =
         |seq: usize| -> BTreeSet<String> { site_of[&seq].reach.iter().cloned().collect() };
@@ -457,6 +452,16 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
             None => return Some((at, suspects)),
         }
     }
+}
+
+/// The other ways of record `seq` (of site `s`) its own value was compared with, when it
+/// differs from every one of them (and there is at least one); `None` otherwise.
+fn wrong_against(run: &Run, seq: usize, s: &Site) -> Option<Vec<usize>> {
+    let ways: Vec<usize> = (1..=s.alternatives.len())
+        .filter(|&k| same(run, seq, 0, k).is_some())
+        .collect();
+    let differs = !ways.is_empty() && ways.iter().all(|&k| same(run, seq, 0, k) == Some(false));
+    differs.then_some(ways)
 }
 
 /// Whether values `i` and `j` of record `seq` agree (`Some(true)`), differ, or could not be told.
