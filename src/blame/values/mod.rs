@@ -122,7 +122,7 @@ pub(crate) fn localise(
     let lines = String::from_utf8_lossy(&lines).into_owned();
     let mut reading = verdict::read(&lines, &instrumented.sites);
     let mut runs = 1;
-    if judged.interesting() && !reading.culprit.is_empty() {
+    if judged.interesting() {
         let (needed, tried) = knockouts(&instrumented, &lines, judge, &log)?;
         runs += tried;
         if let Some(w) = needed {
@@ -168,7 +168,8 @@ const MAX_KNOCKOUTS: usize = 4;
 /// test run again with one wrong value replaced by the other way that agrees with most others,
 /// innermost first, until the failure goes (at most [`MAX_KNOCKOUTS`] runs). Several faults can
 /// fire in one run; the one the failure needs is the one whose wrong value it cannot do
-/// without. Returns that record and the runs made.
+/// without; the run's reading may have named an operation or not (the wrong values share
+/// none). Returns that record and the runs made.
 fn knockouts(
     instrumented: &instrument::Instrumented,
     lines: &str,
@@ -195,6 +196,7 @@ mod tests {
     use super::*;
     use crate::judge::FnJudge;
     use crate::loaded::{LoadedTest, SpecPaths};
+    use std::collections::BTreeSet;
     use std::path::PathBuf;
 
     /// The reduced merge fixture, loaded with its spec.
@@ -266,6 +268,66 @@ mod tests {
             e.how
         );
         assert_eq!(e.values[0], ("call".to_string(), "c".to_string()));
+    }
+
+    #[test]
+    fn two_wrong_values_that_share_no_operation_are_told_apart_by_a_knockout() {
+        // Two faults fire in the run, at calls that share no library operation: the reading
+        // alone is undecided, the knockout of the second value removes the failure.
+        let t = merge();
+        let ops = LibraryOps::new(t.text(), &t.model, &t.catalogue);
+        let log = std::path::Path::new("/dev/null");
+        let sites = instrument::instrument(t.text(), &t.model, &t.catalogue, &ops, log)
+            .unwrap()
+            .unwrap()
+            .sites;
+        // One side of a differing pair: a call and one of its other ways (1, 2, …).
+        let side = |i: usize, k: usize| -> BTreeSet<String> {
+            let s = &sites[i];
+            s.ops
+                .iter()
+                .chain(&s.alternatives[k - 1].ops)
+                .cloned()
+                .collect()
+        };
+        let pairs =
+            (0..sites.len()).flat_map(|i| (1..=sites[i].alternatives.len()).map(move |k| (i, k)));
+        let ((a, ka), (b, kb)) = pairs
+            .clone()
+            .flat_map(|x| pairs.clone().map(move |y| (x, y)))
+            .find(|&((a, ka), (b, kb))| a < b && side(a, ka).is_disjoint(&side(b, kb)))
+            .expect("two probed calls whose ways share no operation");
+        // Both inside a call that logged no value, so that neither is a variant's step.
+        let c = (0..sites.len()).find(|&c| c != a && c != b).unwrap();
+        let first_log = format!(
+            "7 start\n7 enter {c}\n7 record 0 {a}\n7 record 1 {b}\n7 leave {c}\n\
+             7 value 0 0 a\n7 value 0 {ka} b\n\
+             7 value 1 0 c\n7 value 1 {kb} d\n7 same 0 0 {ka} 0\n7 same 1 0 {kb} 0\n\
+             7 check check_equal\n7 signal 6\n"
+        );
+        let needed = format!("#define MFPPR_VALUE_FIXES {{{{1, {kb}}}}}");
+        let judge = FnJudge(|text: &[u8]| {
+            let shown = String::from_utf8_lossy(text);
+            if !shown.contains("#define MFPPR_VALUE_FIXES {{") {
+                std::fs::write(log_of(text), &first_log).unwrap();
+                return Some(true);
+            }
+            Some(!shown.contains(&needed))
+        });
+        let found = localised(&judge, &|_| Ok(()));
+        assert_eq!(found.undecided, None, "{found:?}");
+        let e = found.evidence.unwrap();
+        assert_eq!(e.call, sites[b].call);
+        assert!(
+            e.how.contains("the failure goes (2 value knockouts)"),
+            "{}",
+            e.how
+        );
+        assert!(
+            found.culprit.iter().all(|c| side(b, kb).contains(c)),
+            "{:?}",
+            found.culprit
+        );
     }
 
     #[test]

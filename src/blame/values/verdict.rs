@@ -11,7 +11,8 @@
 //! computed with (agreement at other operands clears an operation only weakly: a fault may fire
 //! for some operand shapes only). When the differing pairs share no
 //! operation (two faults in one run), only the pairs with the call's own value count; when those
-//! share none either, the result is `undecided`. Only the pairs inside the calls the failure
+//! share none either, the reading is `undecided` (the value knockouts of `super` may then tell
+//! the faults apart). Only the pairs inside the calls the failure
 //! comes from count, when the log shows them: the calls outside any probe (the variants' steps)
 //! whose value differs from every other way, and the probed calls inside them; a wrong value
 //! that only another way computed (a second fault that an alternative reached) is left out.
