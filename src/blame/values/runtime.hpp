@@ -37,17 +37,29 @@ template <class T, class = void> struct printable : std::false_type {};
 template <class T>
 struct printable<T, decltype(void(std::declval<std::ostream&>() << std::declval<const T&>()))>
     : std::true_type {};
-template <class T> std::string shown(const T& v) {
+// A library type without `<<` that prints itself (isl's C++ classes: `to_str()`).
+template <class T, class = void> struct self_printing : std::false_type {};
+template <class T>
+struct self_printing<T, decltype(void(std::string(std::declval<const T&>().to_str())))>
+    : std::true_type {};
+// The value as the library prints it, whole; "?" when it cannot print it.
+template <class T> std::string printed(const T& v) {
     if constexpr (printable<T>::value) {
         std::ostringstream out;
         out << v;
-        std::string s = out.str();
-        for (char& c : s) if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-        if (s.size() > 200) s = s.substr(0, 200) + "...";
-        return s;
+        return out.str();
+    } else if constexpr (self_printing<T>::value) {
+        return v.to_str();
     } else {
         return "?";
     }
+}
+// The value printed on one line of the log, cut at 200 characters.
+template <class T> std::string shown(const T& v) {
+    std::string s = printed(v);
+    for (char& c : s) if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    if (s.size() > 200) s = s.substr(0, 200) + "...";
+    return s;
 }
 
 template <class T> struct Record { int seq; int site; std::vector<T> values; std::vector<int> from; };
@@ -137,8 +149,8 @@ inline int same_by(const std::function<void()>& check) {
 // the check is the library's too, and a fault in it can depend on its operands' order (a
 // comparison built with a numeral first), so a difference must show both ways.
 template <class T, class F> int same(const T& x, const T& y, F& check) {
-    std::string a = shown(x);
-    if (a != "?" && a == shown(y)) return 1;
+    std::string a = printed(x);
+    if (a != "?" && a == printed(y)) return 1;
     int forth = same_by([&] { check(x, y); });
     if (forth == 1) return 1;
     int back = same_by([&] { check(y, x); });
