@@ -9,13 +9,13 @@
 //! everything it reaches). Where several operations remain, those that the most differing pairs
 //! apply on one side only are kept, then those that the fewest pairs of agreeing values both
 //! computed with (agreement at other operands clears an operation only weakly: a fault may fire
-//! for some operand shapes only). When the differing pairs share no
-//! operation (two faults in one run), only the pairs with the call's own value count; when those
-//! share none either, the reading is `undecided` (the value knockouts of `super` may then tell
-//! the faults apart). Only the pairs inside the calls the failure
-//! comes from count, when the log shows them: the calls outside any probe (the variants' steps)
-//! whose value differs from every other way, and the probed calls inside them; a wrong value
-//! that only another way computed (a second fault that an alternative reached) is left out.
+//! for some operand shapes only). When the differing pairs share no operation (two faults in one
+//! run), only the pairs with the call's own value count; when those share none either, the
+//! reading is `undecided` (the value knockouts of `super` may then tell the faults apart). Only
+//! the pairs inside the calls the failure comes from count, when the log shows them: the calls
+//! outside any probe (the variants' steps) whose value differs from every other way, and the
+//! probed calls inside them; a wrong value that only another way computed (a second fault that
+//! an alternative reached) is left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 
