@@ -7,7 +7,9 @@
 //! OUTDIR run at once) and `--collect`'s count of emitted tasks without a result, with a gated
 //! shell check. The check is a memo of the script ([`common::memo_check`]): each text is judged by
 //! the real script once, and the campaign's later reductions see those verdicts. Hostile file
-//! names: `tests/batch_hostile.rs`; the whole corpus: `tests/campaign.rs`.
+//! names: `tests/batch_hostile.rs`; the whole corpus: `tests/campaign.rs`. A copy of the campaign
+//! localised again with a check that hangs on instrumented tests leaves each result `undecided`
+//! with the reason, and nothing else changed.
 
 use crate::common;
 
@@ -295,6 +297,67 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     let value = &latest.last().unwrap()["value"];
     assert_eq!(value["runs"], 1, "{value}");
     assert_eq!(value["culprit"][0], "iset::unite", "{value}");
+    // An instrumented run that hangs (a copy of the campaign, localised again with a check that
+    // sleeps on instrumented tests): killed after four times the timeout, each result undecided
+    // with the reason in the journal; the reduced results, their calls and the passing test's
+    // record stay as they were.
+    let hung = dir.path().join("hung");
+    assert!(Command::new("cp")
+        .arg("-r")
+        .arg(&out)
+        .arg(&hung)
+        .status()
+        .unwrap()
+        .success());
+    let sleepy = dir.path().join("sleepy.sh");
+    common::write(
+        &sleepy,
+        &format!(
+            "#!/bin/sh\nif grep -q MFPPR_VALUE_LOG \"$1\"; then sleep 60; fi\nexec python3 {} \"$@\"\n",
+            root().join("interestingness/check-failure.py").display()
+        ),
+    );
+    std::fs::set_permissions(&sleepy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let before = records(&hung);
+    let began = Instant::now();
+    let hangs = mfppr()
+        .args(["batch", "retriage"])
+        .arg(&hung)
+        .args(["--group-by", "value", "--timeout", "1"])
+        .args(common::batch::check_args(
+            &sleepy,
+            &root().join("fixtures/iset/spec"),
+        ))
+        .output()
+        .unwrap();
+    assert!(hangs.status.success(), "{hangs:?}");
+    assert!(
+        began.elapsed() < Duration::from_secs(40),
+        "{:?}",
+        began.elapsed()
+    );
+    let after = records(&hung);
+    assert_eq!(after.len(), before.len() + 2);
+    for t in &merge_tests {
+        let r = after
+            .iter()
+            .rev()
+            .find(|r| r["stem"] == t.as_str())
+            .unwrap();
+        let why = r["value"]["undecided"].as_str().unwrap_or_default();
+        assert!(
+            why.starts_with("the instrumented run: the check timed out"),
+            "{r}"
+        );
+        assert_eq!(r["oracle_calls"], record(&before, t)["oracle_calls"]);
+        assert_eq!(r["output"], record(&before, t)["output"]);
+    }
+    assert_eq!(
+        after.iter().filter(|r| r["stem"] == PASSING).count(),
+        1,
+        "the passing test is not run again"
+    );
+    assert_eq!(groups(&hung).len(), 3, "{:?}", groups(&hung));
     retriage("library");
     assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
 
