@@ -310,14 +310,13 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         .unwrap()
         .success());
     let sleepy = dir.path().join("sleepy.sh");
-    common::write(
+    common::write_script(
         &sleepy,
         &format!(
             "#!/bin/sh\nif grep -q MFPPR_VALUE_LOG \"$1\"; then sleep 60; fi\nexec python3 {} \"$@\"\n",
             root().join("interestingness/check-failure.py").display()
         ),
     );
-    std::fs::set_permissions(&sleepy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let before = records(&hung);
     let began = Instant::now();
     let hangs = mfppr()

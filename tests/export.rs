@@ -209,15 +209,13 @@ fn the_minimal_standalone_keeps_only_what_the_check_accepts() {
         assert!(!text.contains(gone), "{gone} left:\n{text}");
     }
     let check = dir.path().join("wants-namespace.sh");
-    std::fs::write(
+    common::write_script(
         &check,
-        format!(
+        &format!(
             "#!/bin/sh\ngrep -q 'metalib::checks' \"$1\" || exit 1\nexec {} \"$@\"\n",
             memo.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&check, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let kept = dir.path().join("y.cpp");
     let run = common::mfppr_cached()
         .arg("export")

@@ -392,8 +392,7 @@ fn a_standalone_the_check_rejects_is_written_with_a_warning() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let check = tmp.path().join("wants-execute.sh");
-    std::fs::write(&check, "#!/bin/sh\ngrep -q '^#ifdef EXECUTE' \"$1\"\n").unwrap();
-    std::fs::set_permissions(&check, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    common::write_script(&check, "#!/bin/sh\ngrep -q '^#ifdef EXECUTE' \"$1\"\n");
     let dir = tmp.path().join("rep");
     let out = common::mfppr_cached()
         .arg("report")

@@ -102,14 +102,13 @@ fn reduce_and_report(name: &str, max_bytes: usize, link: Link) -> Option<Value> 
     std::fs::copy(root().join(format!("fixtures/z3/tests/{name}.cpp")), &input).unwrap();
     let dir = tmp.path().join("rep");
     let check = tmp.path().join("check.sh");
-    common::write(
+    common::write_script(
         &check,
         &format!(
             "#!/bin/sh\nLIBS=-lz3 exec '{}' \"$@\"\n",
             root().join("interestingness/check-failure.py").display()
         ),
     );
-    std::fs::set_permissions(&check, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut cmd = common::mfppr_cached();
     cmd.arg("reduce").arg(&input).arg("--check");
     match link {
@@ -292,14 +291,13 @@ fn a_compiler_that_cannot_be_run_is_a_clear_error_and_the_test_is_still_written(
     let shim = build_shim(tmp.path());
     // The check builds with g++ itself; only mfppr's $CXX is broken.
     let check = tmp.path().join("check.sh");
-    common::write(
+    common::write_script(
         &check,
         &format!(
             "#!/bin/sh\nCXX=g++ exec '{}' \"$@\"\n",
             root().join("interestingness/check-failure.py").display()
         ),
     );
-    std::fs::set_permissions(&check, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let dir = tmp.path().join("rep");
     let out = common::mfppr_cached()
         .arg("report")

@@ -62,6 +62,13 @@ pub(crate) fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// Write `text` to `path` as an executable script (a check, a wrapper).
+pub(crate) fn write_script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    write(path, text);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 /// The spec of the tiny libraries of the coverage tests (`lib.h`): a check, one MR (mfppr
 /// reduces only tests whose spec has MRs), the fuzz region markers and a reduction function for
 /// `int` (-1: the reducer's simplest input).
