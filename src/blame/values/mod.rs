@@ -166,7 +166,8 @@ const MAX_KNOCKOUTS: usize = 4;
 
 /// Value knockouts, when the failed run (its log `lines`) shows more than one wrong value: the
 /// test run again with one wrong value replaced by the other way that agrees with most others,
-/// innermost first, until the failure goes (at most [`MAX_KNOCKOUTS`] runs). Several faults can
+/// deepest first (a variant step that differs from only one other way is not tried: see
+/// [`verdict::Wrong`]), until the failure goes (at most [`MAX_KNOCKOUTS`] runs). Several faults can
 /// fire in one run; the one the failure needs is the one whose wrong value it cannot do
 /// without; the run's reading may have named an operation or not (the wrong values share
 /// none). Returns that record and the runs made.
@@ -181,7 +182,7 @@ fn knockouts(
         return Ok((None, 0));
     }
     let mut trials = Trials::new(judge);
-    for &w in wrong.iter().take(MAX_KNOCKOUTS) {
+    for &w in wrong.iter().filter(|w| w.telling).take(MAX_KNOCKOUTS) {
         // Each run appends to the log; the first run's lines are read already.
         let _ = std::fs::remove_file(log);
         if trials.run(&instrumented.fixing(&[(w.seq, w.way)]))? == Tried::Gone {
@@ -246,14 +247,15 @@ mod tests {
 
     #[test]
     fn of_two_wrong_values_the_one_the_failure_needs_is_named_by_a_knockout() {
-        // Two probed calls are wrong in the run; the failure goes only when the second one's
-        // value is replaced by its other way's.
+        // Two probed calls (inside a call that logged no value, so neither is a variant's
+        // step) are wrong in the run; the failure goes only when the second one's value is
+        // replaced by its other way's.
         let judge = FnJudge(|text: &[u8]| {
             let shown = String::from_utf8_lossy(text);
             if !shown.contains("#define MFPPR_VALUE_FIXES {{") {
-                let log = "7 start\n7 record 0 0\n7 record 1 1\n7 value 0 0 a\n7 value 0 1 b\n\
-                           7 value 1 0 c\n7 value 1 1 d\n7 same 0 0 1 0\n7 same 1 0 1 0\n\
-                           7 check check_equal\n7 signal 6\n";
+                let log = "7 start\n7 enter 2\n7 record 0 0\n7 record 1 1\n7 leave 2\n\
+                           7 value 0 0 a\n7 value 0 1 b\n7 value 1 0 c\n7 value 1 1 d\n\
+                           7 same 0 0 1 0\n7 same 1 0 1 0\n7 check check_equal\n7 signal 6\n";
                 std::fs::write(log_of(text), log).unwrap();
                 return Some(true);
             }

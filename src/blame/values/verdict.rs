@@ -99,9 +99,14 @@ pub(super) struct Wrong {
     pub site: usize,
     /// The other way that agrees with most of the others (1, 2, …).
     pub way: usize,
+    /// Whether a knockout of it can tell anything: not for a variant step that differs from
+    /// only one other way (the check compares the steps, so replacing one by another way
+    /// removes the failure whichever of the two was wrong).
+    pub telling: bool,
 }
 
-/// The wrong records of the failed run, innermost first: the values a knockout may replace.
+/// The wrong records of the failed run, deepest first (then in log order): the values a
+/// knockout may replace.
 pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
     let runs = runs_of(log);
     let Some(run) = failed_run(&runs, sites) else {
@@ -125,10 +130,35 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
             .copied()
             .max_by_key(|&k| (agreeing(k), std::cmp::Reverse(k)))
         {
-            out.push(Wrong { seq, site, way: k });
+            out.push(Wrong {
+                seq,
+                site,
+                way: k,
+                telling: ways.len() > 1 || !run.top.contains(&seq),
+            });
         }
     }
+    let depth = depths(run);
+    out.sort_by_key(|w| std::cmp::Reverse(depth.get(&w.seq).copied().unwrap_or(0)));
     out
+}
+
+/// How many probed calls each record's call is made inside.
+fn depths(run: &Run) -> BTreeMap<usize, usize> {
+    let mut depth = BTreeMap::new();
+    let mut stack: Vec<(usize, usize)> = run.top.iter().map(|&seq| (seq, 0)).collect();
+    while let Some((seq, d)) = stack.pop() {
+        if depth.insert(seq, d).is_none() {
+            stack.extend(
+                run.inside
+                    .get(&seq)
+                    .into_iter()
+                    .flatten()
+                    .map(|&i| (i, d + 1)),
+            );
+        }
+    }
+    depth
 }
 
 /// The run whose failure is read: the first that did not exit, else the first with differing
@@ -398,7 +428,10 @@ fn suspects(
 
 /// The deepest call the failure comes from, and the operations it is suspected of: a variant
 /// step (a record made outside any probe) whose value differs from every other way while those
-/// agree among themselves; then, inside it, the first record that is wrong the same way and
+/// agree among themselves (the first whose wrongness is shown: by two other ways or more, or by
+/// a call inside it that is wrong as below; a step that differs from its one other way proves
+/// no more against itself than against that way, often the other step the check compares it
+/// with); then, inside it, the first record that is wrong the same way and
 /// whose other ways avoid the suspects (one other way that computes with a suspect proves
 /// nothing), and so on down. A call's suspects are all the operations its value depends on: an
 /// other way that computes with one of them at other operands does not clear it, as a fault may
@@ -435,7 +468,27 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
         |seq: usize| -> BTreeSet<String> { site_of[&seq].reach.iter().cloned().collect() };
     let mut at = match from {
         Some(seq) => seq,
-        None => *run.top.iter().find(|&&seq| wrong(seq, None))?,
+        None => {
+            let steps: Vec<usize> = run
+                .top
+                .iter()
+                .copied()
+                .filter(|&seq| wrong(seq, None))
+                .collect();
+            let shown = |seq: usize| {
+                let ways = wrong_against(run, seq, site_of[&seq]).map_or(0, |w| w.len());
+                let suspects = suspects_of(seq);
+                ways > 1
+                    || subtree(run, seq)
+                        .iter()
+                        .any(|&inner| inner != seq && wrong(inner, Some(&suspects)))
+            };
+            steps
+                .iter()
+                .copied()
+                .find(|&seq| shown(seq))
+                .or(steps.first().copied())?
+        }
     };
     let mut suspects = suspects_of(at);
     loop {
@@ -707,5 +760,49 @@ mod tests {
         assert!(r.culprit.is_empty());
         assert!(r.undecided.is_some());
         assert!(read("", &sites).undecided.unwrap().contains("no probe log"));
+    }
+
+    /// Two variant steps compared by the check: `modulo::base` (site 0, one other way) and an
+    /// instance of `mod_by_sub` (site 1, whose only other way is `modulo::base`), with a call
+    /// inside the instance (site 2) that differs from two other ways that agree.
+    fn two_steps() -> (Vec<Site>, &'static str) {
+        let sites = vec![
+            site(
+                &["z3::mod"],
+                &[("modulo::mod_by_sub", &["z3::/", "z3::*", "z3::-"])],
+            ),
+            site(
+                &["z3::/", "z3::*", "z3::-"],
+                &[("modulo::base", &["z3::mod"])],
+            ),
+            site(
+                &["z3::/"],
+                &[("identity::base", &[]), ("identity::add_zero", &["z3::+"])],
+            ),
+        ];
+        let log = "3 start\n3 enter 0\n3 leave 0\n3 record 0 0\n3 enter 1\n3 enter 2\n3 leave 2\n\
+                   3 record 1 2\n3 leave 1\n3 record 2 1\n3 same 0 0 1 0\n3 same 1 0 1 0\n\
+                   3 same 1 0 2 0\n3 same 1 1 2 1\n3 same 2 0 1 0\n3 check c\n3 signal 6\n";
+        (sites, log)
+    }
+
+    #[test]
+    fn a_step_that_only_differs_from_its_one_other_way_gives_way_to_a_step_shown_wrong_inside() {
+        // The first step differs from its one other way, which proves no more against it than
+        // against that way; the second step's inner call is plainly wrong: it is named.
+        let (sites, log) = two_steps();
+        let r = read(log, &sites);
+        assert_eq!(r.culprit, vec!["z3::/".to_string()], "{r:?}");
+        assert_eq!(r.evidence.unwrap().family, sites[2].family);
+    }
+
+    #[test]
+    fn value_knockouts_try_the_deepest_first_and_not_a_step_that_differs_from_one_other_way() {
+        // A knockout of either step would remove the failure whichever side was wrong (the
+        // check compares them): only the inner call is worth a run.
+        let (sites, log) = two_steps();
+        let wrong = wrong_records(log, &sites);
+        let order: Vec<(usize, bool)> = wrong.iter().map(|w| (w.seq, w.telling)).collect();
+        assert_eq!(order, [(1, true), (0, false), (2, false)]);
     }
 }
