@@ -403,7 +403,7 @@ fn suspects(
             let within = subtree(run, at);
             let own: Vec<Pair> = differing
                 .into_iter()
-                .filter(|p| p.i == 0 && within.contains(&p.seq))
+                .filter(|p| p.i == 0 && within.contains(&p.seq) && !outvoted(run, sites, p))
                 .collect();
             let shared_here: BTreeSet<String> = shared(own.iter())
                 .intersection(&suspects)
@@ -424,6 +424,41 @@ fn suspects(
             (differing, culprit)
         }
     }
+}
+
+/// Whether the other way of `pair` (a call's own value against another way's) is the odd one
+/// out: it differs from every other value of the call, those agree among themselves, and they
+/// share no library operation (agreement among ways that all apply one operation says nothing
+/// of it). Such a difference comes from that other way's computation (a second fault it
+/// reached), not from the call's.
+fn outvoted(run: &Run, sites: &[Site], pair: &Pair) -> bool {
+    let Some(s) = sites.get(pair.site) else {
+        return false;
+    };
+    let ops_of = |k: usize| -> BTreeSet<&String> {
+        match k {
+            0 => s.reach.iter().collect(),
+            _ => s.alternatives[k - 1].ops.iter().collect(),
+        }
+    };
+    let others: Vec<usize> = (0..=s.alternatives.len())
+        .filter(|&k| k != pair.j && same(run, pair.seq, pair.j, k).is_some())
+        .collect();
+    let independent = others
+        .iter()
+        .map(|&k| ops_of(k))
+        .reduce(|a, b| a.intersection(&b).copied().collect())
+        .is_some_and(|common| common.is_empty());
+    others.len() > 1
+        && independent
+        && others
+            .iter()
+            .all(|&k| same(run, pair.seq, pair.j, k) == Some(false))
+        && others.iter().all(|&a| {
+            others
+                .iter()
+                .all(|&b| a >= b || same(run, pair.seq, a, b) != Some(false))
+        })
 }
 
 /// The deepest call the failure comes from, and the operations it is suspected of: a variant
@@ -804,5 +839,36 @@ mod tests {
         let wrong = wrong_records(log, &sites);
         let order: Vec<(usize, bool)> = wrong.iter().map(|w| (w.seq, w.telling)).collect();
         assert_eq!(order, [(1, true), (0, false), (2, false)]);
+    }
+
+    #[test]
+    fn a_difference_only_another_way_is_odd_in_does_not_implicate_the_call() {
+        // A step (an instance that coalesces and intersects) is wrong against three other ways
+        // that agree. Inside it, `intersect` agrees with its De Morgan way; only the commuted
+        // way differs from both (a second fault that way reached): that pair says nothing
+        // about the step's operations, so `intersect` is not the one every pair involves.
+        let sites = [
+            site(
+                &[".intersect"],
+                &[
+                    ("intersect::demorgan", &[".complement", ".unite"]),
+                    ("intersect::commutativity", &[".intersect"]),
+                ],
+            ),
+            site(
+                &[".coalesce", ".intersect"],
+                &[
+                    ("identity::base", &[]),
+                    ("identity::double_complement", &[".complement"]),
+                    ("identity::intersect_idempotence", &[".intersect"]),
+                ],
+            ),
+        ];
+        let log = "4 start\n4 enter 1\n4 enter 0\n4 leave 0\n4 record 0 0\n4 leave 1\n\
+                   4 record 1 1\n4 same 0 0 1 1\n4 same 0 0 2 0\n4 same 0 1 2 0\n\
+                   4 same 1 0 1 0\n4 same 1 0 2 0\n4 same 1 0 3 0\n4 same 1 1 2 1\n\
+                   4 same 1 1 3 1\n4 same 1 2 3 1\n4 check check_is_equal\n4 signal 6\n";
+        let r = read(log, &sites);
+        assert_eq!(r.culprit, vec![".coalesce".to_string()], "{r:?}");
     }
 }
