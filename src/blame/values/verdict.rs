@@ -361,15 +361,9 @@ fn pairs(run: &Run, sites: &[Site]) -> (Vec<Pair>, Vec<BTreeSet<String>>) {
         let Some(s) = sites.get(site) else {
             continue;
         };
-        let ops_of = |k: usize| -> BTreeSet<String> {
-            match k {
-                0 => s.reach.iter().cloned().collect(),
-                _ => s.alternatives[k - 1].ops.iter().cloned().collect(),
-            }
-        };
         for i in 0..=s.alternatives.len() {
             for j in i + 1..=s.alternatives.len() {
-                let (a, b) = (ops_of(i), ops_of(j));
+                let (a, b) = (ops_of(s, i), ops_of(s, j));
                 match run.same.get(&(seq, i, j)) {
                     Some(0) => differing.push(Pair {
                         seq,
@@ -386,6 +380,15 @@ fn pairs(run: &Run, sites: &[Site]) -> (Vec<Pair>, Vec<BTreeSet<String>>) {
         }
     }
     (differing, agreeing)
+}
+
+/// The operations value `k` of site `s` computes with: the call's own (`0`: all it reaches) or
+/// its other way `k`'s.
+fn ops_of(s: &Site, k: usize) -> BTreeSet<String> {
+    match k {
+        0 => s.reach.iter().cloned().collect(),
+        _ => s.alternatives[k - 1].ops.iter().cloned().collect(),
+    }
 }
 
 /// The differing pairs that count and the operations they suspect: inside the deepest call the
@@ -435,19 +438,13 @@ fn outvoted(run: &Run, sites: &[Site], pair: &Pair) -> bool {
     let Some(s) = sites.get(pair.site) else {
         return false;
     };
-    let ops_of = |k: usize| -> BTreeSet<&String> {
-        match k {
-            0 => s.reach.iter().collect(),
-            _ => s.alternatives[k - 1].ops.iter().collect(),
-        }
-    };
     let others: Vec<usize> = (0..=s.alternatives.len())
         .filter(|&k| k != pair.j && same(run, pair.seq, pair.j, k).is_some())
         .collect();
     let independent = others
         .iter()
-        .map(|&k| ops_of(k))
-        .reduce(|a, b| a.intersection(&b).copied().collect())
+        .map(|&k| ops_of(s, k))
+        .reduce(|a, b| a.intersection(&b).cloned().collect())
         .is_some_and(|common| common.is_empty());
     others.len() > 1
         && independent
@@ -479,9 +476,6 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
         .iter()
         .filter_map(|&(seq, site)| Some((seq, sites.get(site)?)))
         .collect();
-    let alt_ops = |s: &Site, k: usize| -> BTreeSet<String> {
-        s.alternatives[k - 1].ops.iter().cloned().collect()
-    };
     let wrong = |seq: usize, suspects: Option<&BTreeSet<String>>| -> bool {
         let Some(s) = site_of.get(&seq) else {
             return false;
@@ -494,7 +488,7 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
                 .all(|&b| a >= b || same(run, seq, a, b) != Some(false))
         });
         let trusted = match (ways.as_slice(), suspects) {
-            ([one], Some(suspects)) => alt_ops(s, *one).is_disjoint(suspects),
+            ([one], Some(suspects)) => ops_of(s, *one).is_disjoint(suspects),
             _ => true,
         };
         agree && trusted
