@@ -477,6 +477,39 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         assert!(out.join(t).join("stats.json").is_file());
     }
 
+    // Grouped by value, `--repair-slips` asks the slip check with the MR the wrong value points
+    // at (blame's trigger here): the original, run once with it folded away, passes (the merge
+    // bug needs it), so nothing is flagged or reduced again. The reduction's verdicts are the
+    // memo's, so only the localisation and that run are new.
+    let valued = dir.path().join("valued");
+    let ran = mfppr()
+        .arg("batch")
+        .arg(inputs.join(format!("{}.cpp", TESTS[1])))
+        .args(common::batch::check_args(
+            &check,
+            &root().join("fixtures/iset/spec"),
+        ))
+        .arg("-o")
+        .arg(&valued)
+        .args(["-j2", "--no-tail", "--group-by", "value", "--repair-slips"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{ran:?}");
+    let v = &records(&valued)[0];
+    assert_eq!(v["slip_check_calls"], 1, "{v}");
+    assert_eq!(v["slip_suspect"], false, "{v}");
+    assert_eq!(
+        v["triggers"],
+        serde_json::json!(["shift::shift_by_parts"]),
+        "{v}"
+    );
+    assert_eq!(v["value_signature"], "check_equal | iset::unite", "{v}");
+    assert_eq!(
+        v["triage_calls"].as_u64().unwrap(),
+        2 + v["value"]["runs"].as_u64().unwrap(),
+        "the failure run, the localisation's and the slip check's: {v}"
+    );
+
     // The same campaign as tasks for GNU parallel, merged with --collect.
     if !common::require_tools(&["parallel"]) {
         return;

@@ -76,21 +76,26 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     if let Some(own) = &own_cache {
         ro.cache_dir = Some(own.path().to_path_buf());
     }
-    match reduce_and_triage(record, &ro, &ro.input, opts.group_by)? {
-        Some(folded) if opts.repair_slips => slips::repair_slip(record, dir, &ro, &folded),
+    let checks_slips = opts.repair_slips || opts.group_by != triage::GroupBy::Value;
+    match reduce_and_triage(record, &ro, &ro.input, opts.group_by, checks_slips)? {
+        Some(folded) if opts.repair_slips => {
+            slips::repair_slip(record, dir, &ro, &folded, opts.group_by)
+        }
         _ => Ok(()),
     }
 }
 
 /// Reduce `ro.input` into `ro.output`, triage the result into `record` (its wrong value
-/// localised; blame, the knockouts and the slip check against the campaign's `original` test
-/// only when `group_by` signs by MRs); returns the folded original when the slip check flags the
-/// result.
+/// localised; blame and the knockouts only when `group_by` signs by MRs) and, when
+/// `checks_slips`, ask the slip check against the campaign's `original` test (it folds blame's
+/// triggers, or the MR the wrong value points at when nothing is blamed); returns the folded
+/// original when the slip check flags the result.
 pub(super) fn reduce_and_triage(
     record: &mut Record,
     ro: &ReduceOptions,
     original: &Path,
     group_by: triage::GroupBy,
+    checks_slips: bool,
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let (Some(output), Some(stats)) = (ro.output.clone(), ro.stats.clone()) else {
         anyhow::bail!("a campaign reduction needs an output and a stats file");
@@ -130,7 +135,7 @@ pub(super) fn reduce_and_triage(
     let failure = triage::failure_of(&run.stderr_tail, run.end);
     let interesting = verdict == Verdict::Interesting;
     let blames = group_by != triage::GroupBy::Value;
-    let found = look_into(
+    let mut found = look_into(
         record,
         ro,
         &reduced,
@@ -142,7 +147,14 @@ pub(super) fn reduce_and_triage(
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
-    let folded = slips::check_slip(record, original, ro, &oracle, interesting, &found.triggers);
+    let folded = if checks_slips {
+        slips::check_slip(record, original, ro, &oracle, interesting, &found.triggers)
+    } else {
+        // What the wrong value points at is journaled as a trigger only for the slip check: a
+        // campaign re-grouped by `library` signs by blame's triggers alone.
+        found.triggers = crate::blame::Triggers::default();
+        None
+    };
     if crate::interrupt::requested() {
         return Err(interrupted());
     }
@@ -177,13 +189,22 @@ fn look_into(
     timeout: std::time::Duration,
 ) -> Suspects {
     let loaded = LoadedTest::load(&ro.input, reduced.to_vec(), &ro.spec_paths());
-    let found = match &loaded {
+    let mut found = match &loaded {
         Ok(loaded) if blames => suspects(ro, loaded, oracle, interesting),
         Ok(loaded) => Ok(unblamed(&loaded.model)),
         Err(e) => Err(anyhow::anyhow!("{e:#}")),
     };
     if let (Ok(loaded), true) = (&loaded, interesting) {
-        record.triage.value = Some(localise(ro, loaded, oracle, timeout));
+        let value = localise(ro, loaded, oracle, timeout);
+        if let (Ok(found), Some(evidence), false) = (&mut found, &value.evidence, blames) {
+            found.triggers = crate::blame::value_triggers(
+                &loaded.model,
+                &loaded.catalogue,
+                &evidence.place,
+                &evidence.call,
+            );
+        }
+        record.triage.value = Some(value);
     }
     found.unwrap_or_else(|e| {
         record.message = Some(format!("cannot list the MRs of the result: {e:#}"));

@@ -1,6 +1,7 @@
 //! Slips between bugs in a campaign: a reduction that keeps a failure, but through another bug
 //! than its original's (every bug fails the same check, so the check cannot tell). The slip
-//! check ([`check_slip`]) folds the result's trigger MRs away in the original; when that still
+//! check ([`check_slip`]) folds the result's trigger MRs away in the original (blame's, or those
+//! its wrong value points at: [`crate::blame::value_triggers`]); when that still
 //! fails, the original is reduced again from that folded text ([`repair_slip`]), and the second
 //! result replaces the first only when the original's failure needs what the second's does;
 //! a second result not kept has its triggers folded away too for one more try.
@@ -23,7 +24,8 @@ use crate::loaded::LoadedTest;
 use crate::model::TestModel;
 use crate::reduce::ReduceOptions;
 
-/// When blame named a trigger of the (still interesting) result, ask the slip check
+/// When triage named a trigger of the (still interesting) result (blame's, or the MR its wrong
+/// value points at), ask the slip check
 /// ([`slip_suspect`]) and journal its answer; a check that cannot run says why in the message.
 /// Returns the folded original when the check flags the result (it still fails).
 pub(super) fn check_slip(
@@ -130,6 +132,7 @@ pub(super) fn repair_slip(
     dir: &Path,
     ro: &ReduceOptions,
     folded: &[u8],
+    group_by: super::triage::GroupBy,
 ) -> anyhow::Result<()> {
     let original = match FoldableOriginal::load(&record.input, ro) {
         Ok(original) => original,
@@ -140,7 +143,13 @@ pub(super) fn repair_slip(
     };
     let input = dir.join(format!("{}.unslipped.cpp", record.stem));
     let mut refused = Vec::new();
-    match repairs(record, &original, dir, ro, &input, folded, &mut refused) {
+    let again = Again {
+        dir,
+        ro,
+        input: &input,
+        group_by,
+    };
+    match repairs(record, &original, &again, folded, &mut refused) {
         Ok(Some(second)) => return adopt(record, second, &refused, dir, ro),
         Ok(None) => {}
         Err(e) => {
@@ -162,16 +171,14 @@ pub(super) fn repair_slip(
 fn repairs(
     record: &mut Record,
     original: &FoldableOriginal,
-    dir: &Path,
-    ro: &ReduceOptions,
-    input: &Path,
+    again: &Again,
     folded: &[u8],
     refused: &mut Vec<String>,
 ) -> anyhow::Result<Option<Record>> {
     let mut folds = folded_mrs(&record.triage.triggers, &record.triage.within_triggers);
     let mut folded = folded.to_vec();
     for _ in 0..MAX_REPAIRS {
-        let mut second = reduce_again(record, dir, ro, input, &folded)?;
+        let mut second = again.reduce(record, &folded)?;
         if second.outcome == Outcome::NotInteresting {
             second.oracle_calls = 1; // the run that found the folded original passing
         }
@@ -182,7 +189,7 @@ fn repairs(
         record.oracle_calls += second.oracle_calls;
         record.slip.repair_calls += second.oracle_calls;
         record.triage_calls += second.triage_calls;
-        discard(record, dir, ro);
+        discard(record, again.dir, again.ro);
         if second.outcome != Outcome::Reduced {
             break;
         }
@@ -232,36 +239,38 @@ fn discard(record: &Record, dir: &Path, ro: &ReduceOptions) {
     }
 }
 
-/// Write `folded` to `input` (`<stem>.unslipped.cpp`) and reduce and triage it as the test,
-/// with the slip check against `record`'s original.
-fn reduce_again(
-    record: &Record,
-    dir: &Path,
-    ro: &ReduceOptions,
-    input: &Path,
-    folded: &[u8],
-) -> anyhow::Result<Record> {
-    write_atomic(input, folded).with_context(|| format!("cannot write {}", input.display()))?;
-    let mut again = ro.clone();
-    again.input = input.to_path_buf();
-    let (output, stats) = second_files(dir, &record.stem);
-    again.output = Some(output);
-    again.stats = Some(stats);
-    again.resume = false;
-    let mut second = record.clone();
-    second.slip.slip_suspect = None;
-    second.slip.slip_check_calls = 0;
-    second.slip.repair_calls = 0;
-    second.oracle_calls = 0;
-    second.triage_calls = 0;
-    second.message = None;
-    super::one::reduce_and_triage(
-        &mut second,
-        &again,
-        &record.input,
-        super::triage::GroupBy::Library,
-    )?;
-    Ok(second)
+/// Where and how a repair reduces the folded original again: the test's directory, the
+/// reduction's options, the folded original's path (`<stem>.unslipped.cpp`) and the campaign's
+/// grouping (the second result is triaged as the first was).
+struct Again<'a> {
+    dir: &'a Path,
+    ro: &'a ReduceOptions,
+    input: &'a Path,
+    group_by: super::triage::GroupBy,
+}
+
+impl Again<'_> {
+    /// Write `folded` to the input and reduce and triage it as the test, with the slip check
+    /// against `record`'s original.
+    fn reduce(&self, record: &Record, folded: &[u8]) -> anyhow::Result<Record> {
+        let input = self.input;
+        write_atomic(input, folded).with_context(|| format!("cannot write {}", input.display()))?;
+        let mut again = self.ro.clone();
+        again.input = input.to_path_buf();
+        let (output, stats) = second_files(self.dir, &record.stem);
+        again.output = Some(output);
+        again.stats = Some(stats);
+        again.resume = false;
+        let mut second = record.clone();
+        second.slip.slip_suspect = None;
+        second.slip.slip_check_calls = 0;
+        second.slip.repair_calls = 0;
+        second.oracle_calls = 0;
+        second.triage_calls = 0;
+        second.message = None;
+        super::one::reduce_and_triage(&mut second, &again, &record.input, self.group_by, true)?;
+        Ok(second)
+    }
 }
 
 /// Keep the `second` result: its files take the first's places and its record `record`'s, with

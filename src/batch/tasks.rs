@@ -137,7 +137,11 @@ pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::R
     for (k, v) in &ro.extra_env {
         words.push(quote_word(format!("--env={k}={v}").as_bytes()));
     }
-    if !opts.repair_slips {
+    let value = opts.group_by == crate::batch::triage::GroupBy::Value;
+    if opts.repair_slips && value {
+        words.push("--repair-slips".to_string());
+    }
+    if !opts.repair_slips && !value {
         words.push("--keep-slips".to_string());
     }
     if opts.group_by != crate::batch::triage::GroupBy::default() {
@@ -210,7 +214,7 @@ mod tests {
             resume: false,
             quiet: false,
             group_by: crate::batch::triage::GroupBy::default(),
-            repair_slips: true,
+            repair_slips: false,
         }
     }
 
@@ -236,6 +240,15 @@ mod tests {
         anytime.reduce.inputs = Inputs::Anytime;
         let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
         assert!(cmd.contains(" --inputs=anytime "), "{cmd}");
+        anytime.repair_slips = true;
+        let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
+        assert!(cmd.contains(" --repair-slips "), "{cmd}");
+        anytime.group_by = crate::batch::triage::GroupBy::Library;
+        let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
+        assert!(
+            !cmd.contains("slips") && cmd.contains(" --group-by=library "),
+            "{cmd}"
+        );
         anytime.repair_slips = false;
         let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
         assert!(cmd.contains(" --keep-slips "), "{cmd}");

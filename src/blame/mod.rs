@@ -251,19 +251,8 @@ impl Blame {
     /// not find needed: folding such a call can change a value so that it reaches another bug of
     /// the library, and then the failure stays although the call triggered it.
     pub(crate) fn triggers(&self, model: &TestModel) -> Triggers {
-        let holds = |outer: &Fold, inner: &Fold| {
-            let mut at = inner.inside.clone();
-            while let Some(name) = at {
-                if name == outer.callee {
-                    return true;
-                }
-                at = match model.instance(&name).and_then(|i| i.caller.as_ref()) {
-                    Some(Caller::Instance(up)) if *up != name => Some(up.clone()),
-                    _ => None,
-                };
-            }
-            false
-        };
+        let holds =
+            |outer: &Fold, inner: &Fold| sits_in(model, inner.inside.as_deref(), &outer.callee);
         let suspects: Vec<&Fold> = self.folds.iter().filter(|f| f.suspect).collect();
         let innermost: Vec<&Fold> = suspects
             .iter()
@@ -292,6 +281,56 @@ impl Blame {
             within: within.into_iter().collect(),
             introduces,
         }
+    }
+}
+
+/// Whether a call made inside the instance `inside` (`None`: in `main`) sits in the body of the
+/// instance `outer`, or of an instance that one calls.
+fn sits_in(model: &TestModel, inside: Option<&str>, outer: &str) -> bool {
+    let mut at = inside.map(str::to_string);
+    while let Some(name) = at {
+        if name == outer {
+            return true;
+        }
+        at = match model.instance(&name).and_then(|i| i.caller.as_ref()) {
+            Some(Caller::Instance(up)) if *up != name => Some(up.clone()),
+            _ => None,
+        };
+    }
+    false
+}
+
+/// What a wrong value localised at `call` (as written, in the function `place`) points at, as
+/// blame's [`Triggers`] (triage signs by values without blame, and its slip check folds these):
+/// the MR of the call when it calls an instance or a non-base MR, else that of the instance it
+/// sits in (a base call cannot be folded, the instance that makes it can); with the MRs of the
+/// foldable calls inside it. Empty when neither can be folded (a base call in `main`).
+pub(crate) fn value_triggers(
+    model: &TestModel,
+    catalogue: &Catalogue,
+    place: &str,
+    call: &str,
+) -> Triggers {
+    let sites = sites(model, catalogue);
+    let callee = call.split('(').next().unwrap_or_default().trim();
+    let in_place = |s: &&Site| s.inside.as_deref().unwrap_or("main") == place;
+    let Some(site) = sites
+        .iter()
+        .find(|s| s.callee == callee && in_place(s))
+        .or_else(|| sites.iter().find(|s| s.callee == place))
+    else {
+        return Triggers::default();
+    };
+    let within: BTreeSet<String> = sites
+        .iter()
+        .filter(|g| sits_in(model, g.inside.as_deref(), &site.callee))
+        .map(|g| g.mr.clone())
+        .filter(|m| *m != site.mr)
+        .collect();
+    Triggers {
+        mrs: vec![site.mr.clone()],
+        within: within.into_iter().collect(),
+        introduces: BTreeMap::new(),
     }
 }
 
@@ -630,6 +669,50 @@ mod tests {
             "the folded instance's definition is swept away"
         );
         assert!(folded("shift::no_such_mr").is_none());
+    }
+
+    #[test]
+    fn a_wrong_value_points_at_the_instance_it_calls_or_else_the_one_it_sits_in() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let path = root.join("fixtures/campaign/t_iset_19.cpp");
+        let text = std::fs::read(&path).unwrap();
+        let spec = root.join("fixtures/iset/spec");
+        let catalogue = Catalogue::load(&path, &text, &[spec], &[]).unwrap();
+        let model = TestModel::build(&Document::parse(text).unwrap(), &catalogue).unwrap();
+        let points = |place: &str, call: &str| {
+            let t = value_triggers(&model, &catalogue, place, call);
+            (t.mrs, t.within)
+        };
+        let mrs = |m: &[&str]| m.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            points("compl_by_clip_0_1", "intersect_comm_0_2(ctx, a, u)"),
+            (mrs(&["intersect::intersect_comm"]), mrs(&[]))
+        );
+        assert_eq!(
+            points(
+                "unite_by_subtract_1_0",
+                "metalib::relations::unite::base(ctx, d, b)"
+            ),
+            (
+                mrs(&["unite::unite_by_subtract"]),
+                mrs(&["subtract::subtract_by_unite"])
+            )
+        );
+        assert_eq!(
+            points("main", "compl_by_clip_0_1(fctx, r_0)"),
+            (
+                mrs(&["complement::compl_by_clip"]),
+                mrs(&["intersect::intersect_comm"])
+            )
+        );
+        assert_eq!(
+            points(
+                "main",
+                "metalib::relations::unite::base(fctx, output_var_1, output_var_1)"
+            ),
+            (mrs(&[]), mrs(&[])),
+            "a base call in main: nothing to fold"
+        );
     }
 
     /// The reduced merge golden, its catalogue and model.
