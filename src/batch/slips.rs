@@ -154,6 +154,7 @@ pub(super) fn repair_slip(
         Ok(None) => {}
         Err(e) => {
             discard(record, dir, ro);
+            let _ = again.held(record, Held::Drop);
             let _ = std::fs::remove_file(&input);
             return Err(e);
         }
@@ -167,7 +168,10 @@ pub(super) fn repair_slip(
 }
 
 /// The reductions of [`repair_slip`]: the first second result to keep, or `None`, with why
-/// each one before it was not kept in `refused` (their runs are added to `record`'s).
+/// each one before it was not kept in `refused` (their runs are added to `record`'s). A second
+/// result refused only because folding its triggers also folds calls of the first's
+/// ([`Refusal::held`]) is held aside: when the original with both results' triggers folded
+/// passes (the next reduction's first run), it is kept after all.
 fn repairs(
     record: &mut Record,
     original: &FoldableOriginal,
@@ -177,19 +181,38 @@ fn repairs(
 ) -> anyhow::Result<Option<Record>> {
     let mut folds = folded_mrs(&record.triage.triggers, &record.triage.within_triggers);
     let mut folded = folded.to_vec();
+    let mut held: Option<Record> = None;
     for _ in 0..MAX_REPAIRS {
         let mut second = again.reduce(record, &folded)?;
         if second.outcome == Outcome::NotInteresting {
             second.oracle_calls = 1; // the run that found the folded original passing
+            if let Some(mut kept) = held.take() {
+                again.held(record, Held::Restore)?;
+                refused.pop();
+                kept.oracle_calls += second.oracle_calls;
+                kept.note(
+                    "kept although folding its triggers in the original also folds calls of the \
+                     first result's: the original with both results' triggers folded passes"
+                        .to_string(),
+                );
+                return Ok(Some(kept));
+            }
         }
-        let Some(why) = not_kept(record, &second, original) else {
+        if let Some(dropped) = held.take() {
+            count_refused(record, &dropped);
+            again.held(record, Held::Drop)?;
+        }
+        let Some(refusal) = not_kept(record, &second, original) else {
             return Ok(Some(second));
         };
-        refused.push(why);
-        record.oracle_calls += second.oracle_calls;
-        record.slip.repair_calls += second.oracle_calls;
-        record.triage_calls += second.triage_calls;
-        discard(record, again.dir, again.ro);
+        refused.push(refusal.why);
+        if refusal.held {
+            again.held(record, Held::Keep)?;
+            held = Some(second.clone());
+        } else {
+            count_refused(record, &second);
+            discard(record, again.dir, again.ro);
+        }
         if second.outcome != Outcome::Reduced {
             break;
         }
@@ -204,7 +227,28 @@ fn repairs(
             _ => break,
         }
     }
+    if let Some(dropped) = held {
+        count_refused(record, &dropped);
+        again.held(record, Held::Drop)?;
+    }
     Ok(None)
+}
+
+/// Add the runs of a `second` result that is not kept to `record`'s.
+fn count_refused(record: &mut Record, second: &Record) {
+    record.oracle_calls += second.oracle_calls;
+    record.slip.repair_calls += second.oracle_calls;
+    record.triage_calls += second.triage_calls;
+}
+
+/// What becomes of a held second result's files ([`Again::held`]).
+enum Held {
+    /// Set them aside (`<file>.held`), out of the next reduction's way.
+    Keep,
+    /// Put them back, to be kept.
+    Restore,
+    /// Remove them.
+    Drop,
 }
 
 /// Where a repair's reduction of test `stem` writes its result and its stats.
@@ -250,6 +294,27 @@ struct Again<'a> {
 }
 
 impl Again<'_> {
+    /// Set a second result's files aside, put them back or remove them ([`Held`]).
+    fn held(&self, record: &Record, what: Held) -> anyhow::Result<()> {
+        for (file, _) in moves(record, self.dir, self.ro) {
+            let aside = PathBuf::from(format!("{}.held", file.display()));
+            let (from, to) = match what {
+                Held::Keep => (&file, &aside),
+                Held::Restore => (&aside, &file),
+                Held::Drop => {
+                    let _ = std::fs::remove_file(&aside);
+                    continue;
+                }
+            };
+            if from.exists() {
+                std::fs::rename(from, to).with_context(|| {
+                    format!("cannot move {} to {}", from.display(), to.display())
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Write `folded` to the input and reduce and triage it as the test, with the slip check
     /// against `record`'s original.
     fn reduce(&self, record: &Record, folded: &[u8]) -> anyhow::Result<Record> {
@@ -312,29 +377,41 @@ fn adopt(
     Ok(())
 }
 
+/// Why a second result is not kept.
+struct Refusal {
+    why: String,
+    /// Only because folding its triggers in the original also folds calls of the first
+    /// result's: it is kept when the original with both folded passes ([`repairs`]).
+    held: bool,
+}
+
 /// Why the `second` result (of the folded original) does not replace the first (`record`'s), or
 /// `None` when it does.
-fn not_kept(record: &Record, second: &Record, original: &FoldableOriginal) -> Option<String> {
+fn not_kept(record: &Record, second: &Record, original: &FoldableOriginal) -> Option<Refusal> {
+    let refused = |why: String| Some(Refusal { why, held: false });
     match (second.outcome, second.slip.slip_suspect) {
         (Outcome::Reduced, Some(false)) => {}
         (Outcome::Reduced, Some(true)) => {
-            return Some("the original fails without its trigger too".into());
+            return refused("the original fails without its trigger too".into());
         }
-        (Outcome::Reduced, None) => return Some("no slip check could ask about it".into()),
+        (Outcome::Reduced, None) => return refused("no slip check could ask about it".into()),
         (Outcome::NotInteresting, _) => {
-            return Some("the original with those triggers folded as well passes".into());
+            return refused("the original with those triggers folded as well passes".into());
         }
-        _ => return Some(second.message.clone().unwrap_or_default()),
+        _ => return refused(second.message.clone().unwrap_or_default()),
     }
     let folded = folded_mrs(&second.triage.triggers, &second.triage.within_triggers);
     match original.folds_away(&record.triage.triggers, &folded) {
         Ok(false) => None,
-        Ok(true) => Some(format!(
-            "folding {} in the original also folds calls of {}",
-            second.triage.triggers.join(" "),
-            record.triage.triggers.join(" ")
-        )),
-        Err(e) => Some(format!("cannot compare the two results' triggers: {e:#}")),
+        Ok(true) => Some(Refusal {
+            why: format!(
+                "folding {} in the original also folds calls of {}",
+                second.triage.triggers.join(" "),
+                record.triage.triggers.join(" ")
+            ),
+            held: true,
+        }),
+        Err(e) => refused(format!("cannot compare the two results' triggers: {e:#}")),
     }
 }
 
@@ -359,17 +436,21 @@ mod tests {
         third: &str,
         repair_slips: bool,
     ) -> (tempfile::TempDir, Record, String) {
+        let b = format!(
+            "grep -q 'compl_by_subtract_1_5(fctx' \"$1\" && grep -qF '{also}' \"$1\" && exit 0"
+        );
+        let a = "grep -q 'compl_by_clip_0_1(fctx' \"$1\" && ! grep -q 'unite_by_subtract_1_0(fctx' \"$1\"";
+        batched_script(&format!("{b}\n{third}\n{a}\n"), repair_slips)
+    }
+
+    /// Campaign test `t_iset_19` batched with the check script whose lines (after `#!/bin/sh`)
+    /// are `lines`.
+    fn batched_script(lines: &str, repair_slips: bool) -> (tempfile::TempDir, Record, String) {
         use std::os::unix::fs::PermissionsExt;
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let dir = tempfile::tempdir().unwrap();
         let check = dir.path().join("check.sh");
-        let script = format!(
-            "#!/bin/sh\n\
-             grep -q 'compl_by_subtract_1_5(fctx' \"$1\" && grep -qF '{also}' \"$1\" && exit 0\n\
-             {third}\n\
-             grep -q 'compl_by_clip_0_1(fctx' \"$1\" && ! grep -q 'unite_by_subtract_1_0(fctx' \"$1\"\n"
-        );
-        std::fs::write(&check, script).unwrap();
+        std::fs::write(&check, format!("#!/bin/sh\n{lines}")).unwrap();
         std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
         let input = dir.path().join("t.cpp");
         std::fs::copy(root.join("fixtures/campaign/t_iset_19.cpp"), &input).unwrap();
@@ -454,6 +535,32 @@ mod tests {
         assert!(note.contains("2 earlier results"), "{note}");
         let folded = std::fs::read_to_string(dir.path().join("out/t/t.unslipped.cpp")).unwrap();
         assert!(!folded.contains("unite_by_subtract_1_0(fctx"), "{folded}");
+        assert_eq!(unslipped_files(dir.path()), ["t.unslipped.cpp"]);
+    }
+
+    #[test]
+    fn a_second_result_whose_folds_take_the_first_trigger_with_them_is_held_until_both_folded_pass()
+    {
+        // A: through `intersect_comm` once `unite_by_subtract` is gone; B: through
+        // `compl_by_clip`, which calls `intersect_comm`, with variant 0's first step. The first
+        // result takes A (trigger `intersect_comm`); the original with it folded still fails
+        // through B, and the repair's result takes B (trigger `compl_by_clip`). Folding that in
+        // the original takes the `intersect_comm` call with it, so the original passing says
+        // nothing alone; the original with both folded passes too, so the repair is kept.
+        let lines = "grep -q 'compl_by_clip_0_1(fctx' \"$1\" && \
+                     grep -qF 'r_0 = metalib::relations::unite::base(fctx' \"$1\" && exit 0\n\
+                     grep -q 'intersect_comm_0_2(ctx' \"$1\" && \
+                     ! grep -q 'unite_by_subtract_1_0(fctx' \"$1\"\n";
+        let (dir, record, result) = batched_script(lines, true);
+        assert_eq!(record.slip.slip_suspect, Some(true), "{:?}", record.message);
+        assert!(record.slip.slip_repaired, "{:?}", record.message);
+        assert_eq!(record.triage.triggers, ["complement::compl_by_clip"]);
+        assert!(result.contains("compl_by_clip_0_1(fctx"), "{result}");
+        let note = record.message.clone().unwrap_or_default();
+        assert!(
+            note.contains("the original with both results' triggers folded passes"),
+            "{note}"
+        );
         assert_eq!(unslipped_files(dir.path()), ["t.unslipped.cpp"]);
     }
 
