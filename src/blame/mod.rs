@@ -633,13 +633,7 @@ mod tests {
 
     #[test]
     fn what_an_mr_brings_and_the_test_with_its_calls_folded_everywhere() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let path = root.join("fixtures/campaign/t_iset_19.cpp");
-        let text = std::fs::read(&path).unwrap();
-        let spec = root.join("fixtures/iset/spec");
-        let catalogue = Catalogue::load(&path, &text, &[spec], &[]).unwrap();
-        let doc = Document::parse(text.clone()).unwrap();
-        let model = TestModel::build(&doc, &catalogue).unwrap();
+        let (text, catalogue, model) = fixture("fixtures/campaign/t_iset_19.cpp");
         let ops = LibraryOps::new(&text, &model, &catalogue);
         assert_eq!(
             introduced("complement::compl_by_subtract", &catalogue, &ops),
@@ -673,12 +667,7 @@ mod tests {
 
     #[test]
     fn a_wrong_value_points_at_the_instance_it_calls_or_else_the_one_it_sits_in() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let path = root.join("fixtures/campaign/t_iset_19.cpp");
-        let text = std::fs::read(&path).unwrap();
-        let spec = root.join("fixtures/iset/spec");
-        let catalogue = Catalogue::load(&path, &text, &[spec], &[]).unwrap();
-        let model = TestModel::build(&Document::parse(text).unwrap(), &catalogue).unwrap();
+        let (_, catalogue, model) = fixture("fixtures/campaign/t_iset_19.cpp");
         let points = |place: &str, call: &str| {
             let t = value_triggers(&model, &catalogue, place, call);
             (t.mrs, t.within)
@@ -717,8 +706,14 @@ mod tests {
 
     /// The reduced merge golden, its catalogue and model.
     fn merge_golden() -> (Vec<u8>, Catalogue, TestModel) {
+        fixture("fixtures/expected/iset_merge_small_a.reduced.cpp")
+    }
+
+    /// The fixture test at `rel` (from the repository's root), its catalogue (the iset spec) and
+    /// model.
+    fn fixture(rel: &str) -> (Vec<u8>, Catalogue, TestModel) {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let path = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let path = root.join(rel);
         let text = std::fs::read(&path).unwrap();
         let spec = root.join("fixtures/iset/spec");
         let catalogue = Catalogue::load(&path, &text, &[spec], &[]).unwrap();
