@@ -135,13 +135,18 @@ pub(super) fn reduce_and_triage(
     let failure = triage::failure_of(&run.stderr_tail, run.end);
     let interesting = verdict == Verdict::Interesting;
     let blames = group_by != triage::GroupBy::Value;
-    let mut found = look_into(
+    let triggers = match (blames, checks_slips) {
+        (true, _) => TriggersFrom::Blame,
+        (false, true) => TriggersFrom::Value,
+        (false, false) => TriggersFrom::Nowhere,
+    };
+    let found = look_into(
         record,
         ro,
         &reduced,
         &oracle,
         interesting,
-        blames,
+        triggers,
         outcome.timeout,
     );
     if crate::interrupt::requested() {
@@ -150,9 +155,6 @@ pub(super) fn reduce_and_triage(
     let folded = if checks_slips {
         slips::check_slip(record, original, ro, &oracle, interesting, &found.triggers)
     } else {
-        // What the wrong value points at is journaled as a trigger only for the slip check: a
-        // campaign re-grouped by `library` signs by blame's triggers alone.
-        found.triggers = crate::blame::Triggers::default();
         None
     };
     if crate::interrupt::requested() {
@@ -176,27 +178,41 @@ pub(super) fn reduce_and_triage(
     Ok(folded)
 }
 
-/// Triage's look into the `reduced` result: its MRs (blamed when `blames`), and its wrong value
-/// localised into `record` when it is `interesting`; a result that cannot be loaded says why in
-/// the record's message.
+/// Where a result's triggers come from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TriggersFrom {
+    /// Blame's innermost suspects.
+    Blame,
+    /// The MR the wrong value points at ([`crate::blame::value_triggers`]), only when the slip
+    /// check asks (they are journaled as triggers, which a campaign re-grouped by `library`
+    /// would sign by as if they were blame's).
+    Value,
+    /// None: neither blame nor the slip check runs.
+    Nowhere,
+}
+
+/// Triage's look into the `reduced` result: its MRs and triggers (blamed or pointed at, as
+/// `triggers` says), and its wrong value localised into `record` when it is `interesting`; a
+/// result that cannot be loaded says why in the record's message.
 fn look_into(
     record: &mut Record,
     ro: &ReduceOptions,
     reduced: &[u8],
     oracle: &ScriptOracle,
     interesting: bool,
-    blames: bool,
+    triggers: TriggersFrom,
     timeout: std::time::Duration,
 ) -> Suspects {
     let loaded = LoadedTest::load(&ro.input, reduced.to_vec(), &ro.spec_paths());
     let mut found = match &loaded {
-        Ok(loaded) if blames => suspects(ro, loaded, oracle, interesting),
+        Ok(loaded) if triggers == TriggersFrom::Blame => suspects(ro, loaded, oracle, interesting),
         Ok(loaded) => Ok(unblamed(&loaded.model)),
         Err(e) => Err(anyhow::anyhow!("{e:#}")),
     };
     if let (Ok(loaded), true) = (&loaded, interesting) {
         let value = localise(ro, loaded, oracle, timeout);
-        if let (Ok(found), Some(evidence), false) = (&mut found, &value.evidence, blames) {
+        let pointed = (triggers == TriggersFrom::Value).then_some(&value.evidence);
+        if let (Ok(found), Some(Some(evidence))) = (&mut found, pointed) {
             found.triggers = crate::blame::value_triggers(
                 &loaded.model,
                 &loaded.catalogue,
