@@ -372,6 +372,13 @@ impl Catalogue {
         self.mrs.iter().any(|m| m.name == name)
     }
 
+    /// The MR `name` of family `family`.
+    pub fn mr(&self, kind: MrKind, family: &str, name: &str) -> Option<&Mr> {
+        self.mrs
+            .iter()
+            .find(|m| m.kind == kind && m.family == family && m.name == name)
+    }
+
     /// The families having an MR called `name`.
     pub fn families_of(&self, name: &str) -> Vec<(MrKind, String)> {
         let mut out: Vec<(MrKind, String)> = self
