@@ -1,6 +1,6 @@
 //! The instrumented test of [`super`]: every call that the spec gives other ways to compute
-//! (a base MR call, a library call a family's base wraps, a call of a transplanted instance)
-//! becomes a probe that also computes the call's value by up to [`MAX_ALTERNATIVES`] other MRs
+//! (a base MR call, a library call a family's base wraps, a call of a transplanted instance, a
+//! call of another spec MR such as `identity::iden_by_coalesce`) becomes a probe that also computes the call's value by up to [`MAX_ALTERNATIVES`] other MRs
 //! of its family, at the same operands; before the test's first check, every probed value is
 //! compared with that check. The probes' runtime is `runtime.hpp`; the other MRs are copied in,
 //! their placeholders resolved to their families' bases, as the knockouts do.
@@ -16,7 +16,7 @@ use crate::catalogue::{Catalogue, Mr, MrKind};
 use crate::cpp_text::{matching_paren, split_top};
 use crate::document::{Call, Document};
 use crate::edit::{self, Edit};
-use crate::model::TestModel;
+use crate::model::{parse_qualified_mr, TestModel};
 
 /// At most this many other ways per probed call.
 const MAX_ALTERNATIVES: usize = 3;
@@ -109,7 +109,7 @@ pub(super) fn instrument(
         ops,
     };
     let mut probes: Vec<Probe> = look.all_targets()?.into_iter().map(Probe::of).collect();
-    probes.extend(instance_calls(text, model, ops)?);
+    probes.extend(instance_calls(text, model, catalogue, ops)?);
     probes.sort_by_key(|p| p.call.span.start);
     let mut copies: BTreeMap<String, String> = BTreeMap::new();
     let mut sites = Vec::new();
@@ -182,16 +182,22 @@ impl<'a> Probe<'a> {
 }
 
 /// Every call of a transplanted instance (of a known family) in the test's functions: its
-/// operations are the library calls its own body makes (its nested MR calls are probed apart).
+/// operations are the library calls its own body makes (its nested MR calls are probed apart);
+/// and every call of a spec MR other than a base ([`spec_mr_call`]).
 fn instance_calls<'a>(
     text: &[u8],
     model: &'a TestModel,
+    catalogue: &'a Catalogue,
     ops: &LibraryOps,
 ) -> anyhow::Result<Vec<Probe<'a>>> {
     let doc = Document::parse(text.to_vec())?;
     let mut out = Vec::new();
     for f in &doc.outline().functions {
         for call in &f.calls {
+            if let Some(probe) = spec_mr_call(&f.name, call, catalogue, ops) {
+                out.push(probe);
+                continue;
+            }
             let Some(instance) = model.instance(&call.callee) else {
                 continue;
             };
@@ -220,6 +226,34 @@ fn instance_calls<'a>(
         }
     }
     Ok(out)
+}
+
+/// A call of a spec MR other than the one its family folds to (`identity::iden_by_coalesce`,
+/// which calls `coalesce`, beside `identity::base`): the MR computes with the library, so a fault may make its value the first wrong
+/// one, and the family's base and other MRs compute it too.
+fn spec_mr_call<'a>(
+    place: &str,
+    call: &Call,
+    catalogue: &'a Catalogue,
+    ops: &LibraryOps,
+) -> Option<Probe<'a>> {
+    let (kind, family, name) = parse_qualified_mr(&call.callee)?;
+    let base = catalogue.base_of(kind, family)?;
+    let mr = catalogue
+        .mr(kind, family, name)
+        .filter(|m| m.name != base.name && m.executable && !m.has_fuzz)?;
+    let reach = ops.of(&call.callee);
+    Some(Probe {
+        place: place.to_string(),
+        call: call.clone(),
+        kind,
+        family: family.to_string(),
+        ops: reach.clone(),
+        reach,
+        ctx: None,
+        own: Some(mr.name.as_str()),
+        with_base: true,
+    })
 }
 
 /// The other MRs that compute `probe`: its family's MRs that run in the test's build (no fuzzed

@@ -228,6 +228,50 @@ mod tests {
     }
 
     #[test]
+    fn a_call_of_a_spec_mr_other_than_the_base_is_probed_against_the_base() {
+        // Like isl's `identity::iden_by_coalesce` beside `identity::base`, an identity MR that
+        // calls the library (here `unite(a, a)`): its value may be the first wrong one, so it is
+        // probed like a base call, the family's base (which returns `a`) its other way.
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("more_identity.hpp");
+        std::fs::write(
+            &spec,
+            "namespace metalib { namespace relations { namespace identity {\n\
+             fuzz::set_term iden_by_self_unite(fuzz::fuzz_context ctx, fuzz::set_term a) {\n\
+             return iset::unite(a, a); }\n} } }\n",
+        )
+        .unwrap();
+        let text = String::from_utf8(merge().text().to_vec()).unwrap().replace(
+            "    r_0 = metalib::relations::shift::base(fctx, r_0, 17);",
+            "    r_0 = metalib::relations::identity::iden_by_self_unite(fctx, r_0);\n    \
+             r_0 = metalib::relations::shift::base(fctx, r_0, 17);",
+        );
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let dirs = [root.join("fixtures/iset/spec")];
+        let specs = [spec];
+        let paths = SpecPaths {
+            include_dirs: &dirs,
+            specs: &specs,
+        };
+        let path = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let t = LoadedTest::load(&path, text.into(), &paths).unwrap();
+        let ops = LibraryOps::new(t.text(), &t.model, &t.catalogue);
+        let log = std::path::Path::new("/dev/null");
+        let sites = instrument::instrument(t.text(), &t.model, &t.catalogue, &ops, log)
+            .unwrap()
+            .unwrap()
+            .sites;
+        let site = sites
+            .iter()
+            .find(|s| s.call.contains("iden_by_self_unite"))
+            .unwrap_or_else(|| panic!("not probed: {sites:?}"));
+        assert_eq!(site.family, "relations::identity");
+        assert_eq!(site.alternatives[0].mr, "identity::base");
+        assert!(site.alternatives[0].ops.is_empty(), "{site:?}");
+        assert_eq!(site.reach, ["iset::unite"]);
+    }
+
+    #[test]
     fn a_call_that_throws_in_the_run_is_named_through_the_judge() {
         // The judge plays the check: it "runs" the instrumented test, whose first probe throws.
         let judge = FnJudge(|text: &[u8]| {
