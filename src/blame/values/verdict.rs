@@ -105,8 +105,10 @@ pub(super) struct Wrong {
     pub telling: bool,
 }
 
-/// The wrong records of the failed run, deepest first (then in log order): the values a
-/// knockout may replace.
+/// The wrong records of the failed run, deepest first, then those shown wrong by two other ways
+/// or more before those shown by one (a single other way that differs may be the wrong one:
+/// `one::one_by_div` computes with a faulty `/`), then in log order: the values a knockout may
+/// replace.
 pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
     let runs = runs_of(log);
     let Some(run) = failed_run(&runs, sites) else {
@@ -130,17 +132,25 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
             .copied()
             .max_by_key(|&k| (agreeing(k), std::cmp::Reverse(k)))
         {
-            out.push(Wrong {
-                seq,
-                site,
-                way: k,
-                telling: ways.len() > 1 || !run.top.contains(&seq),
-            });
+            out.push((
+                ways.len() > 1,
+                Wrong {
+                    seq,
+                    site,
+                    way: k,
+                    telling: ways.len() > 1 || !run.top.contains(&seq),
+                },
+            ));
         }
     }
     let depth = depths(run);
-    out.sort_by_key(|w| std::cmp::Reverse(depth.get(&w.seq).copied().unwrap_or(0)));
-    out
+    out.sort_by_key(|(shown, w)| {
+        (
+            std::cmp::Reverse(depth.get(&w.seq).copied().unwrap_or(0)),
+            !*shown,
+        )
+    });
+    out.into_iter().map(|(_, w)| w).collect()
 }
 
 /// How many probed calls each record's call is made inside.
@@ -465,7 +475,8 @@ fn outvoted(run: &Run, sites: &[Site], pair: &Pair) -> bool {
 /// no more against itself than against that way, often the other step the check compares it
 /// with); then, inside it, the first record that is wrong the same way and
 /// whose other ways avoid the suspects (one other way that computes with a suspect proves
-/// nothing), and so on down. A call's suspects are all the operations its value depends on: an
+/// nothing), one shown by two other ways or more before one shown by a single way, and so on
+/// down. A call's suspects are all the operations its value depends on: an
 /// other way that computes with one of them at other operands does not clear it, as a fault may
 /// fire for some operand shapes only. With `from`, the search starts at that record instead (the
 /// wrong value a value knockout showed the failure needs). `None` when no step is wrong so
@@ -522,11 +533,18 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
     let mut suspects = suspects_of(at);
     loop {
         let within = subtree(run, at);
-        let inner = run
+        let inner: Vec<usize> = run
             .records
             .iter()
             .map(|&(seq, _)| seq)
-            .find(|&seq| seq != at && within.contains(&seq) && wrong(seq, Some(&suspects)));
+            .filter(|&seq| seq != at && within.contains(&seq) && wrong(seq, Some(&suspects)))
+            .collect();
+        let ways = |seq: &usize| wrong_against(run, *seq, site_of[seq]).map_or(0, |w| w.len());
+        let inner = inner
+            .iter()
+            .copied()
+            .find(|seq| ways(seq) > 1)
+            .or(inner.first().copied());
         match inner {
             Some(seq) => {
                 at = seq;
@@ -675,6 +693,39 @@ mod tests {
         assert_eq!(e.differs_from, vec!["unite::comm".to_string()]);
         assert_eq!(e.values[0], ("call".to_string(), "{1..4}".to_string()));
         assert_eq!(e.operands, ["a0 = {1..2}", "a1 = {3..4}"]);
+    }
+
+    #[test]
+    fn a_wrong_value_shown_by_two_other_ways_comes_before_one_shown_by_one() {
+        // Inside a wrong step, `one::base` differs from its one other way (which divides, and a
+        // faulty `/` makes that way the wrong one) before `modulo::base` differs from two other
+        // ways that agree: the second is the culprit, and the first knockout to try.
+        let sites = [
+            site(&["z3::int_val"], &[("one::by_div", &["z3::operator/"])]),
+            site(
+                &["z3::mod"],
+                &[
+                    ("modulo::a", &["z3::mod", "z3::operator-"]),
+                    ("modulo::b", &["z3::mod", "z3::operator*"]),
+                ],
+            ),
+            site(
+                &["z3::int_val", "z3::mod"],
+                &[
+                    ("zero::base", &["z3::int_val"]),
+                    ("zero::by_sub", &["z3::operator-"]),
+                ],
+            ),
+        ];
+        let log = "7 start\n7 enter 2\n7 enter 0\n7 leave 0\n7 record 0 0\n7 enter 1\n\
+                   7 leave 1\n7 record 1 1\n7 leave 2\n7 record 2 2\n7 same 0 0 1 0\n\
+                   7 same 1 0 1 0\n7 same 1 0 2 0\n7 same 1 1 2 1\n\
+                   7 same 2 0 1 0\n7 same 2 0 2 0\n7 same 2 1 2 1\n\
+                   7 check check_equal\n7 signal 6\n";
+        let r = read(log, &sites);
+        assert_eq!(r.culprit, vec!["z3::mod".to_string()], "{r:?}");
+        let order: Vec<usize> = wrong_records(log, &sites).iter().map(|w| w.seq).collect();
+        assert_eq!(order, [1, 0, 2]);
     }
 
     #[test]
