@@ -202,14 +202,32 @@ mod tests {
 
     /// The reduced merge fixture, loaded with its spec.
     fn merge() -> LoadedTest {
+        merge_as(None, &[])
+    }
+
+    /// The reduced merge fixture, or `text` in its place, loaded with its spec and `specs`.
+    fn merge_as(text: Option<Vec<u8>>, specs: &[PathBuf]) -> LoadedTest {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let path = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
         let dirs = [root.join("fixtures/iset/spec")];
         let paths = SpecPaths {
             include_dirs: &dirs,
-            specs: &[],
+            specs,
         };
-        LoadedTest::read(&path, &paths).unwrap()
+        match text {
+            Some(text) => LoadedTest::load(&path, text, &paths).unwrap(),
+            None => LoadedTest::read(&path, &paths).unwrap(),
+        }
+    }
+
+    /// The probed calls of `t`.
+    fn probed(t: &LoadedTest) -> Vec<instrument::Site> {
+        let ops = LibraryOps::new(t.text(), &t.model, &t.catalogue);
+        let log = std::path::Path::new("/dev/null");
+        instrument::instrument(t.text(), &t.model, &t.catalogue, &ops, log)
+            .unwrap()
+            .unwrap()
+            .sites
     }
 
     fn localised(judge: &dyn Judge, compiles: Compiles) -> Localised {
@@ -246,21 +264,7 @@ mod tests {
             "    r_0 = metalib::relations::identity::iden_by_self_unite(fctx, r_0);\n    \
              r_0 = metalib::relations::shift::base(fctx, r_0, 17);",
         );
-        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let dirs = [root.join("fixtures/iset/spec")];
-        let specs = [spec];
-        let paths = SpecPaths {
-            include_dirs: &dirs,
-            specs: &specs,
-        };
-        let path = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
-        let t = LoadedTest::load(&path, text.into(), &paths).unwrap();
-        let ops = LibraryOps::new(t.text(), &t.model, &t.catalogue);
-        let log = std::path::Path::new("/dev/null");
-        let sites = instrument::instrument(t.text(), &t.model, &t.catalogue, &ops, log)
-            .unwrap()
-            .unwrap()
-            .sites;
+        let sites = probed(&merge_as(Some(text.into()), &[spec]));
         let site = sites
             .iter()
             .find(|s| s.call.contains("iden_by_self_unite"))
@@ -320,13 +324,7 @@ mod tests {
     fn two_wrong_values_that_share_no_operation_are_told_apart_by_a_knockout() {
         // Two faults fire in the run, at calls that share no library operation: the reading
         // alone is undecided, the knockout of the second value removes the failure.
-        let t = merge();
-        let ops = LibraryOps::new(t.text(), &t.model, &t.catalogue);
-        let log = std::path::Path::new("/dev/null");
-        let sites = instrument::instrument(t.text(), &t.model, &t.catalogue, &ops, log)
-            .unwrap()
-            .unwrap()
-            .sites;
+        let sites = probed(&merge());
         // One side of a differing pair: a call and one of its other ways (1, 2, …).
         let side = |i: usize, k: usize| -> BTreeSet<String> {
             let s = &sites[i];
