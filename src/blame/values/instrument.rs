@@ -1,7 +1,8 @@
 //! The instrumented test of [`super`]: every call that the spec gives other ways to compute
 //! (a base MR call, a library call a family's base wraps, a call of a transplanted instance, a
-//! call of another spec MR such as `identity::iden_by_coalesce`) becomes a probe that also computes the call's value by up to [`MAX_ALTERNATIVES`] other MRs
-//! of its family, at the same operands; before the test's first check, every probed value is
+//! call of another spec MR such as `identity::iden_by_coalesce`) becomes a probe that also
+//! computes the call's value by up to [`MAX_ALTERNATIVES`] other MRs of its family, at the same
+//! operands; before the test's first check, every probed value is
 //! compared with that check. The probes' runtime is `runtime.hpp`; the other MRs are copied in,
 //! their placeholders resolved to their families' bases, as the knockouts do.
 
@@ -109,7 +110,7 @@ pub(super) fn instrument(
         ops,
     };
     let mut probes: Vec<Probe> = look.all_targets()?.into_iter().map(Probe::of).collect();
-    probes.extend(instance_calls(text, model, catalogue, ops)?);
+    probes.extend(mr_calls(text, model, catalogue, ops)?);
     probes.sort_by_key(|p| p.call.span.start);
     let mut copies: BTreeMap<String, String> = BTreeMap::new();
     let mut sites = Vec::new();
@@ -184,7 +185,7 @@ impl<'a> Probe<'a> {
 /// Every call of a transplanted instance (of a known family) in the test's functions: its
 /// operations are the library calls its own body makes (its nested MR calls are probed apart);
 /// and every call of a spec MR other than a base ([`spec_mr_call`]).
-fn instance_calls<'a>(
+fn mr_calls<'a>(
     text: &[u8],
     model: &'a TestModel,
     catalogue: &'a Catalogue,
@@ -229,8 +230,9 @@ fn instance_calls<'a>(
 }
 
 /// A call of a spec MR other than the one its family folds to (`identity::iden_by_coalesce`,
-/// which calls `coalesce`, beside `identity::base`): the MR computes with the library, so a fault may make its value the first wrong
-/// one, and the family's base and other MRs compute it too.
+/// which calls `coalesce`, beside `identity::base`): the MR computes with the library, so a
+/// fault may make its value the first wrong one, and the family's base and other MRs compute it
+/// too.
 fn spec_mr_call<'a>(
     place: &str,
     call: &Call,
