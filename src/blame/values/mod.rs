@@ -296,8 +296,8 @@ mod tests {
     #[test]
     fn of_two_wrong_values_the_one_the_failure_needs_is_named_by_a_knockout() {
         // Two probed calls (inside a call that logged no value, so neither is a variant's
-        // step) are wrong in the run; the failure goes only when the second one's value is
-        // replaced by its other way's.
+        // step) are wrong in the run; the later is knocked out first, but the failure goes only
+        // when the first one's value is replaced by its other way's.
         let judge = FnJudge(|text: &[u8]| {
             let shown = String::from_utf8_lossy(text);
             if !shown.contains("#define MFPPR_VALUE_FIXES {{") {
@@ -307,7 +307,7 @@ mod tests {
                 std::fs::write(log_of(text), log).unwrap();
                 return Some(true);
             }
-            Some(!shown.contains("#define MFPPR_VALUE_FIXES {{1, 1}}"))
+            Some(!shown.contains("#define MFPPR_VALUE_FIXES {{0, 1}}"))
         });
         let found = localised(&judge, &|_| Ok(()));
         assert_eq!(found.runs, 3, "{found:?}");
@@ -317,13 +317,14 @@ mod tests {
             "{}",
             e.how
         );
-        assert_eq!(e.values[0], ("call".to_string(), "c".to_string()));
+        assert_eq!(e.values[0], ("call".to_string(), "a".to_string()));
     }
 
     #[test]
     fn two_wrong_values_that_share_no_operation_are_told_apart_by_a_knockout() {
         // Two faults fire in the run, at calls that share no library operation: the reading
-        // alone is undecided, the knockout of the second value removes the failure.
+        // alone is undecided; the second value is knocked out first, in vain, and the knockout
+        // of the first removes the failure.
         let sites = probed(&merge());
         // One side of a differing pair: a call and one of its other ways (1, 2, …).
         let side = |i: usize, k: usize| -> BTreeSet<String> {
@@ -349,7 +350,7 @@ mod tests {
              7 value 1 0 c\n7 value 1 {kb} d\n7 same 0 0 {ka} 0\n7 same 1 0 {kb} 0\n\
              7 check check_equal\n7 signal 6\n"
         );
-        let needed = format!("#define MFPPR_VALUE_FIXES {{{{1, {kb}}}}}");
+        let needed = format!("#define MFPPR_VALUE_FIXES {{{{0, {ka}}}}}");
         let judge = FnJudge(|text: &[u8]| {
             let shown = String::from_utf8_lossy(text);
             if !shown.contains("#define MFPPR_VALUE_FIXES {{") {
@@ -361,14 +362,14 @@ mod tests {
         let found = localised(&judge, &|_| Ok(()));
         assert_eq!(found.undecided, None, "{found:?}");
         let e = found.evidence.unwrap();
-        assert_eq!(e.call, sites[b].call);
+        assert_eq!(e.call, sites[a].call);
         assert!(
             e.how.contains("the failure goes (2 value knockouts)"),
             "{}",
             e.how
         );
         assert!(
-            found.culprit.iter().all(|c| side(b, kb).contains(c)),
+            found.culprit.iter().all(|c| side(a, ka).contains(c)),
             "{:?}",
             found.culprit
         );

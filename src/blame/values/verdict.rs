@@ -107,8 +107,11 @@ pub(super) struct Wrong {
 
 /// The wrong records of the failed run, deepest first, then those shown wrong by two other ways
 /// or more before those shown by one (a single other way that differs may be the wrong one:
-/// `one::one_by_div` computes with a faulty `/`), then in log order: the values a knockout may
-/// replace.
+/// `one::one_by_div` computes with a faulty `/`), then the latest first: the values a knockout
+/// may replace. A record is wrong at its own operands, so replacing a later one asks whether the
+/// failure needs that call's own value; replacing an earlier one also changes the operands of
+/// the calls after it, and a fault that fires for some operand shapes only (`mod(x, 1)`) goes
+/// with them.
 pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
     let runs = runs_of(log);
     let Some(run) = failed_run(&runs, sites) else {
@@ -144,10 +147,16 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
         }
     }
     let depth = depths(run);
+    let at: BTreeMap<usize, usize> = out
+        .iter()
+        .enumerate()
+        .map(|(i, (_, w))| (w.seq, i))
+        .collect();
     out.sort_by_key(|(shown, w)| {
         (
             std::cmp::Reverse(depth.get(&w.seq).copied().unwrap_or(0)),
             !*shown,
+            std::cmp::Reverse(at[&w.seq]),
         )
     });
     out.into_iter().map(|(_, w)| w).collect()
@@ -729,6 +738,29 @@ mod tests {
     }
 
     #[test]
+    fn of_two_wrong_values_at_one_depth_the_later_is_knocked_out_first() {
+        // `one::base` (1, where its one other way gives -1) then `modulo::base(x, one)`, each
+        // wrong by one other way: replacing the 1 would take `mod(x, 1)`'s trigger away too.
+        let sites = [
+            site(&["z3::int_val"], &[("one::by_div", &["z3::operator/"])]),
+            site(&["z3::mod"], &[("modulo::by_sub", &["z3::operator-"])]),
+            site(
+                &["z3::int_val", "z3::mod"],
+                &[
+                    ("zero::base", &["z3::int_val"]),
+                    ("zero::by_sub", &["z3::operator-"]),
+                ],
+            ),
+        ];
+        let log = "7 start\n7 enter 2\n7 enter 0\n7 leave 0\n7 record 0 0\n7 enter 1\n\
+                   7 leave 1\n7 record 1 1\n7 leave 2\n7 record 2 2\n7 same 0 0 1 0\n\
+                   7 same 1 0 1 0\n7 same 2 0 1 0\n7 same 2 0 2 0\n7 same 2 1 2 1\n\
+                   7 check check_equal\n7 signal 6\n";
+        let order: Vec<usize> = wrong_records(log, &sites).iter().map(|w| w.seq).collect();
+        assert_eq!(order, [1, 0, 2]);
+    }
+
+    #[test]
     fn agreement_elsewhere_narrows_and_two_faults_are_undecided() {
         // sub(0, x) is wrong; the two other ways agree, and both use +.
         let sites = [site(
@@ -883,7 +915,7 @@ mod tests {
         let (sites, log) = two_steps();
         let wrong = wrong_records(log, &sites);
         let order: Vec<(usize, bool)> = wrong.iter().map(|w| (w.seq, w.telling)).collect();
-        assert_eq!(order, [(1, true), (0, false), (2, false)]);
+        assert_eq!(order, [(1, true), (2, false), (0, false)]);
     }
 
     #[test]
