@@ -704,20 +704,12 @@ mod tests {
         assert_eq!(e.operands, ["a0 = {1..2}", "a1 = {3..4}"]);
     }
 
-    #[test]
-    fn a_wrong_value_shown_by_two_other_ways_comes_before_one_shown_by_one() {
-        // Inside a wrong step, `one::base` differs from its one other way (which divides, and a
-        // faulty `/` makes that way the wrong one) before `modulo::base` differs from two other
-        // ways that agree: the second is the culprit, and the first knockout to try.
-        let sites = [
+    /// Inside a wrong step (site 2, wrong against two other ways that agree), `one::base` (site
+    /// 0, wrong against its one other way, which divides) and then `modulo` (site 1).
+    fn one_then_mod(modulo: Site) -> [Site; 3] {
+        [
             site(&["z3::int_val"], &[("one::by_div", &["z3::operator/"])]),
-            site(
-                &["z3::mod"],
-                &[
-                    ("modulo::a", &["z3::mod", "z3::operator-"]),
-                    ("modulo::b", &["z3::mod", "z3::operator*"]),
-                ],
-            ),
+            modulo,
             site(
                 &["z3::int_val", "z3::mod"],
                 &[
@@ -725,12 +717,32 @@ mod tests {
                     ("zero::by_sub", &["z3::operator-"]),
                 ],
             ),
-        ];
-        let log = "7 start\n7 enter 2\n7 enter 0\n7 leave 0\n7 record 0 0\n7 enter 1\n\
-                   7 leave 1\n7 record 1 1\n7 leave 2\n7 record 2 2\n7 same 0 0 1 0\n\
-                   7 same 1 0 1 0\n7 same 1 0 2 0\n7 same 1 1 2 1\n\
-                   7 same 2 0 1 0\n7 same 2 0 2 0\n7 same 2 1 2 1\n\
-                   7 check check_equal\n7 signal 6\n";
+        ]
+    }
+
+    /// The log of [`one_then_mod`]'s failed run, with `modulo`'s comparisons.
+    fn one_then_mod_log(modulo: &str) -> String {
+        format!(
+            "7 start\n7 enter 2\n7 enter 0\n7 leave 0\n7 record 0 0\n7 enter 1\n7 leave 1\n\
+             7 record 1 1\n7 leave 2\n7 record 2 2\n7 same 0 0 1 0\n{modulo}\
+             7 same 2 0 1 0\n7 same 2 0 2 0\n7 same 2 1 2 1\n7 check check_equal\n7 signal 6\n"
+        )
+    }
+
+    #[test]
+    fn a_wrong_value_shown_by_two_other_ways_comes_before_one_shown_by_one() {
+        // Inside a wrong step, `one::base` differs from its one other way (which divides, and a
+        // faulty `/` makes that way the wrong one) before `modulo::base` differs from two other
+        // ways that agree: the second is the culprit, and the first knockout to try.
+        let sites = one_then_mod(site(
+            &["z3::mod"],
+            &[
+                ("modulo::a", &["z3::mod", "z3::operator-"]),
+                ("modulo::b", &["z3::mod", "z3::operator*"]),
+            ],
+        ));
+        let log = one_then_mod_log("7 same 1 0 1 0\n7 same 1 0 2 0\n7 same 1 1 2 1\n");
+        let log = log.as_str();
         let r = read(log, &sites);
         assert_eq!(r.culprit, vec!["z3::mod".to_string()], "{r:?}");
         let order: Vec<usize> = wrong_records(log, &sites).iter().map(|w| w.seq).collect();
@@ -741,22 +753,12 @@ mod tests {
     fn of_two_wrong_values_at_one_depth_the_later_is_knocked_out_first() {
         // `one::base` (1, where its one other way gives -1) then `modulo::base(x, one)`, each
         // wrong by one other way: replacing the 1 would take `mod(x, 1)`'s trigger away too.
-        let sites = [
-            site(&["z3::int_val"], &[("one::by_div", &["z3::operator/"])]),
-            site(&["z3::mod"], &[("modulo::by_sub", &["z3::operator-"])]),
-            site(
-                &["z3::int_val", "z3::mod"],
-                &[
-                    ("zero::base", &["z3::int_val"]),
-                    ("zero::by_sub", &["z3::operator-"]),
-                ],
-            ),
-        ];
-        let log = "7 start\n7 enter 2\n7 enter 0\n7 leave 0\n7 record 0 0\n7 enter 1\n\
-                   7 leave 1\n7 record 1 1\n7 leave 2\n7 record 2 2\n7 same 0 0 1 0\n\
-                   7 same 1 0 1 0\n7 same 2 0 1 0\n7 same 2 0 2 0\n7 same 2 1 2 1\n\
-                   7 check check_equal\n7 signal 6\n";
-        let order: Vec<usize> = wrong_records(log, &sites).iter().map(|w| w.seq).collect();
+        let sites = one_then_mod(site(
+            &["z3::mod"],
+            &[("modulo::by_sub", &["z3::operator-"])],
+        ));
+        let log = one_then_mod_log("7 same 1 0 1 0\n");
+        let order: Vec<usize> = wrong_records(&log, &sites).iter().map(|w| w.seq).collect();
         assert_eq!(order, [1, 0, 2]);
     }
 
