@@ -137,6 +137,7 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
         {
             out.push((
                 ways.len() > 1,
+                out.len(),
                 Wrong {
                     seq,
                     site,
@@ -147,19 +148,14 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
         }
     }
     let depth = depths(run);
-    let at: BTreeMap<usize, usize> = out
-        .iter()
-        .enumerate()
-        .map(|(i, (_, w))| (w.seq, i))
-        .collect();
-    out.sort_by_key(|(shown, w)| {
+    out.sort_by_key(|&(shown, at, w)| {
         (
             std::cmp::Reverse(depth.get(&w.seq).copied().unwrap_or(0)),
-            !*shown,
-            std::cmp::Reverse(at[&w.seq]),
+            !shown,
+            std::cmp::Reverse(at),
         )
     });
-    out.into_iter().map(|(_, w)| w).collect()
+    out.into_iter().map(|(_, _, w)| w).collect()
 }
 
 /// How many probed calls each record's call is made inside.
