@@ -105,7 +105,10 @@ pub(super) struct Wrong {
     pub telling: bool,
 }
 
-/// The wrong records of the failed run, deepest first, then those shown wrong by two other ways
+/// The wrong records of the failed run, deepest first (but a record shown by one other way that
+/// computes with an operation the record does not, inside a call shown wrong by two other ways
+/// or more that depends on that operation, comes after that call: the other way may be the
+/// wrong one, and replacing a right value can take a fault's trigger away), then those shown wrong by two other ways
 /// or more before those shown by one (a single other way that differs may be the wrong one:
 /// `one::one_by_div` computes with a faulty `/`), then the latest first: the values a knockout
 /// may replace. A record is wrong at its own operands, so replacing a later one asks whether the
@@ -136,7 +139,7 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
             .max_by_key(|&k| (agreeing(k), std::cmp::Reverse(k)))
         {
             out.push((
-                ways.len() > 1,
+                shows_wrong(s, &ways),
                 out.len(),
                 Wrong {
                     seq,
@@ -147,13 +150,43 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
             ));
         }
     }
+    let parent: BTreeMap<usize, usize> = run
+        .inside
+        .iter()
+        .flat_map(|(&outer, inner)| inner.iter().map(move |&i| (i, outer)))
+        .collect();
+    let shown_at: BTreeMap<usize, BTreeSet<String>> = out
+        .iter()
+        .filter(|&&(shown, _, _)| shown)
+        .map(|&(_, _, w)| (w.seq, sites[w.site].reach.iter().cloned().collect()))
+        .collect();
     let depth = depths(run);
+    let depth_of = |seq: usize| depth.get(&seq).copied().unwrap_or(0);
+    // A record shown by one other way that computes with an operation the record does not
+    // and the enclosing shown call depends on is knocked out after that call.
+    let after = |w: &Wrong| {
+        let s = &sites[w.site];
+        let extra: BTreeSet<String> = ops_of(s, w.way)
+            .difference(&ops_of(s, 0))
+            .cloned()
+            .collect();
+        let mut at = w.seq;
+        std::iter::from_fn(|| {
+            at = *parent.get(&at)?;
+            Some(at)
+        })
+        .find(|outer| {
+            shown_at
+                .get(outer)
+                .is_some_and(|reach| !extra.is_disjoint(reach))
+        })
+    };
     out.sort_by_key(|&(shown, at, w)| {
-        (
-            std::cmp::Reverse(depth.get(&w.seq).copied().unwrap_or(0)),
-            !shown,
-            std::cmp::Reverse(at),
-        )
+        let (depth, shown) = match after(&w).filter(|_| !shown) {
+            Some(outer) => (depth_of(outer), false),
+            None => (depth_of(w.seq), shown),
+        };
+        (std::cmp::Reverse(depth), !shown, std::cmp::Reverse(at))
     });
     out.into_iter().map(|(_, _, w)| w).collect()
 }
@@ -408,7 +441,10 @@ fn ops_of(s: &Site, k: usize) -> BTreeSet<String> {
 
 /// The differing pairs that count and the operations they suspect: inside the deepest call the
 /// failure plainly comes from ([`descend`]), the pairs with that subtree's own values and the
-/// operations they share among that call's suspects; else every pair and the operations they
+/// operations they share among that call's suspects, but those that a call inside it computed
+/// a right value with at its own operands (see [`right_at`]), unless none would be left (when another way agrees with that call's
+/// wrong value, the pairs with its own value and the operations that split its ways, see
+/// [`split`]); else every pair and the operations they
 /// all share (those with a call's own value, when all share none).
 fn suspects(
     run: &Run,
@@ -419,6 +455,13 @@ fn suspects(
     match descend(run, sites, from) {
         Some((at, suspects)) => {
             let within = subtree(run, at);
+            if let Some((_, split)) = site_of(run, sites, at).and_then(|s| split(run, at, s)) {
+                let own = differing
+                    .into_iter()
+                    .filter(|p| p.i == 0 && p.seq == at)
+                    .collect();
+                return (own, split);
+            }
             let own: Vec<Pair> = differing
                 .into_iter()
                 .filter(|p| p.i == 0 && within.contains(&p.seq) && !outvoted(run, sites, p))
@@ -432,7 +475,15 @@ fn suspects(
             } else {
                 shared_here
             };
-            (own, culprit)
+            let right: BTreeSet<String> = within
+                .iter()
+                .filter(|&&seq| seq != at)
+                .filter_map(|&seq| Some((seq, site_of(run, sites, seq)?)))
+                .filter(|&(seq, s)| right_at(run, seq, s))
+                .flat_map(|(_, s)| s.reach.iter().cloned())
+                .collect();
+            let left: BTreeSet<String> = culprit.difference(&right).cloned().collect();
+            (own, if left.is_empty() { culprit } else { left })
         }
         None => {
             let mut culprit = shared(differing.iter());
@@ -503,11 +554,7 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
             ways.iter()
                 .all(|&b| a >= b || same(run, seq, a, b) != Some(false))
         });
-        let trusted = match (ways.as_slice(), suspects) {
-            ([one], Some(suspects)) => ops_of(s, *one).is_disjoint(suspects),
-            _ => true,
-        };
-        agree && trusted
+        agree && !suspects.is_some_and(|suspects| proves_nothing(s, &ways, suspects))
     };
     let suspects_of =
         |seq: usize| -> BTreeSet<String> { site_of[&seq].reach.iter().cloned().collect() };
@@ -521,9 +568,8 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
                 .filter(|&seq| wrong(seq, None))
                 .collect();
             let shown = |seq: usize| {
-                let ways = wrong_against(run, seq, site_of[&seq]).map_or(0, |w| w.len());
                 let suspects = suspects_of(seq);
-                ways > 1
+                strongly_wrong(run, seq, site_of[&seq])
                     || subtree(run, seq)
                         .iter()
                         .any(|&inner| inner != seq && wrong(inner, Some(&suspects)))
@@ -544,11 +590,10 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
             .map(|&(seq, _)| seq)
             .filter(|&seq| seq != at && within.contains(&seq) && wrong(seq, Some(&suspects)))
             .collect();
-        let ways = |seq: &usize| wrong_against(run, *seq, site_of[seq]).map_or(0, |w| w.len());
         let inner = inner
             .iter()
             .copied()
-            .find(|seq| ways(seq) > 1)
+            .find(|&seq| strongly_wrong(run, seq, site_of[&seq]))
             .or(inner.first().copied());
         match inner {
             Some(seq) => {
@@ -560,14 +605,96 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
     }
 }
 
-/// The other ways of record `seq` (of site `s`) its own value was compared with, when it
-/// differs from every one of them (and there is at least one); `None` otherwise.
+/// The other ways of record `seq` (of site `s`) its own value differs from, when they show it
+/// wrong: when it differs from every way it was compared with (and there is at least one), or
+/// when they [`split`] its ways; `None` otherwise.
 fn wrong_against(run: &Run, seq: usize, s: &Site) -> Option<Vec<usize>> {
-    let ways: Vec<usize> = (1..=s.alternatives.len())
+    let (differ, agree) = ways_of(run, seq, s);
+    if agree.is_empty() {
+        return (!differ.is_empty()).then_some(differ);
+    }
+    split(run, seq, s).map(|(differ, _)| differ)
+}
+
+/// The other ways of record `seq` its own value differs from, and those it agrees with.
+fn ways_of(run: &Run, seq: usize, s: &Site) -> (Vec<usize>, Vec<usize>) {
+    (1..=s.alternatives.len())
         .filter(|&k| same(run, seq, 0, k).is_some())
+        .partition(|&k| same(run, seq, 0, k) == Some(false))
+}
+
+/// When the ways of record `seq` (of site `s`) split by operation: its own value and one other
+/// way or more agree, two other ways or more agree against them, and some operations are
+/// computed with by every value on the first side and by none on the second (a faulty
+/// `mod(x, 1)` inside a zero generator agrees with `zero::zero_by_mod`; `zero::base` and
+/// `zero::zero_by_div` agree against both, and only `mod` tells the sides apart). Agreement
+/// between two ways that both apply an operation says nothing of it; the ways on the second
+/// side must not share an operation the call does not compute with, or their agreement could
+/// come from a fault of their own. Returns the second side and those operations.
+fn split(run: &Run, seq: usize, s: &Site) -> Option<(Vec<usize>, BTreeSet<String>)> {
+    let (differ, agree) = ways_of(run, seq, s);
+    let common = |ways: &[usize]| {
+        ways.iter()
+            .map(|&k| ops_of(s, k))
+            .reduce(|a, b| a.intersection(&b).cloned().collect())
+            .unwrap_or_default()
+    };
+    let own = ops_of(s, 0);
+    let against: BTreeSet<String> = differ.iter().flat_map(|&k| ops_of(s, k)).collect();
+    let ops: BTreeSet<String> = common(&agree)
+        .intersection(&own)
+        .filter(|op| !against.contains(*op))
+        .cloned()
         .collect();
-    let differs = !ways.is_empty() && ways.iter().all(|&k| same(run, seq, 0, k) == Some(false));
-    differs.then_some(ways)
+    let agreeing = differ.iter().all(|&a| {
+        differ
+            .iter()
+            .all(|&b| a >= b || same(run, seq, a, b) == Some(true))
+    });
+    (!agree.is_empty()
+        && differ.len() > 1
+        && agreeing
+        && common(&differ).is_subset(&own)
+        && !ops.is_empty())
+    .then_some((differ, ops))
+}
+
+/// Whether record `seq` (of site `s`) agrees with every other way it was compared with, and
+/// there is at least one: the operations its call computes with gave a right value at the
+/// operands of this run.
+fn right_at(run: &Run, seq: usize, s: &Site) -> bool {
+    let (differ, agree) = ways_of(run, seq, s);
+    differ.is_empty() && !agree.is_empty()
+}
+
+/// The site of record `seq`.
+fn site_of<'s>(run: &Run, sites: &'s [Site], seq: usize) -> Option<&'s Site> {
+    let &(_, site) = run.records.iter().find(|&&(s, _)| s == seq)?;
+    sites.get(site)
+}
+
+/// Whether `ways` (the other ways a record of site `s` is wrong against) show it wrong by
+/// more than one difference: two ways or more, or one that computes with no library operation
+/// (`identity::base`, which returns its argument, or a C++ `if`), which no library fault can
+/// make wrong.
+fn shows_wrong(s: &Site, ways: &[usize]) -> bool {
+    ways.len() > 1
+        || ways
+            .iter()
+            .any(|&k| s.alternatives.get(k - 1).is_some_and(|a| a.ops.is_empty()))
+}
+
+/// Whether record `seq` (of site `s`) is wrong and [`shows_wrong`] says so.
+fn strongly_wrong(run: &Run, seq: usize, s: &Site) -> bool {
+    wrong_against(run, seq, s).is_some_and(|ways| shows_wrong(s, &ways))
+}
+
+/// Whether `ways` (the other ways that show a record of site `s` wrong) are one other way only,
+/// one that computes with an operation of `suspects` (those an enclosing wrong call's value
+/// depends on): that difference proves nothing about the record, as the other way may be the
+/// wrong one.
+fn proves_nothing(s: &Site, ways: &[usize], suspects: &BTreeSet<String>) -> bool {
+    matches!(ways, [one] if !ops_of(s, *one).is_disjoint(suspects))
 }
 
 /// Whether values `i` and `j` of record `seq` agree (`Some(true)`), differ, or could not be told.
@@ -743,6 +870,118 @@ mod tests {
         assert_eq!(r.culprit, vec!["z3::mod".to_string()], "{r:?}");
         let order: Vec<usize> = wrong_records(log, &sites).iter().map(|w| w.seq).collect();
         assert_eq!(order, [1, 0, 2]);
+    }
+
+    #[test]
+    fn a_wrong_value_another_way_shares_is_shown_by_the_operation_that_splits_the_ways() {
+        // Seed 71's z3_102, with z3_div and z3_mod on: `zero_by_mod_one(t)` (site 2) computes
+        // `mod(x, one::base())`; `mod(1, 1)` gives 1. `zero::zero_by_mod` agrees with it,
+        // `zero::base` and `zero::zero_by_div` give 0. Inside, `one::base` differs from
+        // `one_by_div` (whose `/` is faulty) and `modulo::base` from `mod_by_sub` (which divides
+        // too): one other way each, which computes with the zero generator's operations.
+        let mod_ops = [".int_val", "z3::ite", "z3::mod", "z3::operator==(x,y)"];
+        let div_ops = [
+            ".int_val",
+            "z3::ite",
+            "z3::operator/(x,y)",
+            "z3::operator==(x,y)",
+        ];
+        let sites = [
+            site(&[".int_val"], &[("one::one_by_div", &div_ops)]),
+            site(&mod_ops, &[("modulo::mod_by_sub", &div_ops)]),
+            site(
+                &mod_ops,
+                &[
+                    ("zero::base", &[".int_val"]),
+                    ("zero::zero_by_div", &div_ops),
+                    ("zero::zero_by_mod", &mod_ops),
+                ],
+            ),
+        ];
+        let log = "4 start\n4 enter 2\n4 enter 0\n4 leave 0\n4 record 0 0\n4 enter 1\n\
+                   4 leave 1\n4 record 1 1\n4 leave 2\n4 record 2 2\n4 same 0 0 1 0\n\
+                   4 same 1 0 1 0\n4 same 2 0 1 0\n4 same 2 0 2 0\n4 same 2 0 3 1\n\
+                   4 same 2 1 2 1\n4 same 2 1 3 0\n4 same 2 2 3 0\n4 check c\n4 signal 6\n";
+        // The knockouts replace the zero generator's value before the 1 whose one other way
+        // divides: replacing it by -1 would take `mod(x, 1)`'s trigger away too.
+        let wrong = wrong_records(log, &sites);
+        assert_eq!(wrong.iter().map(|w| w.seq).collect::<Vec<_>>(), [1, 2, 0]);
+        assert_eq!(wrong[1].way, 1);
+        let r = read_at(log, &sites, 2);
+        assert_eq!(r.culprit, ["z3::mod"], "{r:?}");
+        assert_eq!(
+            r.evidence.unwrap().differs_from,
+            ["zero::base", "zero::zero_by_div"]
+        );
+    }
+
+    #[test]
+    fn a_step_wrong_against_a_way_without_library_operations_is_the_wrong_one() {
+        // Seed 64's z3_79: the check compares a C++ `if` (which simplifies its operand) with
+        // `ite_integer::base`, each step probed against the other; `z3::ite` is faulty. The
+        // `if` computes with no library operation, so it cannot be the wrong one.
+        let sites = [
+            site(
+                &[".simplify"],
+                &[("ite_integer::base", &[".bool_val", "z3::ite"])],
+            ),
+            site(
+                &[".bool_val", "z3::ite"],
+                &[("ite_integer::ite_by_cpp_check", &[])],
+            ),
+        ];
+        let log = "2 record 0 0\n2 record 1 1\n2 same 0 0 1 0\n2 same 1 0 1 0\n2 check c\n\
+                   2 signal 6\n";
+        let r = read(log, &sites);
+        assert_eq!(r.culprit, [".bool_val", "z3::ite"], "{r:?}");
+        assert_eq!(
+            r.evidence.unwrap().differs_from,
+            ["ite_integer::ite_by_cpp_check"]
+        );
+    }
+
+    #[test]
+    fn a_call_inside_that_computed_a_right_value_clears_its_operations() {
+        // Seed 64's z3_126: `iden_by_ite_true(t)` (site 2) simplifies `t`, makes `true` and
+        // returns `ite(true, t, dead)`, which a faulty `z3::ite` gets wrong; the `simplify` and
+        // `true` calls inside agree with all their other ways at their operands, and only the
+        // `ite`, not probed, is left.
+        let sites = [
+            site(
+                &[".simplify"],
+                &[
+                    ("identity::base", &[]),
+                    ("identity::add_zero", &[".int_val", "z3::operator+(x,y)"]),
+                ],
+            ),
+            site(
+                &[".bool_val"],
+                &[
+                    ("true_expr::by_equal", &["z3::operator==(x,y)"]),
+                    (
+                        "true_expr::by_not_false",
+                        &[".bool_val", "z3::operator!(x)"],
+                    ),
+                ],
+            ),
+            site(
+                &[".bool_val", ".simplify", "z3::ite"],
+                &[
+                    ("identity::base", &[]),
+                    ("identity::add_zero", &[".int_val", "z3::operator+(x,y)"]),
+                    (
+                        "identity::div_one",
+                        &[".int_val", "z3::ite", "z3::operator/(x,y)"],
+                    ),
+                ],
+            ),
+        ];
+        let log = "6 enter 2\n6 enter 0\n6 leave 0\n6 record 0 0\n6 enter 1\n6 leave 1\n\
+                   6 record 1 1\n6 leave 2\n6 record 2 2\n6 same 0 0 1 1\n6 same 0 0 2 1\n\
+                   6 same 0 1 2 1\n6 same 1 0 1 1\n6 same 1 0 2 1\n6 same 1 1 2 1\n\
+                   6 same 2 0 1 0\n6 same 2 0 2 0\n6 same 2 0 3 0\n6 same 2 1 2 1\n\
+                   6 same 2 1 3 1\n6 same 2 2 3 1\n6 check c\n6 signal 6\n";
+        assert_eq!(read(log, &sites).culprit, ["z3::ite"]);
     }
 
     #[test]
