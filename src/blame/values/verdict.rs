@@ -441,8 +441,10 @@ fn ops_of(s: &Site, k: usize) -> BTreeSet<String> {
 
 /// The differing pairs that count and the operations they suspect: inside the deepest call the
 /// failure plainly comes from ([`descend`]), the pairs with that subtree's own values and the
-/// operations they share among that call's suspects, but those that a call inside it computed
-/// a right value with at its own operands (see [`right_at`]), unless none would be left (when another way agrees with that call's
+/// operations they share among that call's suspects, but the operation of a call inside it
+/// that computes with one operation only and gave a right value at its own operands (see
+/// [`right_at`]; a right value of several operations may be two faults that cancel, as in
+/// `-(-x)`), unless none would be left (when another way agrees with that call's
 /// wrong value, the pairs with its own value and the operations that split its ways, see
 /// [`split`]); else every pair and the operations they
 /// all share (those with a call's own value, when all share none).
@@ -479,7 +481,7 @@ fn suspects(
                 .iter()
                 .filter(|&&seq| seq != at)
                 .filter_map(|&seq| Some((seq, site_of(run, sites, seq)?)))
-                .filter(|&(seq, s)| right_at(run, seq, s))
+                .filter(|&(seq, s)| s.reach.len() == 1 && right_at(run, seq, s))
                 .flat_map(|(_, s)| s.reach.iter().cloned())
                 .collect();
             let left: BTreeSet<String> = culprit.difference(&right).cloned().collect();
