@@ -125,8 +125,11 @@ pub(crate) fn localise(
     if judged.interesting() {
         let (needed, tried) = knockouts(&instrumented, &lines, judge, &log)?;
         runs += tried;
-        if let Some(w) = needed {
-            reading = verdict::read_at(&lines, &instrumented.sites, w.seq);
+        // A knocked-out value whose own differences are all outvoted names nothing: the
+        // reading of the whole run stands.
+        let at = needed.map(|w| (w, verdict::read_at(&lines, &instrumented.sites, w.seq)));
+        if let Some((w, at)) = at.filter(|(_, at)| !at.culprit.is_empty()) {
+            reading = at;
             let s = &instrumented.sites[w.site];
             if let Some(e) = &mut reading.evidence {
                 e.how = format!(

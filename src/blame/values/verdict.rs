@@ -254,11 +254,18 @@ fn read_with(log: &str, sites: &[Site], at: Option<usize>) -> Reading {
     }
     let culprit = least_cleared(most_apart(culprit, &differing), &agreeing);
     let own = |p: &&Pair| p.i == 0 && culprit.iter().any(|c| sites[p.site].reach.contains(c));
-    let first = differing
+    let Some(first) = differing
         .iter()
         .filter(own)
         .min_by_key(|p| sites[p.site].reach.len())
-        .unwrap_or(&differing[0]);
+        .or(differing.first())
+    else {
+        return Reading {
+            failure,
+            undecided: Some("no value the failure comes from differs from another".to_string()),
+            ..Reading::default()
+        };
+    };
     let s = &sites[first.site];
     let differs: Vec<String> = differing
         .iter()
@@ -984,6 +991,28 @@ mod tests {
                    6 same 2 0 1 0\n6 same 2 0 2 0\n6 same 2 0 3 0\n6 same 2 1 2 1\n\
                    6 same 2 1 3 1\n6 same 2 2 3 1\n6 check c\n6 signal 6\n";
         assert_eq!(read(log, &sites).culprit, ["z3::ite"]);
+    }
+
+    #[test]
+    fn a_knocked_out_value_whose_one_difference_is_outvoted_names_nothing() {
+        // Seed 88's z3_70: `zero::base`'s 0 differs only from `zero_by_div`, which the other
+        // ways outvote (its `/` is faulty; the comparisons with the rest told nothing).
+        let sites = [site(
+            &[".int_val"],
+            &[
+                ("zero::zero_by_sub", &["z3::operator-(x,y)"]),
+                (
+                    "zero::zero_by_div",
+                    &[".int_val", "z3::ite", "z3::operator/(x,y)"],
+                ),
+                ("zero::zero_by_mod", &[".int_val", "z3::ite", "z3::mod"]),
+            ],
+        )];
+        let log = "8 record 0 0\n8 same 0 0 1 2\n8 same 0 0 2 0\n8 same 0 0 3 2\n\
+                   8 same 0 1 2 0\n8 same 0 1 3 1\n8 same 0 2 3 0\n8 check c\n8 signal 6\n";
+        let r = read_at(log, &sites, 0);
+        assert!(r.culprit.is_empty(), "{r:?}");
+        assert!(r.undecided.unwrap().contains("differs from another"));
     }
 
     #[test]
