@@ -145,18 +145,17 @@ inline int same_by(const std::function<void()>& check) {
     return 0;
 }
 
-// Two values are the same when they print the same, or when the check holds in both orders (or
-// in one, the other telling nothing), and differ when it fails in both. The check is the
-// library's too, and a fault in it can depend on its operands' order (Z3's `0 == b` built
-// wrong when the numeral comes first makes 0 and 1 look equal one way and 0 and 0 look
-// different): when the two orders disagree, the comparison tells nothing.
+// Two values are the same when they print the same, or when the check holds in either order:
+// the check is the library's too, and a fault in it can depend on its operands' order (a
+// comparison built with a numeral first), so a difference must show both ways.
 template <class T, class F> int same(const T& x, const T& y, F& check) {
     std::string a = printed(x);
     if (a != "?" && a == printed(y)) return 1;
     int forth = same_by([&] { check(x, y); });
+    if (forth == 1) return 1;
     int back = same_by([&] { check(y, x); });
-    if (forth == back) return forth;
-    return forth + back == 3 ? 1 : 2;
+    if (back == 1) return 1;
+    return forth == 0 && back == 0 ? 0 : 2;
 }
 
 template <class T, class F> void compare_all(F check) {
