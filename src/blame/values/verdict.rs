@@ -109,9 +109,10 @@ pub(super) struct Wrong {
 /// computes with an operation the record does not, inside a call shown wrong by two other ways
 /// or more that depends on that operation, comes after that call: the other way may be the
 /// wrong one, and replacing a right value can take a fault's trigger away), then those shown
-/// wrong by two other ways or more before those shown by one (a single other way that differs may be the wrong one:
-/// `one::one_by_div` computes with a faulty `/`), then the latest first: the values a knockout
-/// may replace. A record is wrong at its own operands, so replacing a later one asks whether the
+/// wrong by two other ways or more (or by one that computes with no library operation, see
+/// [`shows_wrong`]) before those shown by one (a single other way that differs may be the wrong
+/// one: `one::one_by_div` computes with a faulty `/`), then the latest first: the values a
+/// knockout may replace. A record is wrong at its own operands, so replacing a later one asks whether the
 /// failure needs that call's own value; replacing an earlier one also changes the operands of
 /// the calls after it, and a fault that fires for some operand shapes only (`mod(x, 1)`) goes
 /// with them.
