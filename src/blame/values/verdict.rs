@@ -112,10 +112,10 @@ pub(super) struct Wrong {
 /// wrong by two other ways or more (or by one that computes with no library operation, see
 /// [`shows_wrong`]) before those shown by one (a single other way that differs may be the wrong
 /// one: `one::one_by_div` computes with a faulty `/`), then the latest first: the values a
-/// knockout may replace. A record is wrong at its own operands, so replacing a later one asks whether the
-/// failure needs that call's own value; replacing an earlier one also changes the operands of
-/// the calls after it, and a fault that fires for some operand shapes only (`mod(x, 1)`) goes
-/// with them.
+/// knockout may replace. A record is wrong at its own operands, so replacing a later one asks
+/// whether the failure needs that call's own value; replacing an earlier one also changes the
+/// operands of the calls after it, and a fault that fires for some operand shapes only
+/// (`mod(x, 1)`) goes with them.
 pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
     let runs = runs_of(log);
     let Some(run) = failed_run(&runs, sites) else {
@@ -465,7 +465,7 @@ fn suspects(
     match descend(run, sites, from) {
         Some((at, suspects)) => {
             let within = subtree(run, at);
-            if let Some((_, split)) = site_of(run, sites, at).and_then(|s| split(run, at, s)) {
+            if let Some((_, split)) = record_site(run, sites, at).and_then(|s| split(run, at, s)) {
                 let own = differing
                     .into_iter()
                     .filter(|p| p.i == 0 && p.seq == at)
@@ -488,7 +488,7 @@ fn suspects(
             let right: BTreeSet<String> = within
                 .iter()
                 .filter(|&&seq| seq != at)
-                .filter_map(|&seq| Some((seq, site_of(run, sites, seq)?)))
+                .filter_map(|&seq| Some((seq, record_site(run, sites, seq)?)))
                 .filter(|&(seq, s)| s.reach.len() == 1 && right_at(run, seq, s))
                 .flat_map(|(_, s)| s.reach.iter().cloned())
                 .collect();
@@ -678,7 +678,7 @@ fn right_at(run: &Run, seq: usize, s: &Site) -> bool {
 }
 
 /// The site of record `seq`.
-fn site_of<'s>(run: &Run, sites: &'s [Site], seq: usize) -> Option<&'s Site> {
+fn record_site<'s>(run: &Run, sites: &'s [Site], seq: usize) -> Option<&'s Site> {
     let &(_, site) = run.records.iter().find(|&&(s, _)| s == seq)?;
     sites.get(site)
 }
