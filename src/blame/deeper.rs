@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use super::{library_op, Blame, Compiles, LibraryOps, SpecFn};
 use crate::catalogue::{Catalogue, Mr, MrKind};
-use crate::document::{squeeze, Call, Document, Function};
+use crate::document::{squeeze, Call, Document, Function, Param};
 use crate::edit::{self, Edit};
 use crate::judge::{warn_undecided, Judge, Trials, Tried};
 use crate::model::{parse_qualified_mr, TestModel};
@@ -175,7 +175,7 @@ impl Look<'_> {
         let mut targets: Vec<Target> = function
             .calls
             .iter()
-            .filter_map(|c| self.target(&function.name, c, ctx))
+            .filter_map(|c| self.target(&function.name, c, ctx, &function.params))
             .collect();
         let variants = self
             .model
@@ -191,7 +191,7 @@ impl Look<'_> {
                     args: step.args.clone(),
                     string_arg: None,
                 };
-                targets.extend(self.target(&v.name, &call, None));
+                targets.extend(self.target(&v.name, &call, None, &[]));
             }
         }
         targets
@@ -226,13 +226,26 @@ impl Look<'_> {
         let mut targets = Vec::new();
         for f in &doc.outline().functions {
             let ctx = context_param(f);
-            targets.extend(f.calls.iter().filter_map(|c| self.target(&f.name, c, ctx)));
+            targets.extend(
+                f.calls
+                    .iter()
+                    .filter_map(|c| self.target(&f.name, c, ctx, &f.params)),
+            );
         }
         Ok(targets)
     }
 
-    /// `call` as a knockout target: a base MR call, or a library call a family's base wraps.
-    fn target(&self, place: &str, call: &Call, ctx: Option<&str>) -> Option<Target> {
+    /// `call` as a knockout target: a base MR call, or a library call a family's base wraps (of
+    /// several such bases, the one whose parameter types match most of the arguments that are
+    /// parameters of the calling function, `params`: Z3's `z3::ite` of two integers is
+    /// `ite_integer_term_cond::base`'s, not `ite_bool::base`'s).
+    fn target(
+        &self,
+        place: &str,
+        call: &Call,
+        ctx: Option<&str>,
+        params: &[Param],
+    ) -> Option<Target> {
         if let Some((kind, family, "base")) = parse_qualified_mr(&call.callee) {
             return Some(Target {
                 place: place.to_string(),
@@ -246,10 +259,33 @@ impl Look<'_> {
         library_op(&call.callee)?;
         let op = super::with_arity(call);
         let ctx = ctx?;
-        let base =
-            self.catalogue.mrs.iter().find(|m| {
-                m.is_base && m.executable && self.wraps(m, &call.callee, call.args.len())
-            })?;
+        let typed: Vec<Option<&str>> = call
+            .args
+            .iter()
+            .map(|a| {
+                let arg = squeeze(&String::from_utf8_lossy(&self.text[a.clone()]));
+                params
+                    .iter()
+                    .find(|p| p.name == arg)
+                    .map(|p| p.type_text.as_str())
+            })
+            .collect();
+        let fits = |m: &Mr| {
+            self.ops.spec.get(&m.qualified()).map_or(0, |spec| {
+                let types = spec.function.params.iter().skip(1).map(|p| &p.type_text);
+                types
+                    .zip(&typed)
+                    .filter(|(t, a)| a.is_some_and(|a| a == t.as_str()))
+                    .count()
+            })
+        };
+        let (_, base) = self
+            .catalogue
+            .mrs
+            .iter()
+            .filter(|m| m.is_base && m.executable && self.wraps(m, &call.callee, call.args.len()))
+            .enumerate()
+            .max_by_key(|&(i, m)| (fits(m), std::cmp::Reverse(i)))?;
         Some(Target {
             place: place.to_string(),
             call: call.clone(),

@@ -488,10 +488,11 @@ struct SpecFn {
     function: Function,
 }
 
-/// The library operations a function reaches, through instances and the spec's `metalib` MRs
-/// (a placeholder reaches its family's base).
+/// The library operations a function reaches, through instances, the spec's `metalib` MRs (a
+/// placeholder reaches its family's base) and the bases the localiser opens.
 struct LibraryOps {
-    /// Callees of each function by qualified name (spec) or plain name (the test's).
+    /// Callees of each function by qualified name (spec, opened base) or plain name (the
+    /// test's).
     calls: HashMap<String, Vec<String>>,
     /// The spec's `metalib` functions by qualified name.
     spec: HashMap<String, SpecFn>,
@@ -528,8 +529,14 @@ impl LibraryOps {
         }
         if let Ok(doc) = Document::parse(text.to_vec()) {
             for f in &doc.outline().functions {
+                let calls_of = || f.calls.iter().map(with_arity).collect();
                 if model.instance(&f.name).is_some() {
-                    calls.insert(f.name.clone(), f.calls.iter().map(with_arity).collect());
+                    calls.insert(f.name.clone(), calls_of());
+                } else if f.namespaces == ["metalib", values::open::NAMESPACE] {
+                    calls.insert(
+                        format!("metalib::{}::{}", values::open::NAMESPACE, f.name),
+                        calls_of(),
+                    );
                 }
             }
         }

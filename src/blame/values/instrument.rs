@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::super::deeper::{resolved_copy, shown, Look, Target};
 use super::super::{library_op, LibraryOps};
+use super::open::Opened;
 use crate::catalogue::{Catalogue, Mr, MrKind};
 use crate::cpp_text::{matching_paren, split_top};
 use crate::document::{Call, Document};
@@ -95,12 +96,16 @@ struct Probe<'a> {
     with_base: bool,
 }
 
-/// The instrumented `text`, logging to `log`; `None` when no call can be probed.
+/// The instrumented `text`, logging to `log`, the probes' runtime and the other MRs' copies
+/// inserted at `at` (before the test's first definition); every call of a base `opened` copies
+/// calls its copy. `None` when no call can be probed.
 pub(super) fn instrument(
     text: &[u8],
     model: &TestModel,
     catalogue: &Catalogue,
     ops: &LibraryOps,
+    at: usize,
+    opened: Option<&Opened>,
     log: &Path,
 ) -> anyhow::Result<Option<Instrumented>> {
     let look = Look {
@@ -117,7 +122,9 @@ pub(super) fn instrument(
     let mut edits = Vec::new();
     for probe in &probes {
         let alternatives = alternatives_of(probe, catalogue, ops);
+        let copy = opened.and_then(|o| o.callee(&probe.call.callee));
         if alternatives.is_empty() {
+            edits.extend(copy.map(|c| Edit::replace(probe.call.callee_span.clone(), c)));
             continue;
         }
         let id = sites.len();
@@ -130,7 +137,10 @@ pub(super) fn instrument(
                 ops: ops.of(&m.qualified()).into_iter().collect(),
             });
         }
-        let callee = String::from_utf8_lossy(&text[probe.call.callee_span.clone()]);
+        let callee = match copy {
+            Some(c) => c.into(),
+            None => String::from_utf8_lossy(&text[probe.call.callee_span.clone()]),
+        };
         edits.push(Edit::replace(
             probe.call.callee_span.clone(),
             probe_lambda(id, &callee, probe.call.args.len(), &calls),
@@ -148,7 +158,6 @@ pub(super) fn instrument(
         return Ok(None);
     }
     let compared_by = check_edits(text, model, &mut edits);
-    let at = model.first_definition();
     let mut prelude = format!(
         "\n#define MFPPR_VALUE_LOG \"{}\"\n{NO_FIXES}{RUNTIME}",
         log.display().to_string().escape_default()
@@ -316,7 +325,8 @@ fn alternative_call(
 }
 
 /// The probe that replaces a call's callee: a generic lambda called with the call's own
-/// arguments, which computes the call, then each alternative, and keeps the values.
+/// arguments, which computes the call, then each alternative, and keeps the values (the runtime
+/// named from the global namespace: an opened base's probes sit inside `metalib`).
 fn probe_lambda(id: usize, callee: &str, arity: usize, alternatives: &[String]) -> String {
     let params: Vec<String> = (0..arity).map(|i| format!("auto&& mfppr_a{i}")).collect();
     let args: Vec<String> = (0..arity).map(|i| format!("mfppr_a{i}")).collect();
@@ -325,9 +335,9 @@ fn probe_lambda(id: usize, callee: &str, arity: usize, alternatives: &[String]) 
         .map(|a| format!(", [&] {{ return {a}; }}"))
         .collect();
     format!(
-        "[&]({}) {{ mfppr_value::enter({id}); auto mfppr_v = {callee}({}); \
-         mfppr_value::leave({id}); \
-         return mfppr_value::keep({id}, mfppr_v, std::forward_as_tuple({}){}); }}",
+        "[&]({}) {{ ::mfppr_value::enter({id}); auto mfppr_v = {callee}({}); \
+         ::mfppr_value::leave({id}); \
+         return ::mfppr_value::keep({id}, mfppr_v, std::forward_as_tuple({}){}); }}",
         params.join(", "),
         args.join(", "),
         args.join(", "),
@@ -414,6 +424,6 @@ mod tests {
         assert!(p.contains(
             "auto mfppr_v = metalib::relations::lt::base(mfppr_a0, mfppr_a1, mfppr_a2);"
         ));
-        assert!(p.contains("return mfppr_value::keep(3, mfppr_v, std::forward_as_tuple(mfppr_a0, mfppr_a1, mfppr_a2), [&] { return metalib::mfppr_value::relations_lt::lt_by_gt(mfppr_a0, mfppr_a1, mfppr_a2); });"));
+        assert!(p.contains("return ::mfppr_value::keep(3, mfppr_v, std::forward_as_tuple(mfppr_a0, mfppr_a1, mfppr_a2), [&] { return metalib::mfppr_value::relations_lt::lt_by_gt(mfppr_a0, mfppr_a1, mfppr_a2); });"));
     }
 }

@@ -14,6 +14,7 @@
 //! directory removed on every path.
 
 mod instrument;
+pub(super) mod open;
 mod verdict;
 
 use anyhow::Result;
@@ -98,10 +99,23 @@ pub(crate) fn localise(
     judge: &dyn Judge,
     compiles: Compiles,
 ) -> Result<Localised> {
+    let at = model.first_definition();
+    let opened = open::open_bases(
+        text,
+        at,
+        catalogue,
+        &LibraryOps::new(text, model, catalogue),
+    )?;
+    let (text, model) = match &opened {
+        Some(o) => (&o.text[..], &o.model),
+        None => (text, model),
+    };
     let ops = LibraryOps::new(text, model, catalogue);
     let scratch = tempfile::Builder::new().prefix("mfppr-values-").tempdir()?;
     let log = scratch.path().join("probes.log");
-    let Some(instrumented) = instrument::instrument(text, model, catalogue, &ops, &log)? else {
+    let instrumented =
+        instrument::instrument(text, model, catalogue, &ops, at, opened.as_ref(), &log)?;
+    let Some(instrumented) = instrumented else {
         return Ok(Localised::undecided(
             "no call in it that the spec gives another way to compute".to_string(),
             0,
@@ -227,10 +241,18 @@ mod tests {
     fn probed(t: &LoadedTest) -> Vec<instrument::Site> {
         let ops = LibraryOps::new(t.text(), &t.model, &t.catalogue);
         let log = std::path::Path::new("/dev/null");
-        instrument::instrument(t.text(), &t.model, &t.catalogue, &ops, log)
-            .unwrap()
-            .unwrap()
-            .sites
+        instrument::instrument(
+            t.text(),
+            &t.model,
+            &t.catalogue,
+            &ops,
+            t.model.first_definition(),
+            None,
+            log,
+        )
+        .unwrap()
+        .unwrap()
+        .sites
     }
 
     fn localised(judge: &dyn Judge, compiles: Compiles) -> Localised {
@@ -276,6 +298,68 @@ mod tests {
         assert_eq!(site.alternatives[0].mr, "identity::base");
         assert!(site.alternatives[0].ops.is_empty(), "{site:?}");
         assert_eq!(site.reach, ["iset::unite"]);
+    }
+
+    #[test]
+    fn a_base_no_other_way_computes_is_opened_and_its_library_calls_probed() {
+        // Like Z3's `division::base` (`ite(t2 == 0, t1, t1 / t2)`, the one MR of its family):
+        // the call cannot be checked, so its copy is called instead, and the library calls in
+        // it that other families' bases wrap are probed at their own operands.
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("shift_unite.hpp");
+        std::fs::write(
+            &spec,
+            "namespace metalib { namespace relations { namespace shift_unite {\n\
+             fuzz::set_term base(fuzz::fuzz_context ctx, fuzz::set_term a, long k) {\n\
+             return iset::unite(iset::shift(a, k), a); }\n} } }\n",
+        )
+        .unwrap();
+        let text = String::from_utf8(merge().text().to_vec()).unwrap().replace(
+            "    r_0 = metalib::relations::shift::base(fctx, r_0, 17);",
+            "    r_0 = metalib::relations::shift_unite::base(fctx, r_0, 17);",
+        );
+        let t = merge_as(Some(text.into()), &[spec]);
+        let at = t.model.first_definition();
+        let ops = LibraryOps::new(t.text(), &t.model, &t.catalogue);
+        let opened = open::open_bases(t.text(), at, &t.catalogue, &ops)
+            .unwrap()
+            .expect("shift_unite::base is opened");
+        assert_eq!(
+            opened.copies.values().collect::<Vec<_>>(),
+            ["metalib::mfppr_open::relations_shift_unite_base"],
+            "a base of one library call is not opened"
+        );
+        let ops = LibraryOps::new(&opened.text, &opened.model, &t.catalogue);
+        let log = std::path::Path::new("/dev/null");
+        let sites = instrument::instrument(
+            &opened.text,
+            &opened.model,
+            &t.catalogue,
+            &ops,
+            at,
+            Some(&opened),
+            log,
+        )
+        .unwrap()
+        .unwrap();
+        let shown = String::from_utf8_lossy(&sites.text);
+        assert!(
+            shown.contains("r_0 = metalib::mfppr_open::relations_shift_unite_base(fctx, r_0, 17);"),
+            "{shown}"
+        );
+        let sites = sites.sites;
+        let inside: Vec<(&str, &str)> = sites
+            .iter()
+            .filter(|s| s.place == "relations_shift_unite_base")
+            .map(|s| (s.family.as_str(), s.call.as_str()))
+            .collect();
+        assert_eq!(
+            inside,
+            [
+                ("relations::unite", "iset::unite(iset::shift(a, k), a)"),
+                ("relations::shift", "iset::shift(a, k)")
+            ]
+        );
     }
 
     #[test]

@@ -475,6 +475,7 @@ fn suspects(
             let own: Vec<Pair> = differing
                 .into_iter()
                 .filter(|p| p.i == 0 && within.contains(&p.seq) && !outvoted(run, sites, p))
+                .filter(|p| p.seq == at || counts_against(run, sites, p))
                 .collect();
             let shared_here: BTreeSet<String> = shared(own.iter())
                 .intersection(&suspects)
@@ -669,12 +670,33 @@ fn split(run: &Run, seq: usize, s: &Site) -> Option<(Vec<usize>, BTreeSet<String
     .then_some((differ, ops))
 }
 
-/// Whether record `seq` (of site `s`) agrees with every other way it was compared with, and
-/// there is at least one: the operations its call computes with gave a right value at the
-/// operands of this run.
+/// Whether record `seq` (of site `s`) gave a right value at the operands of this run: it agrees
+/// with more of the other ways it was compared with than it differs from, they do not show it
+/// wrong ([`wrong_against`]), and each way it differs from computes with an operation the call
+/// does not (the difference may come from there).
 fn right_at(run: &Run, seq: usize, s: &Site) -> bool {
     let (differ, agree) = ways_of(run, seq, s);
-    differ.is_empty() && !agree.is_empty()
+    agree.len() > differ.len()
+        && wrong_against(run, seq, s).is_none()
+        && differ.iter().all(|&k| !adds_no_operation(s, k))
+}
+
+/// Whether other way `k` of site `s` computes with no operation the call does not: a
+/// difference between them comes from the call's own operations, at one side's operands.
+fn adds_no_operation(s: &Site, k: usize) -> bool {
+    ops_of(s, k).is_subset(&ops_of(s, 0))
+}
+
+/// Whether `pair` (a call's own value against another way's) counts against the call's
+/// operations: the call is wrong against its ways ([`wrong_against`]), or the other way computes
+/// with nothing the call does not. A call whose value agrees with other ways and differs from
+/// one that computes with more (Z3's `1 == 0` against `0 == 1 - 0`, which a faulty `0 == b` gets
+/// wrong) is not evidence against its operation.
+fn counts_against(run: &Run, sites: &[Site], pair: &Pair) -> bool {
+    let Some(s) = sites.get(pair.site) else {
+        return false;
+    };
+    wrong_against(run, pair.seq, s).is_some() || adds_no_operation(s, pair.j)
 }
 
 /// The site of record `seq`.
