@@ -1017,6 +1017,45 @@ mod tests {
     }
 
     #[test]
+    fn a_call_that_agrees_with_most_ways_is_right_when_the_odd_way_computes_with_more() {
+        // A z3_div result, `z3_div` and `z3_eq` on: `div_one(t)` (site 1) is `division::base(t,
+        // 1)`, opened, so its comparison `1 == 0` (site 0) is probed. It agrees with two of its
+        // ways and differs from `0 == 1 - 0`, which subtracts too and which the faulty `0 == b`
+        // gets wrong: that difference is no evidence against `==`, and the right value clears
+        // it; the choice and the division are left.
+        let sites = [
+            site(
+                &["z3::operator==(x,y)"],
+                &[
+                    (
+                        "equal_int::check_equal_by_div_is_one",
+                        &["z3::ite", "z3::operator/(x,y)", "z3::operator==(x,y)"],
+                    ),
+                    (
+                        "equal_int::check_equal_by_sub_is_zero",
+                        &["z3::operator-(x,y)", "z3::operator==(x,y)"],
+                    ),
+                    ("equal_int::check_equal_comm", &["z3::operator==(x,y)"]),
+                ],
+            ),
+            site(
+                &["z3::ite", "z3::operator/(x,y)", "z3::operator==(x,y)"],
+                &[
+                    ("identity::base", &[]),
+                    ("identity::add_zero", &["z3::operator+(x,y)"]),
+                    ("identity::double_negative", &["z3::operator-(x)"]),
+                ],
+            ),
+        ];
+        let log = "6 enter 1\n6 enter 0\n6 leave 0\n6 record 0 0\n6 leave 1\n6 record 1 1\n\
+                   6 same 0 0 1 1\n6 same 0 0 2 0\n6 same 0 0 3 1\n6 same 0 1 2 0\n\
+                   6 same 0 1 3 1\n6 same 0 2 3 0\n6 same 1 0 1 0\n6 same 1 0 2 0\n\
+                   6 same 1 0 3 0\n6 same 1 1 2 1\n6 same 1 1 3 1\n6 same 1 2 3 1\n\
+                   6 check c\n6 signal 6\n";
+        assert_eq!(read(log, &sites).culprit, ["z3::ite", "z3::operator/(x,y)"]);
+    }
+
+    #[test]
     fn a_knocked_out_value_whose_one_difference_is_outvoted_names_nothing() {
         // Seed 88's z3_70: `zero::base`'s 0 differs only from `zero_by_div`, which the other
         // ways outvote (its `/` is faulty; the comparisons with the rest told nothing).
