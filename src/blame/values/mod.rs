@@ -363,6 +363,34 @@ mod tests {
     }
 
     #[test]
+    fn a_library_call_is_probed_by_the_wrapping_base_its_argument_types_fit() {
+        // Z3's `z3::ite(c, t, e)` is wrapped by `ite_bool::base` and by
+        // `ite_integer_term_cond::base`; of two such bases, the one whose parameter types are
+        // those of the arguments (here `long`, parameters of the calling function) probes it.
+        let dir = tempfile::tempdir().unwrap();
+        let spec = dir.path().join("unite_longs.hpp");
+        std::fs::write(
+            &spec,
+            "namespace metalib { namespace relations { namespace unite_longs {\n\
+             fuzz::set_term base(fuzz::fuzz_context ctx, long a, long b) {\n\
+             return iset::unite(a, b); }\n\
+             fuzz::set_term swapped(fuzz::fuzz_context ctx, long a, long b) {\n\
+             return relations::unite_longs::placeholder(ctx, b, a); }\n} } }\n",
+        )
+        .unwrap();
+        let text = String::from_utf8(merge().text().to_vec()).unwrap().replace(
+            "    long p = (iset::lower(a) + iset::upper(a)) / 2;",
+            "    long p = (iset::lower(a) + iset::upper(a)) / 2;\n    iset::Set q = iset::unite(k, k);",
+        );
+        let sites = probed(&merge_as(Some(text.into()), &[spec]));
+        let site = sites
+            .iter()
+            .find(|s| s.call == "iset::unite(k, k)")
+            .unwrap_or_else(|| panic!("not probed: {sites:?}"));
+        assert_eq!(site.family, "relations::unite_longs");
+    }
+
+    #[test]
     fn a_call_that_throws_in_the_run_is_named_through_the_judge() {
         // The judge plays the check: it "runs" the instrumented test, whose first probe throws.
         let judge = FnJudge(|text: &[u8]| {
