@@ -237,6 +237,19 @@ mod tests {
         }
     }
 
+    /// The merge fixture with `from` replaced by `to`, loaded with its spec and a header of `spec`
+    /// (kept in the returned directory).
+    fn merge_with(spec: &str, from: &str, to: &str) -> (tempfile::TempDir, LoadedTest) {
+        let dir = tempfile::tempdir().unwrap();
+        let header = dir.path().join("extra_spec.hpp");
+        std::fs::write(&header, spec).unwrap();
+        let text = String::from_utf8(merge().text().to_vec())
+            .unwrap()
+            .replace(from, to);
+        let t = merge_as(Some(text.into()), &[header]);
+        (dir, t)
+    }
+
     /// The probed calls of `t`.
     fn probed(t: &LoadedTest) -> Vec<instrument::Site> {
         let ops = LibraryOps::new(t.text(), &t.model, &t.catalogue);
@@ -275,21 +288,15 @@ mod tests {
         // Like isl's `identity::iden_by_coalesce` beside `identity::base`, an identity MR that
         // calls the library (here `unite(a, a)`): its value may be the first wrong one, so it is
         // probed like a base call, the family's base (which returns `a`) its other way.
-        let dir = tempfile::tempdir().unwrap();
-        let spec = dir.path().join("more_identity.hpp");
-        std::fs::write(
-            &spec,
+        let (_dir, t) = merge_with(
             "namespace metalib { namespace relations { namespace identity {\n\
              fuzz::set_term iden_by_self_unite(fuzz::fuzz_context ctx, fuzz::set_term a) {\n\
              return iset::unite(a, a); }\n} } }\n",
-        )
-        .unwrap();
-        let text = String::from_utf8(merge().text().to_vec()).unwrap().replace(
             "    r_0 = metalib::relations::shift::base(fctx, r_0, 17);",
             "    r_0 = metalib::relations::identity::iden_by_self_unite(fctx, r_0);\n    \
              r_0 = metalib::relations::shift::base(fctx, r_0, 17);",
         );
-        let sites = probed(&merge_as(Some(text.into()), &[spec]));
+        let sites = probed(&t);
         let site = sites
             .iter()
             .find(|s| s.call.contains("iden_by_self_unite"))
@@ -301,24 +308,17 @@ mod tests {
     }
 
     #[test]
-    fn a_base_no_other_way_computes_is_opened_and_its_library_calls_probed() {
+    fn a_base_of_several_library_calls_is_opened_and_its_library_calls_probed() {
         // Like Z3's `division::base` (`ite(t2 == 0, t1, t1 / t2)`, the one MR of its family):
-        // the call cannot be checked, so its copy is called instead, and the library calls in
-        // it that other families' bases wrap are probed at their own operands.
-        let dir = tempfile::tempdir().unwrap();
-        let spec = dir.path().join("shift_unite.hpp");
-        std::fs::write(
-            &spec,
+        // its copy is called instead, and the library calls in it that other families' bases
+        // wrap are probed at their own operands.
+        let (_dir, t) = merge_with(
             "namespace metalib { namespace relations { namespace shift_unite {\n\
              fuzz::set_term base(fuzz::fuzz_context ctx, fuzz::set_term a, long k) {\n\
              return iset::unite(iset::shift(a, k), a); }\n} } }\n",
-        )
-        .unwrap();
-        let text = String::from_utf8(merge().text().to_vec()).unwrap().replace(
             "    r_0 = metalib::relations::shift::base(fctx, r_0, 17);",
             "    r_0 = metalib::relations::shift_unite::base(fctx, r_0, 17);",
         );
-        let t = merge_as(Some(text.into()), &[spec]);
         let at = t.model.first_definition();
         let ops = LibraryOps::new(t.text(), &t.model, &t.catalogue);
         let opened = open::open_bases(t.text(), at, &t.catalogue, &ops)
@@ -367,22 +367,16 @@ mod tests {
         // Z3's `z3::ite(c, t, e)` is wrapped by `ite_bool::base` and by
         // `ite_integer_term_cond::base`; of two such bases, the one whose parameter types are
         // those of the arguments (here `long`, parameters of the calling function) probes it.
-        let dir = tempfile::tempdir().unwrap();
-        let spec = dir.path().join("unite_longs.hpp");
-        std::fs::write(
-            &spec,
+        let (_dir, t) = merge_with(
             "namespace metalib { namespace relations { namespace unite_longs {\n\
              fuzz::set_term base(fuzz::fuzz_context ctx, long a, long b) {\n\
              return iset::unite(a, b); }\n\
              fuzz::set_term swapped(fuzz::fuzz_context ctx, long a, long b) {\n\
              return relations::unite_longs::placeholder(ctx, b, a); }\n} } }\n",
-        )
-        .unwrap();
-        let text = String::from_utf8(merge().text().to_vec()).unwrap().replace(
             "    long p = (iset::lower(a) + iset::upper(a)) / 2;",
             "    long p = (iset::lower(a) + iset::upper(a)) / 2;\n    iset::Set q = iset::unite(k, k);",
         );
-        let sites = probed(&merge_as(Some(text.into()), &[spec]));
+        let sites = probed(&t);
         let site = sites
             .iter()
             .find(|s| s.call == "iset::unite(k, k)")
