@@ -527,20 +527,28 @@ impl LibraryOps {
                 });
             }
         }
-        if let Ok(doc) = Document::parse(text.to_vec()) {
-            for f in &doc.outline().functions {
-                let calls_of = || f.calls.iter().map(with_arity).collect();
-                if model.instance(&f.name).is_some() {
-                    calls.insert(f.name.clone(), calls_of());
-                } else if f.namespaces == ["metalib", values::open::NAMESPACE] {
-                    calls.insert(
-                        format!("metalib::{}::{}", values::open::NAMESPACE, f.name),
-                        calls_of(),
-                    );
-                }
+        let mut ops = LibraryOps { calls, spec };
+        ops.read_test(text, model);
+        ops
+    }
+
+    /// Take in the callees of the test's instances and of the bases the localiser opened in it
+    /// (replacing those of the same names: the spec's headers are read once).
+    fn read_test(&mut self, text: &[u8], model: &TestModel) {
+        let Ok(doc) = Document::parse(text.to_vec()) else {
+            return;
+        };
+        for f in &doc.outline().functions {
+            let calls_of = || f.calls.iter().map(with_arity).collect();
+            if model.instance(&f.name).is_some() {
+                self.calls.insert(f.name.clone(), calls_of());
+            } else if f.namespaces == ["metalib", values::open::NAMESPACE] {
+                self.calls.insert(
+                    format!("metalib::{}::{}", values::open::NAMESPACE, f.name),
+                    calls_of(),
+                );
             }
         }
-        LibraryOps { calls, spec }
     }
 
     fn of(&self, callee: &str) -> BTreeSet<String> {

@@ -100,17 +100,15 @@ pub(crate) fn localise(
     compiles: Compiles,
 ) -> Result<Localised> {
     let at = model.first_definition();
-    let opened = open::open_bases(
-        text,
-        at,
-        catalogue,
-        &LibraryOps::new(text, model, catalogue),
-    )?;
+    let mut ops = LibraryOps::new(text, model, catalogue);
+    let opened = open::open_bases(text, at, catalogue, &ops)?;
     let (text, model) = match &opened {
-        Some(o) => (&o.text[..], &o.model),
+        Some(o) => {
+            ops.read_test(&o.text, &o.model);
+            (&o.text[..], &o.model)
+        }
         None => (text, model),
     };
-    let ops = LibraryOps::new(text, model, catalogue);
     let scratch = tempfile::Builder::new().prefix("mfppr-values-").tempdir()?;
     let log = scratch.path().join("probes.log");
     let instrumented =
