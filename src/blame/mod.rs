@@ -552,6 +552,12 @@ impl LibraryOps {
     }
 
     fn of(&self, callee: &str) -> BTreeSet<String> {
+        self.of_except(callee, &BTreeSet::new())
+    }
+
+    /// The library operations `callee` reaches, not looking inside the functions `skip` names
+    /// (nor counting their operations).
+    fn of_except(&self, callee: &str, skip: &BTreeSet<String>) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         let mut seen = BTreeSet::new();
         let mut queue = vec![callee.to_string()];
@@ -560,6 +566,9 @@ impl LibraryOps {
                 continue;
             }
             for c in self.calls.get(&f).into_iter().flatten() {
+                if skip.contains(c) {
+                    continue;
+                }
                 if self.calls.contains_key(c) {
                     queue.push(c.clone());
                 } else if let Some(op) = library_op(c) {

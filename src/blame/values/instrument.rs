@@ -114,8 +114,10 @@ pub(super) fn instrument(
         catalogue,
         ops,
     };
+    let inputs = fuzz_inputs(model, catalogue);
     let mut probes: Vec<Probe> = look.all_targets()?.into_iter().map(Probe::of).collect();
-    probes.extend(mr_calls(text, model, catalogue, ops)?);
+    probes.extend(mr_calls(text, model, catalogue, ops, &inputs)?);
+    probes.retain(|p| !inputs.contains(&p.place));
     probes.sort_by_key(|p| p.call.span.start);
     let mut copies: BTreeMap<String, String> = BTreeMap::new();
     let mut sites = Vec::new();
@@ -191,14 +193,37 @@ impl<'a> Probe<'a> {
     }
 }
 
+/// The test's instances that only make a fuzzed input (of an MR that calls `fuzz_new` and no
+/// placeholder: `fuzz_int_term::get_expr_by_fuzz`). An MR holds for every value of its fuzzed
+/// inputs, so a wrong value made inside one cannot be why the instance that uses it is wrong:
+/// their calls are not probed, and their operations are not among the suspects of the
+/// instances that call them (unless these reach them another way).
+fn fuzz_inputs(model: &TestModel, catalogue: &Catalogue) -> BTreeSet<String> {
+    model
+        .instances
+        .iter()
+        .filter(|i| {
+            let (Some(kind), Some(family)) = (i.kind, &i.family) else {
+                return false;
+            };
+            catalogue
+                .mr(kind, family, &i.mr)
+                .is_some_and(|m| m.has_fuzz && m.placeholder_families.is_empty())
+        })
+        .map(|i| i.name.clone())
+        .collect()
+}
+
 /// Every call of a transplanted instance (of a known family) in the test's functions: its
-/// operations are the library calls its own body makes (its nested MR calls are probed apart);
-/// and every call of a spec MR other than a base ([`spec_mr_call`]).
+/// operations are the library calls its own body makes (its nested MR calls are probed apart),
+/// its suspects all it reaches but through the fuzzed inputs it makes (`inputs`); and every call
+/// of a spec MR other than a base ([`spec_mr_call`]).
 fn mr_calls<'a>(
     text: &[u8],
     model: &'a TestModel,
     catalogue: &'a Catalogue,
     ops: &LibraryOps,
+    inputs: &BTreeSet<String>,
 ) -> anyhow::Result<Vec<Probe<'a>>> {
     let doc = Document::parse(text.to_vec())?;
     let mut out = Vec::new();
@@ -228,7 +253,7 @@ fn mr_calls<'a>(
                 kind,
                 family: family.clone(),
                 ops: own,
-                reach: ops.of(&instance.name),
+                reach: ops.of_except(&instance.name, inputs),
                 ctx: None,
                 own: Some(instance.mr.as_str()),
                 with_base: true,

@@ -383,6 +383,51 @@ mod tests {
     }
 
     #[test]
+    fn a_fuzzed_input_is_not_probed_nor_among_the_suspects_of_the_instance_using_it() {
+        // Like Z3's `zero_by_div_fuzz`, whose fuzzed input comes from an instance of
+        // `fuzz_int_term::get_expr_by_fuzz` (`-x + y` after MF++ expanded it): the MR holds for
+        // every value of the input, so a wrong value inside it cannot be why the instance is
+        // wrong, and the operations only it calls are not suspects.
+        let (_dir, t) = merge_with(
+            "namespace metalib { namespace generators { namespace fuzz_set {\n\
+             fuzz::set_term get_by_fuzz(fuzz::fuzz_context ctx) {\n\
+             fuzz::set_term f = fuzz::fuzz_new<fuzz::set_term>(); return f; }\n} } }\n",
+            "fuzz::set_term\nshift_by_parts_2_5(",
+            "fuzz::set_term\nget_by_fuzz_2_6(fuzz::fuzz_context ctx)\n{\n    fuzz::set_term f = \
+             iset::complement(iset::from_point(3));\n    return f;\n}\n\
+             fuzz::set_term\nshift_by_parts_2_5(",
+        );
+        let text = String::from_utf8(t.text().to_vec()).unwrap().replace(
+            "    long p = (iset::lower(a)",
+            "    fuzz::set_term f = get_by_fuzz_2_6(ctx);\n    long p = (iset::lower(f)",
+        );
+        let t = merge_as(Some(text.into()), &[_dir.path().join("extra_spec.hpp")]);
+        assert!(t.model.instance("get_by_fuzz_2_6").is_some());
+        let sites = probed(&t);
+        assert!(
+            sites.iter().all(|s| s.place != "get_by_fuzz_2_6"),
+            "a call inside the fuzzed input is probed: {sites:?}"
+        );
+        let site = sites
+            .iter()
+            .find(|s| s.call.starts_with("shift_by_parts_2_5("))
+            .unwrap_or_else(|| panic!("not probed: {sites:?}"));
+        assert!(
+            !site
+                .reach
+                .iter()
+                .any(|op| op == "iset::complement" || op == "iset::from_point"),
+            "{:?}",
+            site.reach
+        );
+        assert!(
+            site.reach.iter().any(|op| op == "iset::lower"),
+            "{:?}",
+            site.reach
+        );
+    }
+
+    #[test]
     fn a_call_that_throws_in_the_run_is_named_through_the_judge() {
         // The judge plays the check: it "runs" the instrumented test, whose first probe throws.
         let judge = FnJudge(|text: &[u8]| {
