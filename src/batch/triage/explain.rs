@@ -101,11 +101,32 @@ fn member_value(r: &Record) -> String {
                     let _ = writeln!(out, "    {by:<40} = {value}");
                 }
             }
+            if let Some(line) = unchecked_line(&v.unchecked) {
+                let _ = writeln!(out, "  {line}");
+            }
             let _ = writeln!(out, "  {} calls probed, {} check run(s)", v.probes, v.runs);
         }
     }
     let _ = writeln!(out, "  MR families left: {}", r.triage.mrs.join(" "));
     out
+}
+
+/// What the spec could not check of a culprit ([`crate::blame::values::Localised::unchecked`]):
+/// whether the operations are a gap in the spec rather than several bugs.
+fn unchecked_line(ops: &[String]) -> Option<String> {
+    match ops {
+        [] => None,
+        [op] => Some(format!(
+            "no probed call computes {op} alone another way: it is named from the wrong call \
+             that computes with it, not shown wrong by itself"
+        )),
+        _ => Some(format!(
+            "no probed call computes {} alone another way: the values cannot tell them apart \
+             (a gap in the spec, not several bugs; an MR that computes one of them another way \
+             would)",
+            ops.join(" or ")
+        )),
+    }
 }
 
 /// What the campaign's summary grouped by, and its latest record per test.
@@ -264,5 +285,25 @@ mod tests {
             vec!["Z3_mk_div"]
         );
         assert!(shared_ops(&[]).is_empty());
+    }
+
+    #[test]
+    fn a_member_shows_the_culprit_operations_the_spec_could_not_check() {
+        let mut r = Record::new("/t.cpp".into(), "t".into(), 1, Outcome::Reduced);
+        r.triage.value = Some(crate::blame::values::Localised {
+            culprit: vec!["z3::ite".into(), "z3::operator/(x,y)".into()],
+            unchecked: vec!["z3::ite".into(), "z3::operator/(x,y)".into()],
+            ..Default::default()
+        });
+        let shown = member_value(&r);
+        assert!(
+            shown.contains(
+                "no probed call computes z3::ite or z3::operator/(x,y) alone another way: the \
+                 values cannot tell them apart (a gap in the spec"
+            ),
+            "{shown}"
+        );
+        r.triage.value.as_mut().unwrap().unchecked.clear();
+        assert!(!member_value(&r).contains("no probed call"));
     }
 }
