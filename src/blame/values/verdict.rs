@@ -581,9 +581,11 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
             let shown = |seq: usize| {
                 let suspects = suspects_of(seq);
                 strongly_wrong(run, seq, site_of[&seq])
-                    || subtree(run, seq)
-                        .iter()
-                        .any(|&inner| inner != seq && wrong(inner, Some(&suspects)))
+                    || subtree(run, seq).iter().any(|&inner| {
+                        inner != seq
+                            && wrong(inner, Some(&suspects))
+                            && strongly_wrong(run, inner, site_of[&inner])
+                    })
             };
             steps
                 .iter()
@@ -1277,5 +1279,33 @@ mod tests {
                    4 same 1 1 3 1\n4 same 1 2 3 1\n4 check check_is_equal\n4 signal 6\n";
         let r = read(log, &sites);
         assert_eq!(r.culprit, vec![".coalesce".to_string()], "{r:?}");
+    }
+
+    #[test]
+    fn an_inner_call_that_differs_from_one_other_way_does_not_show_its_step_wrong() {
+        // isl's faulty complement of two basic sets: `r_0`'s `complement(s)` differs from its one
+        // other way, `universe - s`; `r_5`'s instance `universe - s` differs from its one other
+        // way, `complement(s)`, and so does the `subtract` inside it from `u ∩ complement(s)`.
+        // Every difference is one against one: the inner call shows the second step no more
+        // wrong than the first, which stays the one the search starts from.
+        let sites = [
+            site(
+                &[".complement"],
+                &[("complement::universe_subtract", &[".subtract", ".universe"])],
+            ),
+            site(
+                &[".subtract"],
+                &[("subtract::by_intersect", &[".complement", ".intersect"])],
+            ),
+            site(
+                &[".subtract", ".universe"],
+                &[("complement::base", &[".complement"])],
+            ),
+        ];
+        let log = "5 start\n5 enter 0\n5 leave 0\n5 record 0 0\n5 enter 2\n5 enter 1\n5 leave 1\n\
+                   5 record 1 1\n5 leave 2\n5 record 2 2\n5 same 0 0 1 0\n5 same 1 0 1 0\n\
+                   5 same 2 0 1 0\n5 check check_is_equal\n5 signal 6\n";
+        let r = read(log, &sites);
+        assert_eq!(r.culprit, vec![".complement".to_string()], "{r:?}");
     }
 }
