@@ -538,9 +538,9 @@ fn outvoted(run: &Run, sites: &[Site], pair: &Pair) -> bool {
 /// The deepest call the failure comes from, and the operations it is suspected of: a variant
 /// step (a record made outside any probe) whose value differs from every other way while those
 /// agree among themselves (the first whose wrongness is shown: by two other ways or more, or by
-/// a call inside it that is wrong as below; a step that differs from its one other way proves
-/// no more against itself than against that way, often the other step the check compares it
-/// with); then, inside it, the first record that is wrong the same way and
+/// a call inside it wrong as below and shown so; a step, or a call inside it, that differs from
+/// its one other way proves no more against itself than against that way, often the other step
+/// the check compares it with); then, inside it, the first record that is wrong the same way and
 /// whose other ways avoid the suspects (one other way that computes with a suspect proves
 /// nothing), one shown by two other ways or more before one shown by a single way, and so on
 /// down. A call's suspects are all the operations its value depends on: an
