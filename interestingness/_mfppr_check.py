@@ -23,6 +23,11 @@ Common environment (all scripts):
                    unset: no precompiled header, every compile is plain
   MFPPR_PCH        0: never use a precompiled header (default 1)
 
+A test mfppr instrumented to localise a wrong value (`#define MFPPR_VALUE_LOG "DIR/probes.log"`
+on a line of its own) is built once per compiler command: the executable is kept in DIR, which
+mfppr removes when that localisation ends; its value knockouts run the same text, told by a file
+in DIR which value to replace, and reuse the build.
+
 Precompiled include block: the leading lines of a candidate that are blank, comments or
 preprocessor lines (MF++'s #includes and #ifdef EXECUTE branches) are compiled once with
 `-x c++-header` and the same compiler, flags and include dirs, into
@@ -39,6 +44,7 @@ never depends on the precompiled header.
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -415,9 +421,53 @@ def pch_cache():
     return os.path.abspath(cache)
 
 
+def _kept_build(source, argv):
+    """Where the build of `source` by `argv` (the compiler command but source and output) is kept:
+    beside the probe log of a test mfppr instrumented (see the module's doc), named by a hash of
+    the source's bytes and the command; None for any other source."""
+    try:
+        with open(source, "rb") as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(rb'^#define MFPPR_VALUE_LOG "([^"\\\n]*)"$', text, re.M)
+    if not m:
+        return None
+    folder = os.path.dirname(m.group(1).decode("utf-8", "surrogateescape"))
+    if not os.path.isdir(folder):
+        return None
+    h = hashlib.sha256(text)
+    for word in argv:
+        h.update(b"\0" + word.encode("utf-8", "surrogateescape"))
+    return os.path.join(folder, "build-" + h.hexdigest()[:32])
+
+
+def _reuse(kept, exe):
+    """Copy the kept build `kept` to `exe`; whether it was there."""
+    try:
+        shutil.copy2(kept, exe)
+        return True
+    except OSError:
+        return False
+
+
+def _keep(exe, kept):
+    """Keep a copy of the build `exe` at `kept` (atomically; a failure only costs a rebuild)."""
+    part = "%s.%d.part" % (kept, os.getpid())
+    try:
+        shutil.copy2(exe, part)
+        os.replace(part, kept)
+    except OSError:
+        try:
+            os.unlink(part)
+        except OSError:
+            pass
+
+
 def compile_test(source, exe_name="mfppr_candidate", cxxflags=None):
     """Compile source into ./exe_name; return the executable path or None.  With a cache
-    directory, try the precompiled include block first and compile plainly if that fails."""
+    directory, try the precompiled include block first and compile plainly if that fails.  An
+    instrumented test's build is reused when kept (see the module's doc)."""
     cxx = shlex.split(os.environ.get("CXX", "g++"))
     flags = shlex.split(cxxflags if cxxflags is not None else os.environ.get("CXXFLAGS", "-std=c++17 -O0 -w"))
     incs = []
@@ -428,6 +478,18 @@ def compile_test(source, exe_name="mfppr_candidate", cxxflags=None):
     ldflags = shlex.split(os.environ.get("MFPPR_LDFLAGS", "")) + shlex.split(os.environ.get("LDFLAGS", ""))
     tail = ["-o", exe] + ldflags + shlex.split(os.environ.get("LIBS", ""))
     head = cxx + flags + ["-DEXECUTE=1"] + incs
+    kept = _kept_build(source, head + tail[2:])  # the source by its bytes, not its path
+    if kept is not None and _reuse(kept, exe):
+        return exe
+    built = _compile(source, head, tail, cxx, flags, incs, ldflags)
+    if built is not None and kept is not None:
+        _keep(built, kept)
+    return built
+
+
+def _compile(source, head, tail, cxx, flags, incs, ldflags):
+    """The compile of `compile_test`: the executable path (tail's `-o`) or None (logged)."""
+    exe = tail[1]
     timeout = env_float("COMPILE_TIMEOUT", 60)
     cache = pch_cache()
     if cache is not None and cxx:

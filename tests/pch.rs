@@ -199,6 +199,61 @@ fn compiler_without_pch_support_falls_back_with_one_warning() {
     assert!(built(&cache).is_empty());
 }
 
+#[test]
+fn an_instrumented_test_is_built_once_per_compiler_command_beside_its_probe_log() {
+    // mfppr's value knockouts run the instrumented text again, told by a file beside its probe
+    // log which value to replace: the script keeps the build there and reuses it for the same
+    // bytes and command; another command (the bug off) builds again; without that folder
+    // nothing is kept.
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("compiles");
+    let cxx = dir.path().join("counting-g++");
+    std::fs::write(
+        &cxx,
+        format!(
+            "#!/bin/sh\necho x >> '{}'\nexec g++ \"$@\"\n",
+            count.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let probes = dir.path().join("values");
+    std::fs::create_dir(&probes).unwrap();
+    let mut test = format!(
+        "#define MFPPR_VALUE_LOG \"{}\"\n",
+        probes.join("probes.log").display()
+    )
+    .into_bytes();
+    test.extend(fixture());
+    let compiles = || {
+        std::fs::read_to_string(&count)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    for (bug, want, compiled) in [(true, 0, 1), (true, 0, 1), (false, 1, 2), (false, 1, 2)] {
+        let (code, err) = check_with(&test, bug, false, None, Some(&cxx));
+        assert_eq!(code, want, "{err}");
+        assert_eq!(compiles(), compiled, "bug {bug}: {err}");
+    }
+    let kept = std::fs::read_dir(&probes).unwrap().count();
+    assert_eq!(kept, 2, "one build per compiler command");
+    std::fs::remove_dir_all(&probes).unwrap();
+    for compiled in [3, 4] {
+        let (code, err) = check_with(&test, true, false, None, Some(&cxx));
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            compiles(),
+            compiled,
+            "nothing kept without the log's folder"
+        );
+    }
+}
+
 /// `mfppr reduce` of the fixture with a shell check that records `$MFPPR_CACHE_DIR` and accepts
 /// everything; returns the directories it saw and the `--stats` JSON.
 fn reduce_recording(user_cache: Option<&Path>) -> (Vec<String>, serde_json::Value) {

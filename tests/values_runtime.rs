@@ -1,6 +1,7 @@
 //! The value probes' runtime (`src/blame/values/runtime.hpp`) built with the real g++: how it
-//! prints a library's values (`<<`, or a `to_str()` member as isl's C++ classes have) and when two
-//! values count as the same. Skips without g++ (fails under `MFPPR_REQUIRE_TOOLS=1`).
+//! prints a library's values (`<<`, or a `to_str()` member as isl's C++ classes have), when two
+//! values count as the same, and that only a failing run compares them (a knockout, none).
+//! Skips without g++ (fails under `MFPPR_REQUIRE_TOOLS=1`).
 
 use crate::common;
 
@@ -54,4 +55,82 @@ fn self_printing_values_are_shown_and_long_ones_compared_whole() {
     // same value is the same; two values whose first 200 characters agree are compared whole
     // (by the check, which tells them apart).
     assert_eq!(String::from_utf8_lossy(&ran.stdout), "203 { [1] } ? 1 0\n");
+}
+
+/// A program with one probed value (`1`, its other way `2`) kept for a comparison before a check
+/// that fails when the program is given an argument.
+const FAILING: &str = r#"
+#include <cassert>
+#include "runtime.hpp"
+int main(int argc, char**) {
+    int v = mfppr_value::keep(0, 1, std::forward_as_tuple(7), [] { return 2; });
+    auto kept = mfppr_value::compare_later<int>([](int x, int y) { assert(x == y); });
+    mfppr_value::at_check("check_equal");
+    assert(argc == 1);
+    return v == 1 ? 0 : 3;
+}
+"#;
+
+#[test]
+fn only_a_failing_run_compares_its_values_and_a_knockout_none() {
+    if !require_tools(&["g++"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("src/blame/values/runtime.hpp"),
+        dir.path().join("runtime.hpp"),
+    )
+    .unwrap();
+    let log = dir.path().join("probes.log");
+    let source = format!("#define MFPPR_VALUE_LOG \"{}\"\n{FAILING}", log.display());
+    std::fs::write(dir.path().join("t.cpp"), source).unwrap();
+    let exe = dir.path().join("t");
+    let built = Command::new("g++")
+        .args(["-std=c++17", "-o"])
+        .arg(&exe)
+        .arg(dir.path().join("t.cpp"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let run = |fail: bool| {
+        let _ = std::fs::remove_file(&log);
+        let mut cmd = Command::new(&exe);
+        if fail {
+            cmd.arg("fail");
+        }
+        let status = cmd.output().unwrap().status;
+        (status, std::fs::read_to_string(&log).unwrap())
+    };
+    // The reference run passes: the values are kept, never compared.
+    let (status, lines) = run(false);
+    assert!(status.success(), "{lines}");
+    assert!(
+        lines.contains(" kept\n") && !lines.contains(" same "),
+        "{lines}"
+    );
+    // The failing run compares them when its check aborts, before the signal is logged.
+    let (status, lines) = run(true);
+    assert!(!status.success());
+    let same = lines
+        .find(" same 0 0 1 0\n")
+        .unwrap_or_else(|| panic!("{lines}"));
+    assert!(same < lines.find(" signal 6\n").unwrap(), "{lines}");
+    // A knockout (record 0 by its other way 1, from the file beside the log) replaces the value
+    // and compares nothing, failing or not.
+    std::fs::write(dir.path().join("probes.log.fixes"), "0 1\n").unwrap();
+    let (status, lines) = run(false);
+    assert_eq!(
+        status.code(),
+        Some(3),
+        "the call's value is the other way's: {lines}"
+    );
+    assert!(lines.contains(" fixed 0 1\n"), "{lines}");
+    let (status, lines) = run(true);
+    assert!(!status.success());
+    assert!(!lines.contains(" same "), "{lines}");
 }

@@ -26,8 +26,6 @@ const MAX_ALTERNATIVES: usize = 3;
 const NAMESPACE: &str = "mfppr_value";
 /// The probes' runtime.
 const RUNTIME: &str = include_str!("runtime.hpp");
-/// The instrumented test's line that knocks out no value (see [`Instrumented::fixing`]).
-const NO_FIXES: &str = "#define MFPPR_VALUE_FIXES {}\n";
 
 /// One probed call.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -63,20 +61,6 @@ pub(super) struct Instrumented {
     pub sites: Vec<Site>,
     /// The check the values are compared with, when the test has one.
     pub compared_by: Option<String>,
-}
-
-impl Instrumented {
-    /// The instrumented text with the value of each record `seq` replaced by its other way
-    /// `k`'s (`(seq, k)` pairs): a value knockout.
-    pub(super) fn fixing(&self, fixes: &[(usize, usize)]) -> Vec<u8> {
-        let pairs: Vec<String> = fixes.iter().map(|(s, k)| format!("{{{s}, {k}}}")).collect();
-        let line = format!("#define MFPPR_VALUE_FIXES {{{}}}\n", pairs.join(", "));
-        let needle = NO_FIXES.as_bytes();
-        match self.text.windows(needle.len()).position(|w| w == needle) {
-            Some(at) => edit::apply(&self.text, &[Edit::replace(at..at + needle.len(), line)]),
-            None => self.text.clone(),
-        }
-    }
 }
 
 /// A call to probe, before its alternatives are chosen.
@@ -161,7 +145,7 @@ pub(super) fn instrument(
     }
     let compared_by = check_edits(text, model, &mut edits);
     let mut prelude = format!(
-        "\n#define MFPPR_VALUE_LOG \"{}\"\n{NO_FIXES}{RUNTIME}",
+        "\n#define MFPPR_VALUE_LOG \"{}\"\n{RUNTIME}",
         log.display().to_string().escape_default()
     );
     for (namespace, body) in &copies {
@@ -371,8 +355,8 @@ fn probe_lambda(id: usize, callee: &str, arity: usize, alternatives: &[String]) 
 }
 
 /// Before each check statement of `main`, a line that logs its name; before the first check
-/// that compares two variants' results, the comparison of every probed value by that check.
-/// Returns that check's name.
+/// that compares two variants' results, the probed values kept to be compared by that check if
+/// the run fails (see `runtime.hpp`). Returns that check's name.
 fn check_edits(text: &[u8], model: &TestModel, edits: &mut Vec<Edit>) -> Option<String> {
     let results: BTreeSet<&str> = model.variants.iter().map(|v| v.name.as_str()).collect();
     let mut checks: Vec<_> = model.variants.iter().flat_map(|v| &v.checks).collect();
@@ -391,9 +375,9 @@ fn check_edits(text: &[u8], model: &TestModel, edits: &mut Vec<Edit>) -> Option<
     compared_by
 }
 
-/// The comparison of every probed value by the check statement `stmt` when two of its arguments
-/// are variants' results: the statement with those two as the lambda's parameters, for the type
-/// of the first.
+/// The probed values kept for a comparison by the check statement `stmt` when two of its
+/// arguments are variants' results: the statement with those two as the lambda's parameters,
+/// for the type of the first.
 fn comparison(stmt: &[u8], results: &BTreeSet<&str>) -> Option<String> {
     let open = stmt.iter().position(|&b| b == b'(')?;
     let close = matching_paren(stmt, open)?;
@@ -410,8 +394,8 @@ fn comparison(stmt: &[u8], results: &BTreeSet<&str>) -> Option<String> {
     call_args[*x] = "mfppr_x".to_string();
     call_args[*y] = "mfppr_y".to_string();
     Some(format!(
-        "mfppr_value::compare_all<std::decay_t<decltype({})>>([&](const auto& mfppr_x, const auto& \
-         mfppr_y) {{ {callee}({}); }});",
+        "auto mfppr_kept = mfppr_value::compare_later<std::decay_t<decltype({})>>([&](const auto& \
+         mfppr_x, const auto& mfppr_y) {{ {callee}({}); }});",
         args[*x],
         call_args.join(", ")
     ))

@@ -3,15 +3,18 @@
 //!
 //! The test is instrumented once ([`instrument`]): every call the spec gives other ways to
 //! compute (a base MR call, a library call a family's base wraps, a transplanted instance) also
-//! computes its value by the other MRs of its family at the same operands, and the values are
-//! compared with the test's own check (Z3's solver equivalence, isl's set equality) in child
-//! processes just before the test's first check. One build and one run, through the judge (the
-//! user's check builds and runs it as it runs the test, faults and all); the probes write a log
-//! of their own, which [`verdict`] reads: the program's own failure, and the culprit call with
-//! its library operations, or why none can be named (`undecided`).
+//! computes its value by the other MRs of its family at the same operands, and the values made
+//! before the test's first check are compared with that check (Z3's solver equivalence, isl's
+//! set equality) in child processes, only in a run that fails (the check's reference run, which
+//! passes, compares nothing). One run through the judge (the user's check builds and runs it as
+//! it runs the test, faults and all); the probes write a log of their own, which [`verdict`]
+//! reads: the program's own failure, and the culprit call with its library operations, or why
+//! none can be named (`undecided`). Value knockouts run the same text, told by a file beside the
+//! log which value to replace (they compare nothing). The compiler is asked only when the run
+//! wrote no log, for the reason.
 //!
-//! The test itself is never changed; the instrumented text and its log live in a temporary
-//! directory removed on every path.
+//! The test itself is never changed; the instrumented text, its log and the knockouts' file live
+//! in a temporary directory removed on every path.
 
 mod instrument;
 pub(super) mod open;
@@ -51,7 +54,7 @@ pub(crate) struct Localised {
     /// Calls probed.
     #[serde(default)]
     pub probes: u64,
-    /// Check runs made: the instrumented run, then the value knockouts (0 when it did not build).
+    /// Check runs made: the instrumented run, then the value knockouts.
     #[serde(default)]
     pub runs: u64,
     /// Seconds it took: instrumenting, compiling, the run and reading the log (set by the
@@ -94,8 +97,8 @@ fn keep_probes(instrumented: &instrument::Instrumented, log: &[u8], name: &str) 
 }
 
 /// Localise the wrong value of `text` (a test the judge finds interesting; `name` names it in
-/// the kept probes): instrument it, ask `compiles`, run it once through `judge`, and read the
-/// probes' log.
+/// the kept probes): instrument it, run it once through `judge`, and read the probes' log (with
+/// no log, ask `compiles` why).
 pub(crate) fn localise(
     name: &str,
     text: &[u8],
@@ -126,15 +129,20 @@ pub(crate) fn localise(
         ));
     };
     let probes = instrumented.sites.len();
-    if let Err(why) = compiles(&instrumented.text) {
-        return Ok(Localised::undecided(
-            format!("the instrumented test does not compile ({why})"),
-            probes,
-            0,
-        ));
-    }
     let judged = judge.judge(&instrumented.text)?;
     let lines = std::fs::read(&log).unwrap_or_default();
+    if lines.is_empty() && !judged.interesting() {
+        // The program never ran: say why, if the compiler can (asked only now, not before every
+        // localisation).
+        let why = match compiles(&instrumented.text) {
+            Err(why) => format!("the instrumented test does not compile ({why})"),
+            Ok(()) => match unfinished(&judged, judge.timeout()) {
+                Some(why) => format!("the instrumented run: {why}"),
+                None => "the instrumented test built but did not run (no probe log)".to_string(),
+            },
+        };
+        return Ok(Localised::undecided(why, probes, 1));
+    }
     keep_probes(&instrumented, &lines, name);
     let lines = String::from_utf8_lossy(&lines).into_owned();
     let mut reading = verdict::read(&lines, &instrumented.sites);
@@ -221,14 +229,29 @@ fn knockouts(
         return Ok((None, 0));
     }
     let mut trials = Trials::new(judge);
+    let fixes = fixes_path(log);
+    let mut needed = None;
     for &w in wrong.iter().filter(|w| w.telling).take(MAX_KNOCKOUTS) {
         // Each run appends to the log; the first run's lines are read already.
         let _ = std::fs::remove_file(log);
-        if trials.run(&instrumented.fixing(&[(w.seq, w.way)]))? == Tried::Gone {
-            return Ok((Some(w), trials.runs() as u64));
+        std::fs::write(&fixes, format!("{} {}\n", w.seq, w.way))?;
+        let tried = trials.run(&instrumented.text);
+        if tried? == Tried::Gone {
+            needed = Some(w);
+            break;
         }
     }
-    Ok((None, trials.runs() as u64))
+    let _ = std::fs::remove_file(&fixes);
+    Ok((needed, trials.runs() as u64))
+}
+
+/// The file the instrumented test reads its value knockouts from (`record way` lines): beside
+/// its log, so that every knockout runs the same text, and a check that keeps builds can reuse
+/// one.
+fn fixes_path(log: &std::path::Path) -> std::path::PathBuf {
+    let mut name = log.as_os_str().to_owned();
+    name.push(".fixes");
+    name.into()
 }
 
 #[cfg(test)]
@@ -293,6 +316,11 @@ mod tests {
     fn localised(judge: &dyn Judge, compiles: Compiles) -> Localised {
         let t = merge();
         localise("t", t.text(), &t.model, &t.catalogue, judge, compiles).unwrap()
+    }
+
+    /// The value knockouts the instrumented `text` would read, if any.
+    fn fixes_of(text: &[u8]) -> Option<String> {
+        std::fs::read_to_string(fixes_path(&log_of(text))).ok()
     }
 
     /// The log path the instrumented `text` writes to.
@@ -497,15 +525,14 @@ mod tests {
         // step) are wrong in the run; the later is knocked out first, but the failure goes only
         // when the first one's value is replaced by its other way's.
         let judge = FnJudge(|text: &[u8]| {
-            let shown = String::from_utf8_lossy(text);
-            if !shown.contains("#define MFPPR_VALUE_FIXES {{") {
+            let Some(fixes) = fixes_of(text) else {
                 let log = "7 start\n7 enter 2\n7 record 0 0\n7 record 1 1\n7 leave 2\n\
                            7 value 0 0 a\n7 value 0 1 b\n7 value 1 0 c\n7 value 1 1 d\n\
                            7 same 0 0 1 0\n7 same 1 0 1 0\n7 check check_equal\n7 signal 6\n";
                 std::fs::write(log_of(text), log).unwrap();
                 return Some(true);
-            }
-            Some(!shown.contains("#define MFPPR_VALUE_FIXES {{0, 1}}"))
+            };
+            Some(fixes != "0 1\n")
         });
         let found = localised(&judge, &|_| Ok(()));
         assert_eq!(found.runs, 3, "{found:?}");
@@ -548,14 +575,13 @@ mod tests {
              7 value 1 0 c\n7 value 1 {kb} d\n7 same 0 0 {ka} 0\n7 same 1 0 {kb} 0\n\
              7 check check_equal\n7 signal 6\n"
         );
-        let needed = format!("#define MFPPR_VALUE_FIXES {{{{0, {ka}}}}}");
+        let needed = format!("0 {ka}\n");
         let judge = FnJudge(|text: &[u8]| {
-            let shown = String::from_utf8_lossy(text);
-            if !shown.contains("#define MFPPR_VALUE_FIXES {{") {
+            let Some(fixes) = fixes_of(text) else {
                 std::fs::write(log_of(text), &first_log).unwrap();
                 return Some(true);
-            }
-            Some(!shown.contains(&needed))
+            };
+            Some(fixes != needed)
         });
         let found = localised(&judge, &|_| Ok(()));
         assert_eq!(found.undecided, None, "{found:?}");
@@ -575,9 +601,10 @@ mod tests {
 
     #[test]
     fn an_instrumented_test_that_does_not_build_or_hangs_is_undecided_with_why() {
-        let never = FnJudge(|_: &[u8]| -> Option<bool> { panic!("must not run") });
-        let found = localised(&never, &|_| Err("exit status 1: error: boom".into()));
-        assert_eq!(found.runs, 0);
+        // The check finds it not interesting and no probe wrote a line: the compiler says why.
+        let fails = FnJudge(|_: &[u8]| Some(false));
+        let found = localised(&fails, &|_| Err("exit status 1: error: boom".into()));
+        assert_eq!(found.runs, 1);
         assert!(found.culprit.is_empty());
         assert!(
             found

@@ -1,7 +1,10 @@
 // mfppr: the value probes of a test instrumented to localise a wrong value (src/blame/values).
 // Each probed call logs its value and the values the spec's other MRs of its family compute at
-// the same operands; before the first check, the values are compared with that check, each
-// comparison in a child process; every line goes to the log named below, led by the process id.
+// the same operands; at the first check that compares two results, the values made so far are
+// kept, and compared with that check (each comparison in a child process) only if the run then
+// fails (a check's abort, a signal, an uncaught exception): a run that passes (the reference
+// run) or one with knocked-out values compares nothing. Every line goes to the log named below,
+// led by the process id.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -69,12 +72,18 @@ inline void enter(int site) { say("enter " + std::to_string(site)); }
 inline void leave(int site) { say("leave " + std::to_string(site)); }
 
 // The records whose value is replaced by another way's (a value knockout: does the failure
-// still come without this wrong value?): pairs {record, other way}, set by the instrumenter.
-#ifndef MFPPR_VALUE_FIXES
-#define MFPPR_VALUE_FIXES {}
-#endif
+// still come without this wrong value?): lines `record way` of the file beside the log, written
+// by mfppr before a knockout run (none: no knockout), so that every knockout runs the same build.
 inline const std::vector<std::pair<int, int>>& fixes() {
-    static const std::vector<std::pair<int, int>> f = MFPPR_VALUE_FIXES;
+    static const std::vector<std::pair<int, int>> f = [] {
+        std::vector<std::pair<int, int>> out;
+        if (std::FILE* in = std::fopen(MFPPR_VALUE_LOG ".fixes", "r")) {
+            int seq = 0, way = 0;
+            while (std::fscanf(in, "%d %d", &seq, &way) == 2) out.emplace_back(seq, way);
+            std::fclose(in);
+        }
+        return out;
+    }();
     return f;
 }
 
@@ -158,21 +167,53 @@ template <class T, class F> int same(const T& x, const T& y, F& check) {
     return forth == 0 && back == 0 ? 0 : 2;
 }
 
-template <class T, class F> void compare_all(F check) {
-    for (auto& r : store<T>()) {
-        std::string seq = std::to_string(r.seq);
-        for (size_t i = 0; i < r.values.size(); ++i)
-            say("value " + seq + " " + std::to_string(r.from[i]) + " " + shown(r.values[i]));
-        for (size_t i = 0; i < r.values.size(); ++i)
-            for (size_t j = i + 1; j < r.values.size(); ++j) {
-                int s = same(r.values[i], r.values[j], check);
-                say("same " + seq + " " + std::to_string(r.from[i]) + " " +
-                    std::to_string(r.from[j]) + " " + std::to_string(s));
-            }
-    }
-    store<T>().clear();
-    say("compared");
+// The values kept for a comparison if the run fails (at most one: the first check comparing two
+// results keeps them).
+struct Deferred {
+    virtual void compare() = 0;
+    virtual ~Deferred() = default;
+};
+inline Deferred*& deferred() { static Deferred* d = nullptr; return d; }
+// Compare the kept values now, once: the run is failing.
+inline void compare_kept() {
+    Deferred* d = deferred();
+    deferred() = nullptr;
+    if (d && !in_child()) d->compare();
 }
+
+// The values of type T made so far, taken from the store and kept until the run fails (then
+// compared with `check`) or this object, a local of the test's function, goes out of scope (the
+// values released before the library objects they hang on, such as a Z3 context).
+template <class T, class F> struct Later : Deferred {
+    F check;
+    std::vector<Record<T>> records;
+    explicit Later(F f) : check(std::move(f)), records(std::move(store<T>())) {
+        store<T>().clear();
+        if (!deferred()) deferred() = this;
+        say("kept");
+    }
+    Later(const Later&) = delete;
+    Later& operator=(const Later&) = delete;
+    ~Later() override {
+        if (deferred() == this) deferred() = nullptr;
+    }
+    void compare() override {
+        if (!fixes().empty()) return;
+        for (auto& r : records) {
+            std::string seq = std::to_string(r.seq);
+            for (size_t i = 0; i < r.values.size(); ++i)
+                say("value " + seq + " " + std::to_string(r.from[i]) + " " + shown(r.values[i]));
+            for (size_t i = 0; i < r.values.size(); ++i)
+                for (size_t j = i + 1; j < r.values.size(); ++j) {
+                    int s = same(r.values[i], r.values[j], check);
+                    say("same " + seq + " " + std::to_string(r.from[i]) + " " +
+                        std::to_string(r.from[j]) + " " + std::to_string(s));
+                }
+        }
+        say("compared");
+    }
+};
+template <class T, class F> Later<T, F> compare_later(F check) { return Later<T, F>(std::move(check)); }
 
 inline void at_check(const char* name) { say(std::string("check ") + name); }
 
@@ -185,11 +226,13 @@ inline void on_terminate() {
         what = name ? name : t->name();
         std::free(name);
     }
+    compare_kept();
     say("exception " + what);
     if (previous()) previous()();
     std::abort();
 }
 inline void on_signal(int sig) {
+    compare_kept();
     if (!in_child() && log_fd() >= 0) {
         char line[64];
         int n = std::snprintf(line, sizeof line, "%d signal %d\n", (int)::getpid(), sig);
