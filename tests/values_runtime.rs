@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use common::{require_tools, root};
@@ -26,16 +27,14 @@ int main() {
 }
 "#;
 
-#[test]
-fn self_printing_values_are_shown_and_long_ones_compared_whole() {
-    if !require_tools(&["g++"]) {
-        return;
-    }
+/// `program` built with the runtime by g++, logging to `probes.log` in the returned directory;
+/// the executable's path.
+fn built(program: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let runtime = root().join("src/blame/values/runtime.hpp");
     std::fs::copy(&runtime, dir.path().join("runtime.hpp")).unwrap();
     let log = dir.path().join("probes.log");
-    let source = format!("#define MFPPR_VALUE_LOG \"{}\"\n{PROGRAM}", log.display());
+    let source = format!("#define MFPPR_VALUE_LOG \"{}\"\n{program}", log.display());
     std::fs::write(dir.path().join("t.cpp"), source).unwrap();
     let exe = dir.path().join("t");
     let built = Command::new("g++")
@@ -49,6 +48,15 @@ fn self_printing_values_are_shown_and_long_ones_compared_whole() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
+    (dir, exe)
+}
+
+#[test]
+fn self_printing_values_are_shown_and_long_ones_compared_whole() {
+    if !require_tools(&["g++"]) {
+        return;
+    }
+    let (_dir, exe) = built(PROGRAM);
     let ran = Command::new(&exe).output().unwrap();
     assert!(ran.status.success());
     // Cut at 200 characters on the log's line; `to_str()` prints; no way to print is "?"; the
@@ -76,27 +84,8 @@ fn only_a_failing_run_compares_its_values_and_a_knockout_none() {
     if !require_tools(&["g++"]) {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(
-        root().join("src/blame/values/runtime.hpp"),
-        dir.path().join("runtime.hpp"),
-    )
-    .unwrap();
+    let (dir, exe) = built(FAILING);
     let log = dir.path().join("probes.log");
-    let source = format!("#define MFPPR_VALUE_LOG \"{}\"\n{FAILING}", log.display());
-    std::fs::write(dir.path().join("t.cpp"), source).unwrap();
-    let exe = dir.path().join("t");
-    let built = Command::new("g++")
-        .args(["-std=c++17", "-o"])
-        .arg(&exe)
-        .arg(dir.path().join("t.cpp"))
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
     let run = |fail: bool| {
         let _ = std::fs::remove_file(&log);
         let mut cmd = Command::new(&exe);
