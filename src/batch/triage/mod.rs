@@ -729,6 +729,55 @@ mod tests {
         assert_eq!(summarise(&records, GroupBy::Mrs).groups.len(), 6);
     }
 
+    /// A reduced record localised to `culprit` (undecided when empty), signed by value.
+    fn by_value(stem: &str, failure: &str, culprit: &[&str]) -> Record {
+        let mut r = Record {
+            failure: Some(failure.to_string()),
+            ..rec(stem, Outcome::Reduced, &format!("{failure} | mrs"), 900)
+        };
+        r.triage.value = Some(crate::blame::values::Localised {
+            failure: Some(failure.to_string()),
+            culprit: culprit.iter().map(|c| c.to_string()).collect(),
+            ..Default::default()
+        });
+        sign_by_value(&mut r);
+        r
+    }
+
+    #[test]
+    fn value_groups_merge_into_subsets_and_the_undecided_stay_alone_whatever_the_order() {
+        let mut records = vec![
+            by_value("a", "check_sat", &["z3::operator/(x,y)"]),
+            // Its evidence could not tell `ite` from `/`: it joins the group named by `/` alone.
+            by_value("b", "check_sat", &["z3::ite", "z3::operator/(x,y)"]),
+            by_value("c", "check_sat", &["z3::operator==(x,y)"]),
+            by_value("d", "check_sat", &[]),
+            by_value("e", "check_sat", &[]),
+            // Another failure: counted apart.
+            by_value("f", "check_lt", &["z3::ite", "z3::operator/(x,y)"]),
+        ];
+        assert_eq!(records[3].sign.value_signature, "check_sat | undecided: d");
+        let s = summarise(&records, GroupBy::Value);
+        let groups = signatures_and_members(&s);
+        let owned = |m: &[&str]| m.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let expected = [
+            ("check_sat | z3::operator/(x,y)", owned(&["a", "b"])),
+            ("check_lt | z3::ite z3::operator/(x,y)", owned(&["f"])),
+            ("check_sat | undecided: d", owned(&["d"])),
+            ("check_sat | undecided: e", owned(&["e"])),
+            ("check_sat | z3::operator==(x,y)", owned(&["c"])),
+        ];
+        let expected: Vec<(&str, &[String])> =
+            expected.iter().map(|(g, m)| (*g, m.as_slice())).collect();
+        assert_eq!(groups, expected);
+        for _ in 0..records.len() {
+            records.rotate_left(1);
+            assert_eq!(summarise(&records, GroupBy::Value), s);
+        }
+        records.reverse();
+        assert_eq!(summarise(&records, GroupBy::Value), s);
+    }
+
     /// A record whose knockouts decided: the failure needs the calls of `needs`' families.
     fn by_knockouts(stem: &str, failure: &str, needs: &[&str]) -> Record {
         let mut r = by_library(stem, failure, &["z3::operator-", "z3::operator/"]);
