@@ -226,18 +226,19 @@ inline void on_terminate() {
         what = name ? name : t->name();
         std::free(name);
     }
-    compare_kept();
     say("exception " + what);
+    compare_kept();
     if (previous()) previous()();
     std::abort();
 }
+// The failure is logged first: comparing the kept values after a crash may crash again.
 inline void on_signal(int sig) {
-    compare_kept();
     if (!in_child() && log_fd() >= 0) {
         char line[64];
         int n = std::snprintf(line, sizeof line, "%d signal %d\n", (int)::getpid(), sig);
         if (n > 0) { ssize_t w = ::write(log_fd(), line, (size_t)n); (void)w; }
     }
+    compare_kept();
     std::signal(sig, SIG_DFL);
     std::raise(sig);
 }
