@@ -8,7 +8,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{require_tools, root};
+use common::{require_tools, root, write_script};
 
 fn fixture() -> Vec<u8> {
     std::fs::read(root().join("fixtures/tests/iset_merge_small_a.cpp")).unwrap()
@@ -174,16 +174,13 @@ fn compiler_without_pch_support_falls_back_with_one_warning() {
     if !require_tools(&["g++", "python3"]) {
         return;
     }
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let cxx = dir.path().join("no-pch-g++");
-    std::fs::write(
+    write_script(
         &cxx,
         "#!/bin/sh\ncase \" $* \" in *\" c++-header \"*) echo 'no PCH here' >&2; exit 1;; esac\n\
          exec g++ \"$@\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let cache = dir.path().join("cache");
     let test = fixture();
     let mut warnings = 0;
@@ -208,19 +205,16 @@ fn an_instrumented_test_is_built_once_per_compiler_command_beside_its_probe_log(
     if !require_tools(&["g++", "python3"]) {
         return;
     }
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let count = dir.path().join("compiles");
     let cxx = dir.path().join("counting-g++");
-    std::fs::write(
+    write_script(
         &cxx,
-        format!(
+        &format!(
             "#!/bin/sh\necho x >> '{}'\nexec g++ \"$@\"\n",
             count.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&cxx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let probes = dir.path().join("values");
     std::fs::create_dir(&probes).unwrap();
     let mut test = format!(
@@ -257,19 +251,16 @@ fn an_instrumented_test_is_built_once_per_compiler_command_beside_its_probe_log(
 /// `mfppr reduce` of the fixture with a shell check that records `$MFPPR_CACHE_DIR` and accepts
 /// everything; returns the directories it saw and the `--stats` JSON.
 fn reduce_recording(user_cache: Option<&Path>) -> (Vec<String>, serde_json::Value) {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let seen = dir.path().join("seen.txt");
     let script = dir.path().join("record.sh");
-    std::fs::write(
+    write_script(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\necho \"$MFPPR_CACHE_DIR\" >> '{}'\nexit 0\n",
             seen.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let input = dir.path().join("t.cpp");
     std::fs::write(&input, fixture()).unwrap();
     let stats = dir.path().join("stats.json");
