@@ -9,7 +9,7 @@
 //!
 //! A built-in check is the same script as its file in `interestingness/`, byte for byte, so it
 //! gives the same verdicts; its temporary path never reaches a result: what is shown (progress,
-//! the reproduction command) and what a task file of `batch --emit-tasks` holds is
+//! the reproduction command) and what a task file of `batch emit` holds is
 //! `builtin:NAME` ([`builtin_at`]), which the process running the task resolves itself.
 
 use std::path::{Path, PathBuf};
@@ -168,34 +168,28 @@ fn write_private() -> anyhow::Result<Written> {
 /// Write every built-in check (executable) and the helper into `dir`, which must exist; an
 /// existing file is an error unless `force`. Returns the paths written.
 pub fn write_all(dir: &Path, force: bool) -> anyhow::Result<Vec<PathBuf>> {
-    use std::os::unix::fs::PermissionsExt;
     let all: Vec<(&Builtin, u32)> = BUILTINS
         .iter()
         .map(|b| (b, 0o755))
         .chain([(&HELPER, 0o644)])
         .collect();
-    if !force {
-        if let Some((b, _)) = all.iter().find(|(b, _)| dir.join(b.file).exists()) {
-            return Err(coded(
-                ExitKind::Input,
-                format!(
-                    "{} exists; give an empty directory, or --force to overwrite it",
-                    dir.join(b.file).display()
-                ),
-            ));
-        }
+    // Every name is checked before the first is written, so a refusal writes nothing.
+    for (b, _) in &all {
+        crate::atomic::may_create(&dir.join(b.file), force)
+            .map_err(|e| coded(ExitKind::Input, format!("{e:#}")))?;
     }
     let mut written = Vec::new();
     for (b, mode) in all {
         let path = dir.join(b.file);
-        std::fs::write(&path, b.text)
-            .and_then(|()| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)))
-            .map_err(|e| {
-                coded(
-                    ExitKind::Input,
-                    format!("cannot write {}: {e}; check the directory", path.display()),
-                )
-            })?;
+        crate::atomic::create_file(&path, b.text.as_bytes(), mode, force).map_err(|e| {
+            coded(
+                ExitKind::Input,
+                format!(
+                    "cannot write {}: {e:#}; check the directory",
+                    path.display()
+                ),
+            )
+        })?;
         written.push(path);
     }
     Ok(written)

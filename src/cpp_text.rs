@@ -2,7 +2,8 @@
 //! comments skipped, a string or character literal seen as its opening quote) for the scanners
 //! that answer small questions about C++ bytes the document model does not split further — the
 //! `)` that closes a `(`, a split at top-level separators, the parameter names of a `(…)` list,
-//! whether an expression stands as an operand — and identifiers and line starts.
+//! whether an expression stands as an operand — and identifiers and line starts; and the one
+//! escaper for every string mfppr writes into generated C++ ([`string_literal`]).
 //!
 //! Why not tree-sitter: the model (built on the parsed [`crate::document::Document`]) already
 //! finds the definitions, calls and arguments; these answer small questions at the offsets it
@@ -190,9 +191,44 @@ pub(crate) fn line_starts(text: &[u8]) -> Vec<usize> {
         .collect()
 }
 
+/// `bytes` as a C++ narrow string literal, quotes included, that holds exactly those bytes:
+/// printable ASCII as itself (`"`, `\\` and `?` escaped, the last against trigraphs), every
+/// other byte as a three-digit octal escape, so a path with `é`, a control character or a byte
+/// that is not UTF-8 compiles and means the same bytes (issue 59).
+pub(crate) fn string_literal(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::from("\"");
+    for &b in bytes {
+        match b {
+            b'"' => s.push_str("\\\""),
+            b'\\' => s.push_str("\\\\"),
+            b'?' => s.push_str("\\?"),
+            0x20..=0x7e => s.push(b as char),
+            _ => {
+                let _ = write!(s, "\\{b:03o}");
+            }
+        }
+    }
+    s.push('"');
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_literal_holds_exactly_the_bytes() {
+        assert_eq!(
+            string_literal(b"/tmp/x/probes.log"),
+            "\"/tmp/x/probes.log\""
+        );
+        assert_eq!(
+            string_literal("/tmp/é\t\"\\??=".as_bytes()),
+            "\"/tmp/\\303\\251\\011\\\"\\\\\\?\\?=\""
+        );
+        assert_eq!(string_literal(b"\xff1"), "\"\\3771\"");
+    }
 
     #[test]
     fn operands_are_parenthesised_unless_primary() {

@@ -1,16 +1,37 @@
-//! Reading an input test file and the checks that need no parse: only a regular file, at most
-//! [`MAX_TEST_BYTES`], UTF-8 text, no statement over [`MAX_STATEMENT_TOKENS`] tokens, and where
-//! the braces stop balancing. Hostile input is refused here, before the parser sees it.
+//! The one reader policy for the files mfppr reads (issue 59): [`read_regular`] reads a regular
+//! file only (a FIFO, a device, a directory or a `/proc` file is refused in one line, without
+//! blocking), at most a given number of bytes; [`inside_root`] resolves symlinks before saying
+//! whether a file lies inside a root. Here too: reading an input test and the checks that need no
+//! parse (at most [`MAX_TEST_BYTES`], UTF-8 text, no statement over [`MAX_STATEMENT_TOKENS`]
+//! tokens, where the braces stop balancing), so hostile input is refused before the parser sees
+//! it.
 
 use anyhow::{bail, Result};
 
-/// Read the test at `path`, with a one-line error that says what to do when it cannot be read.
-///
-/// Only a regular file is read (a symlink counts as what it points to): the file is opened
-/// without blocking and checked before the first read, so a FIFO, a device or a directory is
-/// refused at once instead of blocking in `open` or reading without end; more than
-/// [`MAX_TEST_BYTES`] is refused without reading the rest.
+/// Read the test at `path`, with a one-line error that says what to do when it cannot be read;
+/// more than [`MAX_TEST_BYTES`] is refused by [`check_text`] (one byte more is read to see it).
 pub(crate) fn read_test(path: &std::path::Path) -> Result<Vec<u8>> {
+    read_upto(path, MAX_TEST_BYTES as u64 + 1, "an MF++ test file")
+}
+
+/// Read `path`, `what` it is for the messages (`"a reduced result"`), refusing more than `limit`
+/// bytes. Only a regular file is read (a symlink counts as what it points to): the file is opened
+/// without blocking and checked before the first read, so a FIFO, a device, a directory or a file
+/// of `/proc` is refused at once instead of blocking in `open` or reading without end.
+pub(crate) fn read_regular(path: &std::path::Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+    let text = read_upto(path, limit + 1, what)?;
+    if text.len() as u64 > limit {
+        bail!(
+            "{} has more than {} bytes, more than mfppr reads as {what}; check that it is the \
+             right file",
+            path.display(),
+            limit
+        );
+    }
+    Ok(text)
+}
+
+fn read_upto(path: &std::path::Path, most: u64, what: &str) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let cannot = |e: std::io::Error| {
@@ -26,18 +47,50 @@ pub(crate) fn read_test(path: &std::path::Path) -> Result<Vec<u8>> {
         .open(path)
         .map_err(cannot)?;
     let kind = file.metadata().map_err(cannot)?.file_type();
-    if !kind.is_file() {
-        bail!(
-            "{} is {}, not an MF++ test file; give a regular file (or - for standard input)",
-            path.display(),
+    let proc_file = std::fs::canonicalize(path).is_ok_and(|p| p.starts_with("/proc"));
+    if !kind.is_file() || proc_file {
+        let kind = if proc_file {
+            "a file of /proc"
+        } else {
             crate::atomic::kind_of(&kind)
+        };
+        bail!(
+            "{} is {kind}, not {what}; give a regular file",
+            path.display(),
         );
     }
     let mut text = Vec::new();
-    file.take(MAX_TEST_BYTES as u64 + 1)
-        .read_to_end(&mut text)
-        .map_err(cannot)?;
+    file.take(most).read_to_end(&mut text).map_err(cannot)?;
     Ok(text)
+}
+
+/// `path` with its symlinks resolved, when that lies inside `root` (symlinks resolved too);
+/// `None` when it lies outside, or cannot be resolved.
+pub(crate) fn inside_root(
+    path: &std::path::Path,
+    root: &std::path::Path,
+) -> Option<std::path::PathBuf> {
+    let root = std::fs::canonicalize(root).ok()?;
+    let real = std::fs::canonicalize(path).ok()?;
+    real.starts_with(&root).then_some(real)
+}
+
+/// The largest JSON record mfppr reads (a test's `result.json`, stats, a task list, a summary).
+pub(crate) const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// The largest campaign journal mfppr reads (a few kilobytes a test).
+pub(crate) const MAX_JOURNAL_BYTES: u64 = 1 << 30;
+
+/// [`read_regular`], `Ok(None)` when nothing is at `path`.
+pub(crate) fn read_if_any(
+    path: &std::path::Path,
+    limit: u64,
+    what: &str,
+) -> Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        _ => read_regular(path, limit, what).map(Some),
+    }
 }
 
 /// The largest input mfppr reads (MF++ writes tests of a few megabytes).

@@ -70,6 +70,17 @@ pub(crate) fn timeout_after(elapsed: Duration) -> Duration {
     (elapsed * TIMEOUT_FACTOR).clamp(MIN_TIMEOUT, MAX_TIMEOUT)
 }
 
+/// The exit-status rule of a reduction: which exit statuses count as interesting, given how the
+/// original's run ended; `None` if the original is not interesting. Exit 0 by default; with
+/// `--interesting-exit auto` (`same_status`), the original's status when it is not 0.
+pub(crate) fn interesting_exits(original: RunEnd, same_status: bool) -> Option<Expected> {
+    match (original, same_status) {
+        (RunEnd::Exited { status: 0, .. }, false) => Some(Expected::Zero),
+        (RunEnd::Exited { status, .. }, true) if status != 0 => Some(Expected::Status(status)),
+        _ => None,
+    }
+}
+
 /// How a command that starts from a test sets its check's timeout and exit rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CheckRule {
@@ -89,7 +100,7 @@ impl CheckRule {
         let run = oracle.run(text, &AtomicBool::new(false))?;
         let expected = self
             .expected
-            .or_else(|| crate::reduce::interesting_exits(run.end, self.same_status));
+            .or_else(|| interesting_exits(run.end, self.same_status));
         let Some(expected) = expected else {
             return Ok((run, false));
         };

@@ -1,7 +1,7 @@
 //! Exclusive locks on the files and directories a run writes, so that two mfppr processes never
 //! write the same output at once: an advisory `flock(2)` on a lock file holding the owner's pid.
 //!
-//! Who locks what: a local `mfppr batch` and `--collect` lock the whole campaign
+//! Who locks what: a local `mfppr batch` and `batch collect` lock the whole campaign
 //! (`OUTDIR/.mfppr.lock`); a task's `--one` run, and every test of a local batch, lock the test's
 //! directory (`OUTDIR/<stem>/.mfppr.lock`), so that the tasks of one task file, run at once into
 //! the same OUTDIR, do not wait for each other; `mfppr reduce` locks its output
@@ -9,6 +9,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -80,6 +81,7 @@ pub(crate) fn lock_exclusive(path: &Path, what: &str) -> anyhow::Result<Lock> {
         .write(true)
         .create(true)
         .truncate(false)
+        .custom_flags(nix::libc::O_NOFOLLOW)
         .open(path)
         .with_context(|| {
             format!(
@@ -91,7 +93,7 @@ pub(crate) fn lock_exclusive(path: &Path, what: &str) -> anyhow::Result<Lock> {
         Ok(locked) => locked,
         Err((mut file, Errno::EWOULDBLOCK)) => {
             let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
+            let _ = Read::by_ref(&mut file).take(64).read_to_string(&mut text);
             let pid = match text.trim() {
                 "" => "pid unknown".to_string(),
                 pid => format!("pid {pid}"),

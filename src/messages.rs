@@ -1,5 +1,7 @@
 //! User-facing messages on stderr: notes, progress, an updating status line and warnings, with
-//! one process-wide quiet switch (`-q`). Results (reports, tables, summaries) go to stdout and are
+//! one process-wide quiet switch (`-q`); and the one escaper for terminals ([`printable`]) that
+//! every table and message showing a name from outside (a test's stem, a file or function name
+//! from coverage data, a signature) goes through. Results (reports, tables, summaries) go to stdout and are
 //! never silenced; errors are printed once by `main`.
 //!
 //! On a terminal the status line is redrawn in place; any other message first clears it. When
@@ -62,9 +64,43 @@ pub fn status(message: impl AsRef<str>) {
     }
 }
 
+/// `text` with what a terminal would act on escaped: control characters (`\n`, `\u{1b}`, BEL),
+/// the Unicode line separators and the bidirectional overrides, so a hostile name stays one
+/// visible token on its row and cannot forge another or move the cursor.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let acts = c.is_control()
+                || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+            if acts {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// [`printable`] of a path's bytes (lossy where it is not UTF-8, for display only).
+pub fn printable_path(path: &std::path::Path) -> String {
+    printable(&path.to_string_lossy())
+}
+
 /// Erase the status line, if one is shown (before other output, and when a run ends).
 pub fn clear_status() {
     if STATUS_SHOWN.swap(false, Ordering::Relaxed) {
         eprint!("{ERASE_LINE}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_with_a_newline_or_an_escape_stays_one_visible_token() {
+        assert_eq!(printable("nl\n$(x)\u{1b}é"), "nl\\n$(x)\\u{1b}é");
+        assert_eq!(printable("bel\u{7}\r\u{202e}x"), "bel\\u{7}\\r\\u{202e}x");
+        assert_eq!(printable("plain name_1.cpp"), "plain name_1.cpp");
     }
 }

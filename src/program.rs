@@ -1,6 +1,7 @@
 //! The failure read from the program (issue 28 item 3): the report builds the standalone export
 //! with the compiler and flags the bundled check scripts use (`$CXX`, `$CXXFLAGS`,
-//! `-DEXECUTE=1`, `$MFPPR_CXXFLAGS`, then after the source `$MFPPR_LDFLAGS`, `$LDFLAGS`, `$LIBS`, read like the scripts read them) and
+//! `-DEXECUTE=1`, `$MFPPR_CXXFLAGS`, then after the source `$MFPPR_LDFLAGS`, `$LDFLAGS`, `$LIBS`,
+//! split into words as the scripts split them with `shlex`: nothing is evaluated, issue 59) and
 //! runs it once, through the process runner with a timeout, keeping its exit status and the last
 //! lines of *its* stderr (the library's assertion or exception), not the check script's.
 
@@ -20,12 +21,9 @@ const CAP: usize = 256 * 1024;
 /// How many of its last lines the report shows.
 const TAIL_LINES: usize = 8;
 
-/// The compile command, for `sh -c SCRIPT SOURCE EXE`: each variable is split into words as a
-/// shell splits a command line (`eval`), as the scripts split them (`shlex`).
-const BUILD_SCRIPT: &str = r#"eval "exec ${CXX:-g++} ${CXXFLAGS-"-std=c++17 -O0 -w"} -DEXECUTE=1 $MFPPR_CXXFLAGS \"\$0\" -o \"\$1\" $MFPPR_LDFLAGS $LDFLAGS $LIBS" 2>&1"#;
-/// The syntax check, for `sh -c SCRIPT sh ARGS…` (`-I` dirs and the source): the build's
-/// compiler and flags with `-fsyntax-only`.
-const SYNTAX_SCRIPT: &str = r#"eval "exec ${CXX:-g++} ${CXXFLAGS-"-std=c++17 -O0 -w"} -DEXECUTE=1 $MFPPR_CXXFLAGS -fsyntax-only \"\$@\"" 2>&1"#;
+/// Runs its arguments as one command with stderr joined to stdout, for `sh -c SCRIPT sh WORDS…`:
+/// the words are passed as they are, never evaluated.
+const JOINED_SCRIPT: &str = r#"exec "$@" 2>&1"#;
 /// The run, for `sh -c SCRIPT EXE`: stderr kept, stdout dropped.
 const RUN_SCRIPT: &str = r#"exec "$0" 2>&1 >/dev/null"#;
 
@@ -45,17 +43,23 @@ pub struct ProgramRun {
 /// Build `source` (the standalone's text) as the check scripts would and run it once; `env` is
 /// the check's extra environment (`MFPPR_CXXFLAGS`).
 pub(crate) fn build_and_run(source: &[u8], env: &[(String, String)]) -> ProgramRun {
-    let command = command_line(env);
-    let failed = |why: String, tail: String| ProgramRun {
-        command: command.clone(),
+    let failed = |command: String, why: String, tail: String| ProgramRun {
+        command,
         built: false,
         end: why,
         stderr_tail: tail,
     };
+    // Relative names, so the program's messages name `standalone.cpp` as the report does.
+    let words = match build_words(env) {
+        Ok(w) => w,
+        Err(e) => return failed(String::new(), format!("not built: {e}"), String::new()),
+    };
+    let command = format!("{} && ./standalone", quoted(&words));
     let scratch = match ScratchDir::new("mfppr-standalone-") {
         Ok(s) => s,
         Err(e) => {
             return failed(
+                command,
                 format!("not built: no scratch directory ({e})"),
                 String::new(),
             )
@@ -65,27 +69,24 @@ pub(crate) fn build_and_run(source: &[u8], env: &[(String, String)]) -> ProgramR
     let exe = scratch.path().join("standalone");
     if let Err(e) = std::fs::write(&src, source) {
         return failed(
+            command,
             format!("not built: cannot write {} ({e})", src.display()),
             String::new(),
         );
     }
-    // Relative names, so the program's messages name `standalone.cpp` as the report does.
-    let mut build = shell(
-        BUILD_SCRIPT,
-        &["standalone.cpp", "standalone"],
-        scratch.path(),
-        env,
-    );
+    let mut build = joined(&words, scratch.path(), env);
     match capture(&mut build, b"", BUILD_TIMEOUT, CAP) {
         Ok(c) if c.finished.end.status() == Some(0) && exe.is_file() => {}
         Ok(c) => {
             return failed(
+                command,
                 format!("not built ({})", describe(c.finished.end)),
                 tail(&c.stdout),
             )
         }
         Err(e) => {
             return failed(
+                command,
                 format!("not built: the compiler could not be run ({e})"),
                 String::new(),
             )
@@ -118,15 +119,14 @@ pub(crate) fn compiles(
     let scratch = ScratchDir::new("mfppr-compiles-").map_err(|e| e.to_string())?;
     let src = scratch.path().join("candidate.cpp");
     std::fs::write(&src, source).map_err(|e| e.to_string())?;
-    let mut args: Vec<String> = Vec::new();
+    let mut args: Vec<String> = vec!["-fsyntax-only".to_string()];
     for dir in include_dirs {
         args.push("-I".to_string());
         args.push(dir.display().to_string());
     }
     args.push("candidate.cpp".to_string());
-    let mut words = vec!["sh"];
-    words.extend(args.iter().map(String::as_str));
-    let mut build = shell(SYNTAX_SCRIPT, &words, scratch.path(), env);
+    let words = compiler_words(env, args)?;
+    let mut build = joined(&words, scratch.path(), env);
     match capture(&mut build, b"", BUILD_TIMEOUT, CAP) {
         Ok(c) if c.finished.end.status() == Some(0) => Ok(()),
         Ok(c) => {
@@ -177,31 +177,69 @@ fn shell(
     command
 }
 
-/// The build-and-run command with the variables' values in place, for the report.
-fn command_line(env: &[(String, String)]) -> String {
-    let var = |name: &str| {
-        env.iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .or_else(|| std::env::var(name).ok())
-    };
-    let cxx = var("CXX").filter(|c| !c.trim().is_empty());
-    let words = [
-        cxx.unwrap_or_else(|| "g++".to_string()),
-        var("CXXFLAGS").unwrap_or_else(|| "-std=c++17 -O0 -w".to_string()),
-        "-DEXECUTE=1".to_string(),
-        var("MFPPR_CXXFLAGS").unwrap_or_default(),
-        "standalone.cpp -o standalone".to_string(),
-        var("MFPPR_LDFLAGS").unwrap_or_default(),
-        var("LDFLAGS").unwrap_or_default(),
-        var("LIBS").unwrap_or_default(),
-    ];
-    let build: Vec<&str> = words
+/// `words` run as one command (stderr joined to stdout) in `dir`, with `env` added.
+fn joined(words: &[String], dir: &Path, env: &[(String, String)]) -> std::process::Command {
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(JOINED_SCRIPT)
+        .arg("sh")
+        .args(words)
+        .current_dir(dir);
+    command.envs(env.iter().map(|(k, v)| (k, v)));
+    command
+}
+
+/// The value of `name` in the check's environment `env`, else in mfppr's.
+fn var(env: &[(String, String)], name: &str) -> Option<String> {
+    env.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var(name).ok())
+}
+
+/// `name`'s value split into words as `shlex.split` splits it (quotes and backslashes, nothing
+/// expanded or run); `default` when it is unset.
+fn words_of(env: &[(String, String)], name: &str, default: &str) -> Result<Vec<String>, String> {
+    let value = var(env, name).unwrap_or_else(|| default.to_string());
+    shlex::split(&value).ok_or_else(|| {
+        format!("{name} has an unbalanced quote ({value:?}); quote its words as a shell would")
+    })
+}
+
+/// The compiler's words as the bundled scripts build them: `$CXX` (g++ when unset or empty),
+/// `$CXXFLAGS` (`-std=c++17 -O0 -w` when unset), `-DEXECUTE=1`, `$MFPPR_CXXFLAGS`, then `rest`.
+fn compiler_words(env: &[(String, String)], rest: Vec<String>) -> Result<Vec<String>, String> {
+    let mut words = words_of(env, "CXX", "")?;
+    if words.is_empty() {
+        words.push("g++".to_string());
+    }
+    words.extend(words_of(env, "CXXFLAGS", "-std=c++17 -O0 -w")?);
+    words.push("-DEXECUTE=1".to_string());
+    words.extend(words_of(env, "MFPPR_CXXFLAGS", "")?);
+    words.extend(rest);
+    Ok(words)
+}
+
+/// The build of `standalone.cpp` into `standalone`, link flags (`$MFPPR_LDFLAGS`, `$LDFLAGS`,
+/// `$LIBS`) after the source.
+fn build_words(env: &[(String, String)]) -> Result<Vec<String>, String> {
+    let mut rest: Vec<String> = ["standalone.cpp", "-o", "standalone"]
+        .map(String::from)
+        .to_vec();
+    for name in ["MFPPR_LDFLAGS", "LDFLAGS", "LIBS"] {
+        rest.extend(words_of(env, name, "")?);
+    }
+    compiler_words(env, rest)
+}
+
+/// `words` as a shell command line that runs exactly them (each quoted where it needs it).
+fn quoted(words: &[String]) -> String {
+    words
         .iter()
-        .map(|w| w.trim())
-        .filter(|w| !w.is_empty())
-        .collect();
-    format!("{} && ./standalone", build.join(" "))
+        .map(|w| crate::oracle::shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 pub(crate) fn describe(end: RunEnd) -> String {
@@ -234,14 +272,44 @@ mod tests {
     }
 
     #[test]
-    fn the_command_line_names_the_checks_flags() {
-        let env = [("MFPPR_CXXFLAGS".to_string(), "-I /spec".to_string())];
-        let line = command_line(&env);
-        assert!(
-            line.contains("-DEXECUTE=1 -I /spec standalone.cpp -o standalone"),
-            "{line}"
-        );
-        assert!(line.ends_with("&& ./standalone"), "{line}");
+    fn the_build_splits_flags_like_shlex_and_evaluates_nothing() {
+        let env = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let words = build_words(&env(&[
+            ("CXX", "g++"),
+            ("CXXFLAGS", "-std=c++17"),
+            ("MFPPR_CXXFLAGS", "-I /spec -DNAME='a b'"),
+            ("MFPPR_LDFLAGS", ""),
+            ("LDFLAGS", "-Wl,-rpath,$ORIGIN/lib"),
+            ("LIBS", "-lm $(touch P) `id`"),
+        ]))
+        .unwrap();
+        let want = [
+            "g++",
+            "-std=c++17",
+            "-DEXECUTE=1",
+            "-I",
+            "/spec",
+            "-DNAME=a b",
+            "standalone.cpp",
+            "-o",
+            "standalone",
+            "-Wl,-rpath,$ORIGIN/lib",
+            "-lm",
+            "$(touch",
+            "P)",
+            "`id`",
+        ];
+        assert_eq!(words, want);
+        let line = quoted(&words);
+        assert!(line.contains("'-Wl,-rpath,$ORIGIN/lib'"), "{line}");
+        assert!(line.contains("'-DNAME=a b'"), "{line}");
+        let bad = build_words(&env(&[("LIBS", "-l'm")])).unwrap_err();
+        assert!(bad.contains("LIBS has an unbalanced quote"), "{bad}");
     }
 
     #[test]

@@ -360,7 +360,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     retriage("library");
     assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
 
-    // The old flag form still works, with a warning naming the new one.
+    // The old flag form is refused in one line that names the subcommand, touching nothing.
     let old = mfppr()
         .args(["batch", "--group-by", "library", "--triage-only"])
         .arg(&out)
@@ -368,11 +368,13 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         .arg(root().join("fixtures/iset/spec"))
         .output()
         .unwrap();
-    assert!(old.status.success());
+    assert_eq!(old.status.code(), Some(2), "{old:?}");
+    let said = String::from_utf8_lossy(&old.stderr);
     assert!(
-        String::from_utf8_lossy(&old.stderr).contains("use `mfppr batch retriage OUTDIR`"),
+        said.contains("use `mfppr batch retriage OUTDIR`"),
         "{old:?}"
     );
+    assert_eq!(said.trim().lines().count(), 1, "{old:?}");
     assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
 
     // explain: the group's signature, what every member calls, each member, and the
@@ -560,16 +562,21 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert_eq!(journal_lines(&out2).len(), 3);
     // The test the kill did not touch gives the same bytes.
     assert_eq!(reduced_bytes(&out2, done), reduced_bytes(&out, done));
-    // Collecting twice adds nothing (here in the old flag form, which warns).
+    // Collecting twice adds nothing; the old flag form is refused, naming the subcommand.
     let again = mfppr()
-        .arg("batch")
-        .arg("--collect")
+        .args(["batch", "collect"])
         .arg(&out2)
         .output()
         .unwrap();
     assert!(again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("use `mfppr batch collect OUTDIR`"));
     assert_eq!(journal_lines(&out2).len(), 3);
+    let old = mfppr()
+        .args(["batch", "--collect"])
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert_eq!(old.status.code(), Some(2), "{old:?}");
+    assert!(String::from_utf8_lossy(&old.stderr).contains("use `mfppr batch collect OUTDIR`"));
 }
 
 #[test]
@@ -705,7 +712,7 @@ fn tasks_run_at_once_and_collect_counts_those_without_a_result_as_missing() {
     let out = dir.path().join("out");
     let tasks = dir.path().join("tasks.txt");
     let emitted = mfppr()
-        .arg("batch")
+        .args(["batch", "emit"])
         .arg(&inputs)
         .arg("--check")
         .arg(&check)
@@ -713,7 +720,7 @@ fn tasks_run_at_once_and_collect_counts_those_without_a_result_as_missing() {
         .arg(root().join("fixtures/iset/spec"))
         .arg("-o")
         .arg(&out)
-        .arg("--emit-tasks")
+        .arg("--tasks")
         .arg(&tasks)
         .output()
         .unwrap();
@@ -747,8 +754,7 @@ fn tasks_run_at_once_and_collect_counts_those_without_a_result_as_missing() {
     }
     let collect = || {
         mfppr()
-            .arg("batch")
-            .arg("--collect")
+            .args(["batch", "collect"])
             .arg(&out)
             .output()
             .unwrap()

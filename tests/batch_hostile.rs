@@ -71,15 +71,15 @@ fn through_tasks(
 ) -> String {
     let tasks = hostile.join(format!("tasks {}.txt", out.file_name().unwrap().display()));
     let emitted = Command::new(common::bin())
-        .arg("batch")
+        .args(["batch", "emit"])
         .arg(inputs)
         .args(args(hostile, out))
-        .arg("--emit-tasks")
+        .arg("--tasks")
         .arg(&tasks)
         .current_dir(cwd)
         .output()
         .unwrap();
-    assert_ok("--emit-tasks", &emitted);
+    assert_ok("batch emit", &emitted);
     let text = std::fs::read_to_string(&tasks).unwrap();
     assert_eq!(
         text.lines().count(),
@@ -95,8 +95,8 @@ fn through_tasks(
         .output()
         .unwrap();
     assert_ok(shell_command, &ran);
-    let collected = common::mfppr(cwd, &["batch", "--collect", out.to_str().unwrap()]);
-    assert_ok("--collect", &collected);
+    let collected = common::mfppr(cwd, &["batch", "collect", out.to_str().unwrap()]);
+    assert_ok("batch collect", &collected);
     String::from_utf8(collected.stdout).unwrap()
 }
 

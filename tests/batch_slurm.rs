@@ -1,6 +1,6 @@
 //! End-to-end campaign on a real Slurm: `scripts/slurm-localhost` starts a private single-node
-//! cluster on localhost, `mfppr batch --emit-tasks` writes the task file, `sbatch --array --wait`
-//! runs it through `scripts/batch-slurm.sbatch`, and `mfppr batch --collect` merges the results,
+//! cluster on localhost, `mfppr batch emit` writes the task file, `sbatch --array --wait`
+//! runs it through `scripts/batch-slurm.sbatch`, and `mfppr batch collect` merges the results,
 //! which must equal the same campaign run locally (real g++ and `check-failure.py`, through a
 //! memo of its verdicts that both runs share: each text is judged by the real script once).
 //!
@@ -140,11 +140,11 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
     let tasks = dir.path().join("tasks.txt");
     let slurm_out = dir.path().join("slurm-out");
     let emitted = mfppr()
-        .arg("batch")
+        .args(["batch", "emit"])
         .arg(&inputs)
         .args(campaign_args(&slurm_out, &check))
         .arg("-q")
-        .arg("--emit-tasks")
+        .arg("--tasks")
         .arg(&tasks)
         .output()
         .unwrap();
@@ -199,8 +199,7 @@ fn a_task_file_run_as_a_slurm_job_array_collects_to_the_local_result() {
     let in_slurm = up.elapsed();
 
     let collected = mfppr()
-        .arg("batch")
-        .arg("--collect")
+        .args(["batch", "collect"])
         .arg(&slurm_out)
         .args(["--group-by", "library"])
         .output()

@@ -6,7 +6,7 @@
 //! passing test must be recorded as not interesting; and the triage must find exactly the three
 //! planted bugs: no group holds two bugs, every bug has one group but for at most one extra group
 //! (failures the library signature cannot place), each named by the library operation the bug
-//! sits in (the wrong value localised), and `--triage-only` writes the same summary again. The groups per bug and the pairwise recall are printed.
+//! sits in (the wrong value localised), and `batch retriage` writes the same summary again. The groups per bug and the pairwise recall are printed.
 //!
 //! It takes minutes on two cores, so it is `#[ignore]`d in `cargo test` and run by `.ci/run`
 //! (`cargo test --release --test suite -- --ignored campaign::`).
@@ -331,7 +331,7 @@ fn the_campaign_is_reduced_and_triaged_into_the_three_planted_bugs() {
     // Re-triaging the finished campaign gives the same summary, byte for byte.
     let written = std::fs::read(out.join("summary.json")).unwrap();
     let again = Command::new(bin())
-        .args(["batch", "--triage-only"])
+        .args(["batch", "retriage"])
         .arg(&out)
         .args(["--group-by", "value"])
         .args(["-I", &spec])

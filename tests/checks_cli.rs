@@ -249,11 +249,11 @@ fn task_files_name_builtin_checks_not_their_temporary_path() {
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let emitted = Command::new(bin())
-        .arg("batch")
+        .args(["batch", "emit"])
         .arg(root().join("fixtures/campaign/t_iset_19.cpp"))
         .args(["--check", "builtin:failure", "-o"])
         .arg(dir.path().join("out"))
-        .arg("--emit-tasks")
+        .arg("--tasks")
         .arg(&tasks)
         .env("TMPDIR", &tmp)
         .output()

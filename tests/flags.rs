@@ -441,7 +441,7 @@ fn progress_is_one_updating_line_on_a_terminal() {
 }
 
 /// `export` and `batch` take the generator's flag list after `--` as `reduce` does: `export`
-/// finds the spec through it (same export as with `-I`), and `batch --emit-tasks` writes task
+/// finds the spec through it (same export as with `-I`), and `batch emit` writes task
 /// lines that search the same directory and carry the flags to the scripts.
 #[test]
 fn export_and_batch_take_compiler_flags_after_dashdash() {
@@ -473,13 +473,13 @@ fn export_and_batch_take_compiler_flags_after_dashdash() {
 
     let tasks = dir.path().join("tasks.txt");
     let out = Command::new(bin())
-        .arg("batch")
+        .args(["batch", "emit"])
         .arg(root().join("fixtures/tests/iset_pass_tiny.cpp"))
         .arg("--check")
         .arg(root().join("interestingness/check-failure.py"))
         .arg("-o")
         .arg(dir.path().join("campaign"))
-        .arg("--emit-tasks")
+        .arg("--tasks")
         .arg(&tasks)
         .args(["--", "-DISET_BUG_MERGE", &format!("-I{spec_s}")])
         .output()

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -28,7 +29,7 @@ pub(crate) enum Outcome {
     OracleError,
     /// The input could not be read, or is not an MF++ test.
     InputError,
-    /// An emitted task that left no result (`--collect` only; never journaled).
+    /// An emitted task that left no result (`batch collect` only; never journaled).
     Missing,
 }
 
@@ -124,7 +125,7 @@ pub(crate) struct Signing {
     /// standalone can be built; see [`crate::export::library_operations`]).
     #[serde(default)]
     pub library_ops: Vec<String>,
-    /// The library signature (`--group-by library`, the default): `failure | library operations`,
+    /// The library signature (`--group-by library`): `failure | library operations`,
     /// or the MR-family `signature` when the standalone cannot be built; empty in journals of
     /// older versions and for tests not reduced.
     #[serde(default)]
@@ -167,7 +168,7 @@ pub(crate) struct Record {
     #[serde(flatten)]
     pub slip: SlipFacts,
     /// Check runs of triage, not part of `oracle_calls`: the run that reads the result's failure,
-    /// blame's and the knockouts'.
+    /// blame's, the knockouts', the value localisation's and the slip check's.
     #[serde(default)]
     pub triage_calls: u64,
     /// The signatures the campaign groups by.
@@ -229,7 +230,9 @@ impl Journal {
     /// Open (or create) the journal in `dir`, cutting off a torn last line left by a crash.
     pub(crate) fn open(dir: &Path) -> anyhow::Result<Journal> {
         let path = dir.join(JOURNAL);
-        if let Ok(bytes) = std::fs::read(&path) {
+        if let Some(bytes) =
+            crate::input::read_if_any(&path, crate::input::MAX_JOURNAL_BYTES, "a journal")?
+        {
             let keep = complete_prefix(&bytes);
             if keep < bytes.len() {
                 crate::messages::warn(format!(
@@ -238,6 +241,7 @@ impl Journal {
                 ));
                 let file = OpenOptions::new()
                     .write(true)
+                    .custom_flags(nix::libc::O_NOFOLLOW)
                     .open(&path)
                     .with_context(|| format!("cannot open {}", path.display()))?;
                 file.set_len(keep as u64)
@@ -245,9 +249,11 @@ impl Journal {
                     .with_context(|| format!("cannot repair {}", path.display()))?;
             }
         }
+        // Never through a symlink (the writer policy, [`crate::atomic`]): `O_NOFOLLOW` refuses one.
         let file = OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(nix::libc::O_NOFOLLOW)
             .open(&path)
             .with_context(|| {
                 format!(
@@ -288,12 +294,8 @@ fn complete_prefix(bytes: &[u8]) -> usize {
 /// is skipped with a warning (a torn last line after a crash).
 pub(crate) fn read(dir: &Path) -> anyhow::Result<Vec<Record>> {
     let path = dir.join(JOURNAL);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    Ok(parse(&path, &bytes))
+    let bytes = crate::input::read_if_any(&path, crate::input::MAX_JOURNAL_BYTES, "a journal")?;
+    Ok(bytes.map_or_else(Vec::new, |b| parse(&path, &b)))
 }
 
 fn parse(path: &Path, bytes: &[u8]) -> Vec<Record> {

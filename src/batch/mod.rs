@@ -156,7 +156,7 @@ fn open_journal<'t>(
         .collect();
     let mut pending = Vec::new();
     for t in tests {
-        let hash = std::fs::read(&t.input)
+        let hash = crate::input::read_test(&t.input)
             .map(|text| blake3::hash(&text).to_hex().to_string())
             .unwrap_or_default();
         if !finished.contains(&(t.stem.clone(), hash)) {

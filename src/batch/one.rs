@@ -12,6 +12,7 @@ use super::triage;
 use super::{slips, BatchOptions, Test, RESULT};
 use crate::atomic::write_atomic;
 use crate::error::{coded, exit_kind, ExitKind};
+use crate::input::MAX_TEST_BYTES;
 use crate::judge::{Judge, Judged};
 use crate::loaded::LoadedTest;
 use crate::lock::{lock_exclusive, LOCK_FILE};
@@ -79,7 +80,10 @@ fn reduce_into(record: &mut Record, dir: &Path, opts: &BatchOptions) -> anyhow::
     let checks_slips = opts.repair_slips || opts.group_by != triage::GroupBy::Value;
     match reduce_and_triage(record, &ro, &ro.input, opts.group_by, checks_slips)? {
         Some(folded) if opts.repair_slips => {
-            slips::repair_slip(record, dir, &ro, &folded, opts.group_by)
+            let again = |second: &mut Record, ro: &ReduceOptions, original: &Path| {
+                reduce_and_triage(second, ro, original, opts.group_by, true)
+            };
+            slips::repair_slip(record, dir, &ro, &folded, &again)
         }
         _ => Ok(()),
     }
@@ -113,8 +117,7 @@ pub(super) fn reduce_and_triage(
             return Ok(None);
         }
     };
-    let reduced = std::fs::read(&output)
-        .with_context(|| format!("cannot read the result {}", output.display()))?;
+    let reduced = crate::input::read_regular(&output, MAX_TEST_BYTES as u64, "a reduced result")?;
     // The result is checked once more for the failure's name, under the reduction's own
     // exit-status rule. `outcome.final_run` (the re-check's last run) is not used instead: the
     // journal counts this run in each test's oracle calls, and dropping it would change them.

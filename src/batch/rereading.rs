@@ -10,6 +10,8 @@ use super::journal::{Journal, Outcome, Record};
 use super::triage::{self, CampaignSummary};
 use super::{journal, latest_per_stem, lock_out_dir, tasks, RESULT};
 use crate::error::{coded, ExitKind};
+use crate::input::{read_regular, MAX_RECORD_BYTES, MAX_TEST_BYTES};
+use crate::oracle::{Expected, ScriptOracle};
 use crate::reduce::ReduceOptions;
 
 /// What `--collect` found.
@@ -48,8 +50,7 @@ pub(crate) fn collect(out_dir: &Path, group_by: triage::GroupBy) -> anyhow::Resu
         .collect();
     entries.sort();
     for path in entries {
-        let bytes =
-            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let bytes = read_regular(&path, MAX_RECORD_BYTES, "a result")?;
         let record: Record = match serde_json::from_slice(&bytes) {
             Ok(r) => r,
             Err(e) => {
@@ -111,9 +112,9 @@ pub(crate) fn triage_only(
         let Some(output) = r.output.clone() else {
             continue;
         };
-        match std::fs::read(&output) {
+        match read_regular(&output, MAX_TEST_BYTES as u64, "a reduced result") {
             Ok(text) => triage::sign_by_library(r, &output, &text, ro),
-            Err(e) => r.message = Some(format!("cannot read {}: {e}", output.display())),
+            Err(e) => r.message = Some(format!("{e:#}")),
         }
         if r.sign.signature_from != triage::FROM_LIBRARY {
             crate::messages::warn(format!(
@@ -147,17 +148,14 @@ fn relocalise(out_dir: &Path, records: &mut [Record], ro: &ReduceOptions) -> any
             continue;
         };
         crate::messages::progress(format!("localising the wrong value of {}", r.stem));
-        let text =
-            std::fs::read(&output).with_context(|| format!("cannot read {}", output.display()))?;
+        let text = read_regular(&output, MAX_TEST_BYTES as u64, "a reduced result")?;
         let loaded = crate::loaded::LoadedTest::load(&r.input, text, &ro.spec_paths())?;
-        let oracle = crate::oracle::ScriptOracle::new(&ro.check, &r.input, ro.extra_env.clone())?;
-        let timeout = ro.timeout.unwrap_or_else(|| run_timeout(r));
-        oracle.set_timeout(Some(timeout));
+        let (oracle, timeout, rule_runs) = judge_of(r, ro, loaded.text())?;
         let before = r.triage.value.as_ref().map_or(0, |v| v.runs);
         let mut own = ro.clone();
         own.input = r.input.clone();
         let value = super::one::localise(&own, &loaded, &oracle, timeout);
-        r.triage_calls = r.triage_calls - before + value.runs;
+        r.triage_calls = recount(r, before, value.runs + rule_runs);
         r.triage.value = Some(value);
         triage::sign_by_value(r);
         journal.append(r)?;
@@ -165,16 +163,77 @@ fn relocalise(out_dir: &Path, records: &mut [Record], ro: &ReduceOptions) -> any
     Ok(())
 }
 
-/// The per-run timeout `record`'s reduction used (from its stats), else 10 s.
-fn run_timeout(record: &Record) -> std::time::Duration {
-    let secs = record
+/// The check `record`'s result is judged with again: `ro`'s script and environment, with the
+/// per-run timeout (`--timeout`, else the reduction's) and the exit-status rule the campaign
+/// reduced it with (from its stats; a stats file of an older mfppr has none, and then
+/// `--interesting-exit auto` derives the rule from one run of `text`, as `reduce` does). Also the
+/// timeout and the check runs that took (0 or 1).
+fn judge_of(
+    record: &Record,
+    ro: &ReduceOptions,
+    text: &[u8],
+) -> anyhow::Result<(ScriptOracle, std::time::Duration, u64)> {
+    let (reduced_timeout, status) = reduced_with(record);
+    let timeout = ro.timeout.unwrap_or(reduced_timeout);
+    let oracle = ScriptOracle::new(&ro.check, &record.input, ro.extra_env.clone())?;
+    oracle.set_timeout(Some(timeout));
+    let runs = match status {
+        Some(s) => {
+            oracle.set_expected(Expected::Status(s));
+            0
+        }
+        None if ro.interesting_exit_auto => {
+            let rule = crate::judge::CheckRule {
+                timeout: Some(timeout),
+                expected: None,
+                same_status: true,
+            };
+            rule.first_run(&oracle, text)?;
+            1
+        }
+        None => 0,
+    };
+    Ok((oracle, timeout, runs))
+}
+
+/// The per-run timeout `record`'s reduction used and the exit status it counted as interesting
+/// (`None`: exit 0), from its stats; 10 s and exit 0 where they cannot be read.
+fn reduced_with(record: &Record) -> (std::time::Duration, Option<i32>) {
+    let stats = record
         .stats
         .as_ref()
-        .and_then(|p| std::fs::read(p).ok())
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v.get("timeout_secs").and_then(|t| t.as_f64()))
-        .unwrap_or(10.0);
-    std::time::Duration::from_secs_f64(secs)
+        .and_then(|p| read_regular(p, MAX_RECORD_BYTES, "a stats file").ok())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let secs = stats
+        .as_ref()
+        .and_then(|v| v.get("timeout_secs").and_then(|t| t.as_f64()));
+    let timeout = secs
+        .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+        .filter(|d| !d.is_zero() && d.as_secs() <= 86_400)
+        .unwrap_or(std::time::Duration::from_secs(10));
+    let status = stats
+        .as_ref()
+        .and_then(|v| v.get("interesting_status").and_then(|s| s.as_i64()))
+        .and_then(|s| i32::try_from(s).ok());
+    (timeout, status)
+}
+
+/// `record`'s triage check runs with the `before` runs of its last localisation replaced by
+/// `runs`; a record whose figures disagree (`before` more than the total, a hand-edited or
+/// corrupt journal) keeps what it can and says so, never wrapping around.
+fn recount(record: &Record, before: u64, runs: u64) -> u64 {
+    match record.triage_calls.checked_sub(before) {
+        Some(rest) => rest.saturating_add(runs),
+        None => {
+            crate::messages::warn(format!(
+                "{}: its journaled figures disagree (triage_calls {} < {before} localising \
+                 runs); counting this localisation's {runs} runs alone",
+                crate::messages::printable(&record.stem),
+                record.triage_calls
+            ));
+            runs
+        }
+    }
 }
 
 /// The summary's record of an emitted task that left no result.
@@ -183,4 +242,47 @@ fn missing_record(task: tasks::Task) -> Record {
     record.sign.signature = Outcome::Missing.name().to_string();
     record.message = Some("no result.json: the task did not run, or did not finish".to_string());
     record
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record_with_stats(dir: &Path, stats: &str) -> Record {
+        let path = dir.join("stats.json");
+        std::fs::write(&path, stats).unwrap();
+        let mut r = Record::new(dir.join("t.cpp"), "t".into(), 1, Outcome::Reduced);
+        r.stats = Some(path);
+        r
+    }
+
+    #[test]
+    fn a_result_is_judged_again_with_the_exit_rule_and_timeout_it_was_reduced_with() {
+        let dir = tempfile::tempdir().unwrap();
+        let check = dir.path().join("check.sh");
+        std::fs::write(&check, "#!/bin/sh\nexit 1\n").unwrap();
+        let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
+        ro.check = check;
+        // An MF++R-style campaign (`--interesting-exit auto`, the original exited 1).
+        let r = record_with_stats(
+            dir.path(),
+            r#"{"timeout_secs": 12.5, "interesting_status": 1}"#,
+        );
+        let (oracle, timeout, runs) = judge_of(&r, &ro, b"").unwrap();
+        assert_eq!(runs, 0);
+        assert_eq!(oracle.expected(), Expected::Status(1));
+        assert_eq!(timeout, std::time::Duration::from_secs_f64(12.5));
+        // An older stats file: with --interesting-exit auto the rule comes from one run.
+        let old = record_with_stats(dir.path(), r#"{"timeout_secs": 3}"#);
+        ro.interesting_exit_auto = true;
+        let (oracle, _, runs) = judge_of(&old, &ro, b"int main() {}\n").unwrap();
+        assert_eq!(runs, 1);
+        assert_eq!(oracle.expected(), Expected::Status(1));
+        // The default rule, and figures that cannot be a timeout.
+        ro.interesting_exit_auto = false;
+        let odd = record_with_stats(dir.path(), r#"{"timeout_secs": -1e300}"#);
+        let (oracle, timeout, _) = judge_of(&odd, &ro, b"").unwrap();
+        assert_eq!(oracle.expected(), Expected::Zero);
+        assert_eq!(timeout, std::time::Duration::from_secs(10));
+    }
 }

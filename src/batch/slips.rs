@@ -114,7 +114,7 @@ impl FoldableOriginal {
 
 /// How many times a flagged test is reduced again: a repair whose result is not kept folds that
 /// result's triggers away too and tries once more (on the real campaign the first repair of
-/// `z3_7` slipped to a third bug; the second found its own: docs/batch.md).
+/// `z3_7` slipped to a third bug; the second found its own: docs/results/triage.md).
 pub(super) const MAX_REPAIRS: usize = 2;
 
 /// Reduce `folded` (the original with the flagged result's trigger MRs folded, which still
@@ -132,7 +132,7 @@ pub(super) fn repair_slip(
     dir: &Path,
     ro: &ReduceOptions,
     folded: &[u8],
-    group_by: super::triage::GroupBy,
+    reduce_again: &ReduceAgain<'_>,
 ) -> anyhow::Result<()> {
     let original = match FoldableOriginal::load(&record.input, ro) {
         Ok(original) => original,
@@ -147,7 +147,7 @@ pub(super) fn repair_slip(
         dir,
         ro,
         input: &input,
-        group_by,
+        reduce_again,
     };
     match repairs(record, &original, &again, folded, &mut refused) {
         Ok(Some(second)) => return adopt(record, second, &refused, dir, ro),
@@ -290,8 +290,14 @@ struct Again<'a> {
     dir: &'a Path,
     ro: &'a ReduceOptions,
     input: &'a Path,
-    group_by: super::triage::GroupBy,
+    reduce_again: &'a ReduceAgain<'a>,
 }
+
+/// How the caller reduces and triages a test again, with the slip check, into a record
+/// (`record`, the options with the second input and outputs, the first original): the campaign's
+/// one-test path, passed in so that the slip repair does not reach back into it.
+pub(super) type ReduceAgain<'f> =
+    dyn Fn(&mut Record, &ReduceOptions, &Path) -> anyhow::Result<Option<Vec<u8>>> + 'f;
 
 impl Again<'_> {
     /// Set a second result's files aside, put them back or remove them ([`Held`]).
@@ -333,7 +339,7 @@ impl Again<'_> {
         second.oracle_calls = 0;
         second.triage_calls = 0;
         second.message = None;
-        super::one::reduce_and_triage(&mut second, &again, &record.input, self.group_by, true)?;
+        (self.reduce_again)(&mut second, &again, &record.input)?;
         Ok(second)
     }
 }

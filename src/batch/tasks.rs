@@ -185,10 +185,10 @@ pub(crate) fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::
 /// The manifest of the last `--emit-tasks` for `out_dir`, if any.
 pub(crate) fn read_manifest(out_dir: &Path) -> anyhow::Result<Option<TaskList>> {
     let path = out_dir.join(MANIFEST);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    let Some(bytes) =
+        crate::input::read_if_any(&path, crate::input::MAX_RECORD_BYTES, "a task list")?
+    else {
+        return Ok(None);
     };
     serde_json::from_slice(&bytes).map(Some).with_context(|| {
         format!(

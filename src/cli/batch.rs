@@ -1,7 +1,7 @@
 //! `mfppr batch` command line: its modes as subcommands (`run`, `emit`, `collect`, `retriage`,
 //! `explain`; no subcommand runs `run`, as `git stash` runs `push`), the per-test step task files
-//! run (`--one`), and the flag forms of the modes from before the subcommands, which still work
-//! with a warning that names the new form.
+//! run (`--one`). The flag forms of the modes from before the subcommands are refused in one
+//! line that names the subcommand (one door per mode, as `cover`'s).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -135,14 +135,15 @@ struct Rereading {
 }
 
 impl BatchCommand {
-    /// Run the mode (`run` when none is named; an old flag form with a warning naming its new
-    /// form).
+    /// Run the mode (`run` when none is named; an old flag form is refused, naming its
+    /// subcommand).
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self.mode {
             None => {
                 if let Some(new) = self.args.old_form() {
-                    crate::messages::warn(format!(
-                        "this flag form of `mfppr batch` goes in the next release; use `{new}`"
+                    return Err(coded(
+                        ExitKind::Usage,
+                        format!("this flag form of `mfppr batch` is gone; use `{new}`"),
                     ));
                 }
                 self.args.run()
@@ -194,7 +195,7 @@ impl Rereading {
 #[derive(Debug, clap::Args)]
 pub struct BatchArgs {
     /// MF++ tests, or directories searched for `*.cpp` tests.
-    #[arg(value_name = "INPUT", required_unless_present_any = ["collect", "triage_only", "explain"])]
+    #[arg(value_name = "INPUT", required_unless_present_any = ["collect", "triage_only", "explain", "emit_tasks"])]
     inputs: Vec<PathBuf>,
 
     /// Interestingness script: an executable, a .py file run with python3, or builtin:NAME (a
@@ -202,7 +203,7 @@ pub struct BatchArgs {
     #[arg(
         long,
         value_name = "SCRIPT",
-        required_unless_present_any = ["collect", "triage_only", "explain"],
+        required_unless_present_any = ["collect", "triage_only", "explain", "emit_tasks"],
         help_heading = "Interestingness"
     )]
     check: Option<PathBuf>,
@@ -223,7 +224,7 @@ pub struct BatchArgs {
         short = 'o',
         long,
         value_name = "OUTDIR",
-        required_unless_present_any = ["collect", "triage_only", "explain"],
+        required_unless_present_any = ["collect", "triage_only", "explain", "emit_tasks"],
         help_heading = "Output"
     )]
     output: Option<PathBuf>,
@@ -236,41 +237,14 @@ pub struct BatchArgs {
     #[arg(short, long, help_heading = "Output")]
     quiet: bool,
 
-    /// Write one self-contained command per test to FILE instead of running them (old form of
-    /// `mfppr batch emit --tasks FILE`).
-    #[arg(long, value_name = "FILE", hide = true)]
+    /// The task file of `batch emit --tasks` (set by that subcommand, not a flag).
+    #[arg(skip)]
     emit_tasks: Option<PathBuf>,
 
-    /// Merge the per-test results under OUTDIR into its journal, summary and table (old form of
-    /// `mfppr batch collect OUTDIR`).
-    #[arg(
-        long,
-        value_name = "OUTDIR",
-        conflicts_with_all = ["inputs", "check", "output", "emit_tasks", "one"],
-        hide = true
-    )]
-    collect: Option<PathBuf>,
-
-    /// Group the finished results under OUTDIR again (old form of `mfppr batch retriage`).
-    #[arg(
-        long,
-        value_name = "OUTDIR",
-        conflicts_with_all = ["inputs", "check", "output", "emit_tasks", "one", "collect"],
-        hide = true
-    )]
-    triage_only: Option<PathBuf>,
-
-    /// Print why the members of group N of the campaign in -o OUTDIR were grouped (old form of
-    /// `mfppr batch explain N -o OUTDIR`).
-    #[arg(
-        long,
-        value_name = "N",
-        requires = "output",
-        conflicts_with_all = ["inputs", "check", "emit_tasks", "one", "collect", "triage_only"],
-        value_parser = clap::value_parser!(u32).range(1..),
-        hide = true
-    )]
-    explain: Option<u32>,
+    /// The old flag forms (`--emit-tasks FILE`, `--collect OUTDIR`, `--triage-only OUTDIR`,
+    /// `--explain N`), parsed only to be refused with the subcommand that replaced each.
+    #[command(flatten)]
+    old: OldForms,
 
     /// What groups the results, each with the program's own failure: `value` (the default), the
     /// library operation whose value is wrong, localised in the result; `library`, the relation
@@ -299,8 +273,21 @@ pub struct BatchArgs {
     repair_slips: bool,
 
     /// Reduce the single INPUT as the campaign's test STEM (the command of a task file).
-    #[arg(long, value_name = "STEM", hide = true, conflicts_with = "emit_tasks")]
+    #[arg(long, value_name = "STEM", hide = true)]
     one: Option<String>,
+}
+
+/// The flag forms of the modes from before the subcommands (hidden; see [`BatchArgs::old_form`]).
+#[derive(Debug, clap::Args)]
+struct OldForms {
+    #[arg(long = "emit-tasks", value_name = "FILE", hide = true)]
+    emit_tasks: Option<PathBuf>,
+    #[arg(long, value_name = "OUTDIR", hide = true)]
+    collect: Option<PathBuf>,
+    #[arg(long, value_name = "OUTDIR", hide = true)]
+    triage_only: Option<PathBuf>,
+    #[arg(long, value_name = "N", hide = true)]
+    explain: Option<String>,
 }
 
 /// How the campaign's check runs are shared out, and their environment.
@@ -417,13 +404,14 @@ impl BatchArgs {
     /// The new form of an old flag form of a mode (`--collect`, `--triage-only`, `--explain`,
     /// `--emit-tasks`), for its warning; `None` for `run`'s own flags and task files' `--one`.
     fn old_form(&self) -> Option<&'static str> {
-        if self.collect.is_some() {
+        let old = &self.old;
+        if old.collect.is_some() {
             Some("mfppr batch collect OUTDIR")
-        } else if self.triage_only.is_some() {
+        } else if old.triage_only.is_some() {
             Some("mfppr batch retriage OUTDIR")
-        } else if self.explain.is_some() {
+        } else if old.explain.is_some() {
             Some("mfppr batch explain N -o OUTDIR")
-        } else if self.emit_tasks.is_some() {
+        } else if old.emit_tasks.is_some() {
             Some("mfppr batch emit INPUT… --check SCRIPT -o OUTDIR --tasks FILE")
         } else {
             None
@@ -433,15 +421,6 @@ impl BatchArgs {
     /// Run the command.
     pub fn run(self) -> anyhow::Result<ExitCode> {
         crate::messages::set_quiet(self.quiet);
-        if let Some(dir) = &self.collect {
-            return collect(dir, self.group_by);
-        }
-        if let (Some(group), Some(dir)) = (self.explain, &self.output) {
-            return explain(dir, group, &self.rereading_options()?);
-        }
-        if let Some(dir) = &self.triage_only {
-            return retriage(dir, self.group_by, &self.rereading_options()?);
-        }
         let (Some(check), Some(out_dir)) = (self.check.clone(), self.output.clone()) else {
             return Err(coded(ExitKind::Usage, "--check and -o are required"));
         };
@@ -495,12 +474,6 @@ impl BatchArgs {
         Ok(ExitCode::SUCCESS)
     }
 
-    /// The reduction and compiler options `--explain` and `--triage-only` read a finished
-    /// campaign with.
-    fn rereading_options(&self) -> anyhow::Result<ReduceOptions> {
-        rereading_options(&self.reduction, &self.compiler_flags)
-    }
-
     /// `--one=STEM INPUT`: reduce one test of a task file and write its `result.json`; with
     /// `--resume`, a test already finished with the same input is not redone.
     fn run_one(&self, stem: &str, opts: &BatchOptions) -> anyhow::Result<ExitCode> {
@@ -523,10 +496,11 @@ impl BatchArgs {
         let result = opts.out_dir.join(stem).join(batch::RESULT);
         if opts.resume {
             let hash = blake3::hash(&text).to_hex().to_string();
-            let done = std::fs::read(&result)
-                .ok()
-                .and_then(|b| serde_json::from_slice::<batch::journal::Record>(&b).ok())
-                .is_some_and(|r| r.hash == hash);
+            let done =
+                crate::input::read_regular(&result, crate::input::MAX_RECORD_BYTES, "a result")
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<batch::journal::Record>(&b).ok())
+                    .is_some_and(|r| r.hash == hash);
             if done {
                 if !self.quiet {
                     crate::messages::progress(format!(
@@ -632,7 +606,7 @@ mod tests {
             batch(&["batch", "collect"]).is_err(),
             "collect needs OUTDIR"
         );
-        // No mode: `run`, without a warning; the old flag forms name their new form.
+        // No mode: `run`; the old flag forms are refused, naming their subcommand.
         let plain = batch(&["batch", "t.cpp", "--check", "c.py", "-o", "out"]).unwrap();
         assert!(plain.mode.is_none() && plain.args.old_form().is_none());
         let run = batch(&["batch", "run", "t.cpp", "--check", "c.py", "-o", "out"]).unwrap();
@@ -649,6 +623,19 @@ mod tests {
             (
                 &["batch", "--explain", "1", "-o", "out"],
                 "mfppr batch explain N -o OUTDIR",
+            ),
+            (
+                &[
+                    "batch",
+                    "t.cpp",
+                    "--check",
+                    "c.py",
+                    "-o",
+                    "out",
+                    "--emit-tasks",
+                    "t.txt",
+                ],
+                "mfppr batch emit INPUT… --check SCRIPT -o OUTDIR --tasks FILE",
             ),
         ] {
             assert_eq!(batch(old).unwrap().args.old_form(), Some(new));

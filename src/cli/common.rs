@@ -334,7 +334,9 @@ pub fn stdin_to_file(name: &str) -> anyhow::Result<(tempfile::TempDir, PathBuf)>
         ));
     }
     let mut text = Vec::new();
+    // One byte more than a test may have, so an endless stream is refused by the input checks.
     std::io::stdin()
+        .take(crate::input::MAX_TEST_BYTES as u64 + 1)
         .read_to_end(&mut text)
         .map_err(|e| coded(ExitKind::Input, format!("cannot read standard input: {e}")))?;
     let dir = tempfile::Builder::new()

@@ -41,6 +41,10 @@ pub struct ReportArgs {
     #[arg(long)]
     force: bool,
 
+    /// No progress lines on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+
     /// The compiler's flags, as MF++'s generator takes them: -I/-iquote/-isystem DIR find the
     /// headers; all reach the check script in MFPPR_CXXFLAGS.
     #[arg(last = true, value_name = "COMPILER FLAGS")]
@@ -50,6 +54,7 @@ pub struct ReportArgs {
 impl ReportArgs {
     /// Run the command.
     pub fn run(self) -> anyhow::Result<ExitCode> {
+        crate::messages::set_quiet(self.quiet);
         let dir = prepare(&self.output, self.force, &self.file)?;
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
         let check = crate::checks::resolve(&self.check)?;

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::diff::new_lines::{self, Filters, NewLines};
-use super::diff::report;
+use super::diff::new_lines::{self, Filters};
+use super::diff::{report, NewLinesReport};
 use super::find::pipeline::{self, PipelineOptions, ReduceStep, TestSource};
 use super::find::summary::FindSummary;
 use super::find::verify::{self, VerifyOptions};
@@ -43,29 +43,6 @@ pub struct ReportOptions {
     /// Also write lcov tracefiles into this directory (`--lcov DIR`: suite.info, fuzz.info,
     /// new.info); a path ending in `.info` is the deprecated form, the new lines alone.
     pub lcov: Option<PathBuf>,
-}
-
-/// The new lines, and the absolute source root they are relative to (when one was given).
-#[derive(Clone, Debug)]
-pub struct NewLinesReport {
-    /// Lines the fuzz run reached and the suite did not.
-    pub new: NewLines,
-    /// Lines both reached where the fuzz run covered more conditions or branches.
-    pub partly: new_lines::PartlyNew,
-    /// Absolute `--source-root`.
-    pub source_root: Option<PathBuf>,
-}
-
-impl NewLinesReport {
-    /// The report as a text table.
-    pub fn table(&self) -> String {
-        report::text_table(&self.new, &self.partly)
-    }
-
-    /// The report as stable JSON.
-    pub fn json(&self) -> report::JsonReport {
-        report::json_report(&self.new, &self.partly)
-    }
 }
 
 /// Load both runs, diff them and write `--lcov`.

@@ -27,10 +27,11 @@ pub mod paths;
 pub mod read;
 
 pub use commands::{
-    run_find, run_inject, run_report, run_restore, FindOptions, InjectRunOptions, NewLinesReport,
-    ReduceSettings, ReportOptions, VerifySettings,
+    run_find, run_inject, run_report, run_restore, FindOptions, InjectRunOptions, ReduceSettings,
+    ReportOptions, VerifySettings,
 };
 pub use diff::new_lines::{new_lines, Filters, NewFile, NewLine, NewLines};
+pub use diff::NewLinesReport;
 pub use inject::manifest::{restore, Manifest};
 pub use inject::{inject, InjectOptions, InjectTarget, Injection, Marker, MarkerKind, Skipped};
 pub use model::{Coverage, FileCoverage, Function};

@@ -32,7 +32,7 @@
 //! fuzz reduction was accepted (it changes the values the test computes), and fuzz reduction
 //! keeps its own only if nothing at all was accepted since. A kept opportunity is not judged
 //! again; that is what makes the later rounds cheap (measured on real MF++ output:
-//! `scripts/bench-real`, docs/speed.md).
+//! `scripts/bench-real`, docs/results/real.md).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -53,7 +53,7 @@ pub enum Inputs {
     /// no structural kind runs again (the tail still does). The structure is then chosen while
     /// the inputs are the ones the failure was found with, so a reduction cannot trade the
     /// original's bug for another one that only the reducer's simplest inputs trigger (measured
-    /// on a real three-fault Z3 campaign: docs/batch.md).
+    /// on a real three-fault Z3 campaign: docs/results/triage.md).
     Last,
 }
 

@@ -173,7 +173,7 @@ pub(super) fn warn_if_trivial_is_interesting(
 /// Which exit statuses count as interesting, given the original's run; `None` if it is not
 /// interesting.
 fn contract(opts: &ReduceOptions, initial: &Run) -> Option<Expected> {
-    super::interesting_exits(initial.end, opts.interesting_exit_auto)
+    crate::judge::interesting_exits(initial.end, opts.interesting_exit_auto)
 }
 
 /// The per-run timeout: `--timeout`, or derived from the initial run of the original.

@@ -21,7 +21,7 @@ use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
 use crate::loaded::LoadedTest;
 use crate::opportunity::Opportunities;
-use crate::oracle::{Expected, RunEnd, ScriptOracle, Verdict};
+use crate::oracle::{Expected, ScriptOracle, Verdict};
 use crate::passes::{MfppOpportunities, PassOptions};
 
 use initial::{
@@ -135,7 +135,7 @@ pub(crate) struct ReduceOutcome {
     pub bytes_after: u64,
     /// The per-run timeout that was used.
     pub timeout: Duration,
-    /// Which exit statuses counted as interesting ([`interesting_exits`] of the original's run).
+    /// Which exit statuses counted as interesting ([`crate::judge::interesting_exits`] of the original's run).
     pub expected: Expected,
     /// The search counters; `oracle_calls` and `wall_secs` include the checks made before the
     /// search (the original, the trivial test, the output when resuming).
@@ -206,21 +206,15 @@ pub(super) struct StatsFile<'a> {
     input: &'a Path,
     output: &'a Path,
     timeout_secs: f64,
+    /// The exit status that counted as interesting with `--interesting-exit auto` (absent for
+    /// exit 0, the default), so that a campaign read again (`batch retriage --check`) judges
+    /// with the rule it was reduced with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interesting_status: Option<i32>,
     interrupted: bool,
     catalogue: &'a Completeness,
     #[serde(flatten)]
     stats: &'a Stats,
-}
-
-/// The exit-status rule of a reduction: which exit statuses count as interesting, given how the
-/// original's run ended; `None` if the original is not interesting. Exit 0 by default; with
-/// `--interesting-exit auto` (`same_status`), the original's status when it is not 0.
-pub(crate) fn interesting_exits(original: RunEnd, same_status: bool) -> Option<Expected> {
-    match (original, same_status) {
-        (RunEnd::Exited { status: 0, .. }, false) => Some(Expected::Zero),
-        (RunEnd::Exited { status, .. }, true) if status != 0 => Some(Expected::Status(status)),
-        _ => None,
-    }
 }
 
 /// The default output path: `<stem>.reduced.cpp` beside `input`.
@@ -284,7 +278,13 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
         .is_err_and(|e| exit_kind(e) == ExitKind::Interrupted);
     stats.wall_secs = began.elapsed().as_secs_f64();
     stats.bytes_after = on_disk as u64;
-    let written = paths.write_stats(opts, timeout, &stats, &completeness, interrupted);
+    let written = paths.write_stats(
+        opts,
+        (timeout, oracle.expected()),
+        &stats,
+        &completeness,
+        interrupted,
+    );
     match result {
         Ok(()) => {
             written?;

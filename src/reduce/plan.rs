@@ -14,7 +14,7 @@ use crate::catalogue::Completeness;
 use crate::engine::Stats;
 use crate::error::{coded, ExitKind};
 use crate::line_endings::LineEndings;
-use crate::oracle::{Oracle, Verdict};
+use crate::oracle::{Expected, Oracle, Verdict};
 use crate::outputs::{validate, Output};
 
 /// Where one reduction writes: the result, the record of what it was derived from (for
@@ -121,7 +121,7 @@ impl ReducePaths {
     pub(super) fn write_stats(
         &self,
         opts: &ReduceOptions,
-        timeout: Duration,
+        (timeout, expected): (Duration, Expected),
         stats: &Stats,
         completeness: &Completeness,
         interrupted: bool,
@@ -133,6 +133,10 @@ impl ReducePaths {
             input: &opts.input,
             output: &self.result,
             timeout_secs: timeout.as_secs_f64(),
+            interesting_status: match expected {
+                Expected::Zero => None,
+                Expected::Status(s) => Some(s),
+            },
             interrupted,
             catalogue: completeness,
             stats,

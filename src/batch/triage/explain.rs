@@ -4,11 +4,12 @@
 //! each member with what its own signature adds (a member merged into a smaller signature's group
 //! calls more), and the representative's standalone export (built now, as triage built it).
 
+use crate::messages::printable;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::super::journal::{self, Record};
 use super::{self as triage, GroupBy};
@@ -42,7 +43,7 @@ pub(crate) fn explain(out_dir: &Path, id: usize, ro: &ReduceOptions) -> Result<S
         "group {id}: {} test(s), grouped by {} — signature `{}`",
         group.size,
         format!("{by:?}").to_lowercase(),
-        group.signature
+        printable(&group.signature)
     );
     if by == GroupBy::Value {
         for r in &members {
@@ -67,8 +68,8 @@ fn representative(group: &triage::Group, ro: &ReduceOptions) -> String {
     let rep = &group.representative;
     format!(
         "representative: {} ({}, {} bytes); its standalone export:\n{}",
-        rep.stem,
-        rep.path.display(),
+        printable(&rep.stem),
+        crate::messages::printable_path(&rep.path),
         rep.bytes,
         standalone(&rep.path, ro)
     )
@@ -77,12 +78,12 @@ fn representative(group: &triage::Group, ro: &ReduceOptions) -> String {
 /// One member's wrong value: the culprit call, how it is wrong, its value and the other ways'
 /// at the same operands; or why none was named; then the MR families left in it, as context.
 fn member_value(r: &Record) -> String {
-    let mut out = format!("{} ({} bytes):\n", r.stem, r.bytes_after);
+    let mut out = format!("{} ({} bytes):\n", printable(&r.stem), r.bytes_after);
     match &r.triage.value {
         None => out.push_str("  not localised (a journal of an older mfppr)\n"),
         Some(v) => {
             if let Some(why) = &v.undecided {
-                let _ = writeln!(out, "  undecided: {why}");
+                let _ = writeln!(out, "  undecided: {}", printable(why));
             }
             if let Some(e) = &v.evidence {
                 let _ = writeln!(
@@ -95,16 +96,27 @@ fn member_value(r: &Record) -> String {
                 );
                 let _ = writeln!(out, "  {}", e.how);
                 if !e.operands.is_empty() {
-                    let _ = writeln!(out, "  at the operands {}", e.operands.join(", "));
+                    let _ = writeln!(
+                        out,
+                        "  at the operands {}",
+                        printable(&e.operands.join(", "))
+                    );
                 }
                 for (by, value) in &e.values {
-                    let _ = writeln!(out, "    {by:<40} = {value}");
+                    let _ = writeln!(out, "    {by:<40} = {}", printable(value));
                 }
             }
             if let Some(line) = unchecked_line(&v.unchecked) {
                 let _ = writeln!(out, "  {line}");
             }
             let _ = writeln!(out, "  {} calls probed, {} check run(s)", v.probes, v.runs);
+            if v.log_cut {
+                let _ = writeln!(
+                    out,
+                    "  (the probe log passed {} MiB and was read to there only)",
+                    crate::blame::values::MAX_PROBE_LOG >> 20
+                );
+            }
         }
     }
     let _ = writeln!(out, "  MR families left: {}", r.triage.mrs.join(" "));
@@ -132,15 +144,17 @@ fn unchecked_line(ops: &[String]) -> Option<String> {
 /// What the campaign's summary grouped by, and its latest record per test.
 fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
     let summary_path = out_dir.join("summary.json");
-    let text = std::fs::read(&summary_path).map_err(|e| {
-        coded(
-            ExitKind::Input,
-            format!(
-                "cannot read {}: {e}; give the -o of a finished campaign",
-                summary_path.display()
-            ),
-        )
-    })?;
+    let text =
+        crate::input::read_regular(&summary_path, crate::input::MAX_RECORD_BYTES, "a summary")
+            .map_err(|e| {
+                coded(
+                    ExitKind::Input,
+                    format!(
+                        "cannot read {}: {e}; give the -o of a finished campaign",
+                        summary_path.display()
+                    ),
+                )
+            })?;
     let json: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
         coded(
             ExitKind::Input,
@@ -228,7 +242,7 @@ fn member_row(r: &Record, shared: &BTreeSet<String>) -> String {
         .collect();
     format!(
         "  {:<24} {:<8} {:>6}  {}\n",
-        r.stem,
+        printable(&r.stem),
         if r.sign.signature_from.is_empty() {
             "-"
         } else {
@@ -258,9 +272,12 @@ fn shared_ops(members: &[&Record]) -> BTreeSet<String> {
 
 /// The standalone export of `path`, formatted, or why there is none.
 fn standalone(path: &Path, ro: &ReduceOptions) -> String {
-    let built = std::fs::read(path)
-        .with_context(|| format!("cannot read {}", path.display()))
-        .and_then(|text| Standalone::build(path, &text, &ro.include_dirs, &ro.specs));
+    let built = crate::input::read_regular(
+        path,
+        crate::input::MAX_TEST_BYTES as u64,
+        "a reduced result",
+    )
+    .and_then(|text| Standalone::build(path, &text, &ro.include_dirs, &ro.specs));
     match built {
         Ok(sa) => crate::export::format(&sa.render(&[])).0,
         Err(e) => format!("(none: {e:#}; give the campaign's -I flags after --)\n"),

@@ -1,7 +1,9 @@
 //! Triage of a campaign: the signature of a reduced test, groups of tests with the same signature,
 //! `OUTDIR/summary.json` and the printed table.
 //!
-//! By default (`--group-by library`) a result is signed by what triggers its failure: blame's
+//! By default (`--group-by value`) a result is signed by its failure and the library operation
+//! whose value is wrong ([`sign_by_value`], from the value localiser). With `--group-by library`
+//! a result is signed by what triggers its failure: blame's
 //! innermost suspects ([`crate::blame::Blame::triggers`]), one of them or of the MRs inside them
 //! chosen over the whole campaign ([`trigger_keys`]), and trigger groups whose MRs bring the same
 //! operations merged ([`merge_by_what_triggers_bring`]). Where blame names no trigger, the MR
@@ -27,6 +29,7 @@ use serde::Serialize;
 use super::journal::{Outcome, Record};
 use crate::atomic::write_atomic;
 use crate::export::Standalone;
+use crate::messages::printable;
 use crate::model::{parse_qualified_mr, Instance, Step, TestModel};
 use crate::oracle::RunEnd;
 use crate::reduce::ReduceOptions;
@@ -564,34 +567,15 @@ pub(crate) fn render(summary: &CampaignSummary) -> String {
             g.size,
             printable(&g.representative.stem),
             g.representative.bytes,
-            g.signature
+            printable(&g.signature)
         ));
     }
     out
 }
 
-/// `text` with its control characters escaped (`\n`, `\u{1b}`), so a hostile test name keeps
-/// its table row on one line.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_stem_with_a_newline_keeps_its_row_on_one_line() {
-        assert_eq!(printable("nl\n$(x)\u{1b}é"), "nl\\n$(x)\\u{1b}é");
-    }
 
     fn rec(stem: &str, outcome: Outcome, signature: &str, bytes_after: u64) -> Record {
         let mut r = Record {

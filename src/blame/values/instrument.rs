@@ -145,8 +145,8 @@ pub(super) fn instrument(
     }
     let compared_by = check_edits(text, model, &mut edits);
     let mut prelude = format!(
-        "\n#define MFPPR_VALUE_LOG \"{}\"\n{RUNTIME}",
-        log.display().to_string().escape_default()
+        "\n#define MFPPR_VALUE_LOG {}\n{RUNTIME}",
+        crate::cpp_text::string_literal(log.as_os_str().as_encoded_bytes())
     );
     for (namespace, body) in &copies {
         prelude.push_str(&format!(
@@ -363,7 +363,10 @@ fn check_edits(text: &[u8], model: &TestModel, edits: &mut Vec<Edit>) -> Option<
     checks.sort_by_key(|c| c.span.start);
     let mut compared_by = None;
     for check in checks {
-        let mut line = format!("mfppr_value::at_check(\"{}\"); ", check.name);
+        let mut line = format!(
+            "mfppr_value::at_check({}); ",
+            crate::cpp_text::string_literal(check.name.as_bytes())
+        );
         if compared_by.is_none() {
             if let Some(compare) = comparison(&text[check.span.clone()], &results) {
                 line = format!("{compare} {line}");

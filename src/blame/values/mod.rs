@@ -61,6 +61,36 @@ pub(crate) struct Localised {
     /// caller, which times it).
     #[serde(default)]
     pub secs: f64,
+    /// The probe log passed [`MAX_PROBE_LOG`] bytes and was read to there only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub log_cut: bool,
+}
+
+/// The most of a probe log that is read (a test that loops can write gigabytes of it): past
+/// this, the log is cut at its last whole line and the result says so (`log_cut`).
+pub(crate) const MAX_PROBE_LOG: u64 = 64 << 20;
+
+/// The probe log at `log` (empty when there is none), at most [`MAX_PROBE_LOG`] bytes cut at its
+/// last whole line; whether it was cut.
+fn read_log(log: &std::path::Path) -> (Vec<u8>, bool) {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(log) else {
+        return (Vec::new(), false);
+    };
+    let mut bytes = Vec::new();
+    if file
+        .take(MAX_PROBE_LOG + 1)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return (Vec::new(), false);
+    }
+    if bytes.len() as u64 <= MAX_PROBE_LOG {
+        return (bytes, false);
+    }
+    let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    bytes.truncate(whole);
+    (bytes, true)
 }
 
 impl Localised {
@@ -130,7 +160,14 @@ pub(crate) fn localise(
     };
     let probes = instrumented.sites.len();
     let judged = judge.judge(&instrumented.text)?;
-    let lines = std::fs::read(&log).unwrap_or_default();
+    let (lines, log_cut) = read_log(&log);
+    if log_cut {
+        crate::messages::warn(format!(
+            "{}: the probe log passed {} MiB; read to there only",
+            crate::messages::printable(name),
+            MAX_PROBE_LOG >> 20
+        ));
+    }
     if lines.is_empty() && !judged.interesting() {
         // The program never ran: say why, if the compiler can (asked only now, not before every
         // localisation).
@@ -144,7 +181,10 @@ pub(crate) fn localise(
         return Ok(Localised::undecided(why, probes, 1));
     }
     keep_probes(&instrumented, &lines, name);
-    let lines = String::from_utf8_lossy(&lines).into_owned();
+    let lines = match String::from_utf8(lines) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
     let mut reading = verdict::read(&lines, &instrumented.sites);
     let mut runs = 1;
     if judged.interesting() {
@@ -177,6 +217,7 @@ pub(crate) fn localise(
         probes: probes as u64,
         runs,
         secs: 0.0,
+        log_cut,
     };
     if found.culprit.is_empty() {
         if let Some(why) = unfinished(&judged, judge.timeout()) {

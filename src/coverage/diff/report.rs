@@ -4,6 +4,7 @@
 //! differential categories GBC (the suite ran the line 0 times) and GIC (the suite has no record
 //! of it).
 
+use crate::messages::printable;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -59,8 +60,8 @@ pub fn text_table(new: &NewLines, partly: &PartlyNew) -> String {
     for f in &new.files {
         for (name, lines) in by_function(f) {
             rows.push([
-                f.path.clone(),
-                name.unwrap_or("-").to_string(),
+                printable(&f.path),
+                printable(name.unwrap_or("-")),
                 lines.len().to_string(),
                 compact_ranges(&lines),
             ]);
@@ -104,8 +105,8 @@ fn partly_table(partly: &PartlyNew) -> String {
     for f in &partly.files {
         for l in &f.lines {
             rows.push([
-                f.path.clone(),
-                l.function.clone().unwrap_or_else(|| "-".into()),
+                printable(&f.path),
+                printable(l.function.as_deref().unwrap_or("-")),
                 l.line.to_string(),
                 gained(l),
             ]);

@@ -143,11 +143,22 @@ pub fn run(
     })
 }
 
+/// The most of a command's stdout or stderr that is read back (the rest is left on disk, unread,
+/// and a warning says so), so a test that prints without end costs this much memory at most.
+const MAX_OUTPUT: u64 = 64 << 20;
+
 fn read_all(f: &mut File) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
     f.seek(SeekFrom::Start(0))
-        .and_then(|_| f.read_to_end(&mut buf))
+        .and_then(|_| f.take(MAX_OUTPUT + 1).read_to_end(&mut buf))
         .context("cannot read a command's captured output")?;
+    if buf.len() as u64 > MAX_OUTPUT {
+        buf.truncate(MAX_OUTPUT as usize);
+        crate::messages::warn(format!(
+            "a command wrote more than {} MiB; only that much of its output is read",
+            MAX_OUTPUT >> 20
+        ));
+    }
     Ok(buf)
 }
 

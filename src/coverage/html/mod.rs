@@ -18,8 +18,8 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::commands::NewLinesReport;
 use super::diff::new_lines::{NewFile, NewLine};
+use super::diff::NewLinesReport;
 use super::find::summary::{FindSummary, Point};
 use crate::atomic::write_atomic;
 use crate::messages::note;
@@ -339,7 +339,12 @@ fn link(label: String, target: &Path, dir: &Path) -> Option<Link> {
     })
 }
 
-/// Read each file's source (a file that cannot be read says so, in one line), render the page and
+/// The largest source file the page shows.
+const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// Read each file's source through the reader policy (a regular file inside `--source-root` once
+/// symlinks are resolved, at most [`MAX_SOURCE_BYTES`]; a file that cannot be shown says why, in
+/// one line), render the page and
 /// write it atomically; never over a source file it shows.
 fn write(mut page: Page, source_root: Option<&Path>, path: &Path) -> Result<()> {
     let page_id = std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
@@ -356,16 +361,20 @@ fn write(mut page: Page, source_root: Option<&Path>, path: &Path) -> Result<()> 
                 file.display()
             );
         }
-        f.source = match meta {
-            Ok(m) if !m.is_file() => Source::Unreadable(format!(
-                "cannot show {}: not a regular file",
-                file.display()
-            )),
-            Err(e) => Source::Unreadable(format!("cannot read {}: {e}", file.display())),
-            Ok(_) => match std::fs::read(&file) {
-                Ok(bytes) => Source::Text(String::from_utf8_lossy(&bytes).into_owned()),
-                Err(e) => Source::Unreadable(format!("cannot read {}: {e}", file.display())),
-            },
+        f.source = match (meta, source_root) {
+            (Err(e), _) => Source::Unreadable(format!("cannot read {}: {e}", file.display())),
+            (Ok(_), Some(root)) if crate::input::inside_root(&file, root).is_none() => {
+                Source::Unreadable(format!(
+                    "not shown: {} leads outside --source-root (a symlink out of it)",
+                    file.display()
+                ))
+            }
+            (Ok(_), _) => {
+                match crate::input::read_regular(&file, MAX_SOURCE_BYTES, "a source file") {
+                    Ok(bytes) => Source::Text(String::from_utf8_lossy(&bytes).into_owned()),
+                    Err(e) => Source::Unreadable(format!("not shown: {e:#}")),
+                }
+            }
         };
     }
     let html = render::page(&page);

@@ -3,19 +3,11 @@
 
 use super::{Marker, MarkerKind};
 
+/// `s` as the body of a C string literal used as a `printf` format: the one C++ escaper
+/// ([`crate::cpp_text::string_literal`]) without its quotes, `%` doubled.
 fn c_string_body(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '%' => out.push_str("%%"),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push('?'),
-            c => out.push(c),
-        }
-    }
-    out
+    let literal = crate::cpp_text::string_literal(s.as_bytes());
+    literal[1..literal.len() - 1].replace('%', "%%")
 }
 
 fn print_call(id: &str, file: &str, line: u32) -> String {

@@ -219,7 +219,7 @@ pub fn parse_bytes(bytes: &[u8], origin: &Path) -> Result<Coverage> {
         Some(_) => {
             let text = String::from_utf8_lossy(bytes);
             if gcov_text::looks_like_gcov_text(&text) {
-                gcov_text::parse(&text, origin)
+                gcov_text::parse(&text, origin).map(|cov| without_inexact_names(cov, bytes, origin))
             } else {
                 Err(coded(
                     ExitKind::Input,
@@ -264,6 +264,30 @@ fn parse_json_stream(bytes: &[u8], origin: &Path) -> Result<Coverage> {
         cov.merge(part);
     }
     Ok(cov)
+}
+
+/// `cov` without the files whose `Source:` name in the raw text `bytes` is not UTF-8: their key is
+/// a lossy copy (`U+FFFD` for each bad byte) that could name another file (one whose name holds
+/// that very character) or none, so each is said and skipped, never matched inexactly.
+fn without_inexact_names(mut cov: Coverage, bytes: &[u8], origin: &Path) -> Coverage {
+    for line in bytes.split(|&b| b == b'\n') {
+        let Some(at) = line.windows(7).position(|w| w == b"Source:") else {
+            continue;
+        };
+        if std::str::from_utf8(line).is_ok() {
+            continue;
+        }
+        let name = String::from_utf8_lossy(&line[at + 7..]).trim().to_string();
+        if cov.files.remove(&name).is_some() {
+            crate::messages::warn(format!(
+                "{}: the source name {} is not UTF-8; mfppr cannot match it to a file exactly \
+                 and skips it (rename the file, or regenerate its coverage from a UTF-8 path)",
+                origin.display(),
+                crate::messages::printable(&name)
+            ));
+        }
+    }
+    cov
 }
 
 /// Resolve raw keys (see the module docs), dropping files outside the source root.

@@ -8,8 +8,9 @@ use anyhow::Result;
 
 use super::*;
 
-use super::instrument::{cxx_literal, includes, run, unhex, MainStmts};
+use super::instrument::{includes, run, unhex, MainStmts};
 use super::perturb::Perturbed;
+use crate::cpp_text::string_literal;
 use crate::edit::{self, Edit};
 
 /// A value check to add: statement, variable, its printer expression.
@@ -131,7 +132,7 @@ fn check_edit(p: &MainStmts, w: &Wanted, value: &[u8]) -> Edit {
             "\n{}assert(std::string({}) == {}); // regression check (current behaviour)",
             p.indent(w.stmt),
             w.printed,
-            cxx_literal(value)
+            string_literal(value)
         ),
     )
 }

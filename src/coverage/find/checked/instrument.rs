@@ -3,7 +3,6 @@
 //! read back ([`Trace`]); and the C++ text the other steps write (string literals, includes).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -230,24 +229,6 @@ pub(super) fn includes(text: &[u8], wanted: &[&str]) -> String {
         .filter(|h| !t.contains(&format!("#include <{h}>")))
         .map(|h| format!("#include <{h}>\n"))
         .collect()
-}
-
-/// `bytes` as a C++ string literal (octal escapes for anything not printable).
-pub(super) fn cxx_literal(bytes: &[u8]) -> String {
-    let mut s = String::from("\"");
-    for &b in bytes {
-        match b {
-            b'"' => s.push_str("\\\""),
-            b'\\' => s.push_str("\\\\"),
-            b'?' => s.push_str("\\?"),
-            0x20..=0x7e => s.push(b as char),
-            _ => {
-                let _ = write!(s, "\\{b:03o}");
-            }
-        }
-    }
-    s.push('"');
-    s
 }
 
 pub(super) fn unhex(s: &str) -> Option<Vec<u8>> {

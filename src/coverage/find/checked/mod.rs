@@ -263,8 +263,9 @@ pub fn analyse(text: &[u8], dir: &Path, runner: &Runner) -> Result<Checked> {
 
 #[cfg(test)]
 mod tests {
-    use super::instrument::{cxx_literal, unhex};
+    use super::instrument::unhex;
     use super::*;
+    use crate::cpp_text::string_literal;
 
     #[test]
     fn printers_parse_and_refuse_what_is_not_one() {
@@ -284,8 +285,11 @@ mod tests {
 
     #[test]
     fn literals_escape_what_cxx_would_read_otherwise() {
-        assert_eq!(cxx_literal(b"{ [0] }"), "\"{ [0] }\"");
-        assert_eq!(cxx_literal(b"a\"b\\c\n??="), "\"a\\\"b\\\\c\\012\\?\\?=\"");
+        assert_eq!(string_literal(b"{ [0] }"), "\"{ [0] }\"");
+        assert_eq!(
+            string_literal(b"a\"b\\c\n??="),
+            "\"a\\\"b\\\\c\\012\\?\\?=\""
+        );
         assert_eq!(unhex("7b0a"), Some(b"{\n".to_vec()));
         assert_eq!(unhex("7"), None);
     }
