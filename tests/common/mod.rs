@@ -6,6 +6,7 @@
 //! Golden files are in [`golden`]: a unified diff on mismatch, `MFPPR_BLESS=1` rewrites them.
 
 pub(crate) mod batch;
+pub(crate) mod browser;
 mod golden;
 pub(crate) use golden::assert_golden;
 

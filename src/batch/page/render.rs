@@ -74,7 +74,7 @@ fn summary(out: &mut String, c: &Campaign) {
     let n = &c.counts;
     let _ = writeln!(
         out,
-        "<section id=\"summary\">\n<p class=\"headline\">{} tests, grouped by {}: {} groups; \
+        "<section id=\"summary\">\n<p class=\"headline\">{} tests, grouped by {}: {} group(s); \
          the tests took {:.0} s and {} check runs.</p>",
         c.tests,
         format!("{:?}", c.group_by).to_lowercase(),
