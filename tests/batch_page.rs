@@ -12,22 +12,11 @@ use std::path::Path;
 
 use common::batch::{check_args, copy_tests};
 use common::browser::{check_links, dump_dom, CHROMIUM};
-use common::{mfppr, require_tools, root};
+use common::{assert_ok as ok, mfppr, require_tools, root};
 use serde_json::Value;
 
 /// A test name that is markup, quotes and a newline.
 const HOSTILE: &str = "<script>alert(1)<img src=x onerror=alert(2)>\n\"q\" 'a' &amp;";
-
-fn ok(what: &str, out: &std::process::Output) -> String {
-    assert!(
-        out.status.success(),
-        "{what}: {:?}\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// `(id, size)` of every `<details>` group of the DOM, in order.
 fn dom_groups(dom: &str) -> Vec<(u64, u64)> {

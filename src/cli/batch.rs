@@ -749,6 +749,41 @@ mod tests {
         }
     }
 
+    /// `explain`, `retriage` and `page` read a campaign with the flags it journaled, unless
+    /// flags are given again; a journal without them (an older mfppr) reads with none.
+    #[test]
+    fn the_journaled_flags_stand_in_for_flags_not_given_again() {
+        use crate::batch::journal::{CampaignFlags, Journal, Outcome, Record};
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().to_str().unwrap();
+        let rereading = |argv: &[&str]| match batch(argv).unwrap().mode {
+            Some(BatchMode::Explain { rereading, .. } | BatchMode::Page { rereading, .. }) => {
+                rereading.options(dir.path()).unwrap()
+            }
+            _ => panic!("{argv:?}"),
+        };
+        let explain = ["batch", "explain", "1", "-o", out];
+        assert!(rereading(&explain).include_dirs.is_empty(), "no journal");
+        let mut record = Record::new("/t.cpp".into(), "t".into(), 1, Outcome::Reduced);
+        record.flags = CampaignFlags {
+            include_dirs: vec![PathBuf::from("/spec")],
+            specs: vec![PathBuf::from("/spec/extra.hpp")],
+            env: vec![("MFPPR_CXXFLAGS".into(), "-DX".into())],
+        };
+        Journal::open(dir.path()).unwrap().append(&record).unwrap();
+        let journaled = rereading(&explain);
+        assert_eq!(journaled.include_dirs, [PathBuf::from("/spec")]);
+        assert_eq!(journaled.specs, [PathBuf::from("/spec/extra.hpp")]);
+        assert!(journaled
+            .extra_env
+            .contains(&("MFPPR_CXXFLAGS".into(), "-DX".into())));
+        let page = rereading(&["batch", "page", out, "-o", "p.html"]);
+        assert_eq!(page.include_dirs, journaled.include_dirs);
+        let given = rereading(&["batch", "explain", "1", "-o", out, "-I", "/mine"]);
+        assert_eq!(given.include_dirs, [PathBuf::from("/mine")]);
+        assert!(given.specs.is_empty() && given.extra_env.is_empty());
+    }
+
     /// A campaign reduces the fuzzed inputs last unless told otherwise; `--inputs` is a flag,
     /// never an input file.
     #[test]

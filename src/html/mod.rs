@@ -39,6 +39,16 @@ pub(crate) fn escape(s: &str) -> String {
     escape_text(s, false)
 }
 
+/// The start of a page titled `title` (escaped here) with the inline style sheet `css`: up to
+/// and including its `<h1>`.
+pub(crate) fn head(title: &str, css: &str) -> String {
+    let title = escape(title);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>{title}</title>\n<style>\n{css}\n</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
+    )
+}
+
 /// A relative path as an `href`: every byte but unreserved characters and `/` percent-encoded, so
 /// a file name with `#`, `?`, `%`, quotes or bytes that are not UTF-8 still names that file.
 pub(crate) fn href(relative: &[u8]) -> String {

@@ -49,6 +49,18 @@ pub(crate) fn run_ok(dir: &Path, cmd: &str, args: &[&str]) -> Output {
     out
 }
 
+/// `out`'s stdout, after asserting that the command `what` succeeded (its output shown if not).
+pub(crate) fn assert_ok(what: &str, out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{what}: {:?}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// A check script's exit code and stderr (it must not have been killed).
 pub(crate) fn code_and_stderr(out: &Output) -> (i32, String) {
     (

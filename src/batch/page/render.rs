@@ -52,13 +52,7 @@ navigator.clipboard.writeText(text).then(function(){done(true);},fallback);}else
 
 /// The whole page.
 pub(super) fn page(c: &Campaign) -> String {
-    let mut out = String::new();
-    let title = escape(&c.title);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{title}</title>\n<style>\n{CSS}\n</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
-    );
+    let mut out = crate::html::head(&c.title, CSS);
     summary(&mut out, c);
     out.push_str("<h2>Groups</h2>\n");
     for (i, g) in c.groups.iter().enumerate() {

@@ -38,13 +38,7 @@ ul.legend span{display:inline-block;padding:0 6px}
 
 /// The whole page.
 pub(super) fn page(p: &Page) -> String {
-    let mut out = String::new();
-    let title = escape(&p.title);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{title}</title>\n<style>\n{CSS}\n</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
-    );
+    let mut out = crate::html::head(&p.title, CSS);
     for line in &p.headlines {
         let _ = writeln!(out, "<p class=\"headline\">{}</p>", escape(line));
     }
