@@ -12,7 +12,7 @@
 mod curve;
 mod render;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -157,7 +157,8 @@ fn campaign(
     ro: &ReduceOptions,
 ) -> Campaign {
     let summary = triage::summarise(records, by);
-    let find = |stem: &str| records.iter().find(|r| r.stem == stem);
+    let by_stem: BTreeMap<&str, &Record> = records.iter().map(|r| (r.stem.as_str(), r)).collect();
+    let find = |stem: &str| by_stem.get(stem).copied();
     let view = |r: &Record| test_view(r, out_dir, dir);
     let groups = summary
         .groups
