@@ -21,6 +21,7 @@ pub(crate) mod edit;
 pub mod engine;
 pub mod error;
 pub(crate) mod export;
+pub mod html;
 pub(crate) mod input;
 pub(crate) mod inspect;
 pub(crate) mod interrupt;

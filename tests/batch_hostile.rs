@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::batch::{check_args, reduced_bytes};
-use common::{memo_check, root};
+use common::{assert_ok, memo_check, root};
 
 /// The campaign's file names and fixtures: the passing test once, a merge-bug test otherwise.
 const TESTS: &[(&str, &str)] = &[
@@ -48,16 +48,6 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             (e.path().to_path_buf(), bytes)
         })
         .collect()
-}
-
-fn assert_ok(what: &str, out: &std::process::Output) {
-    assert!(
-        out.status.success(),
-        "{what}: {:?}\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Emit the campaign's task file for `out`, run it with `shell_command` (bash, `$1` the task

@@ -8,44 +8,14 @@ use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::browser::{check_links, dump_dom, CHROMIUM};
 use common::{covered_build, mfppr, require_tools};
 
-const CHROMIUM: &str = "chromium";
 const CXXFLAGS: &str = "-std=c++17 -O0 -w";
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The DOM headless Chromium builds from `page` (no network, a fresh profile).
-fn dump_dom(page: &Path, tmp: &Path) -> String {
-    let profile = tempfile::tempdir_in(tmp).unwrap();
-    let out = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success() && dom.contains("</html>"),
-        "chromium failed on {}: {}",
-        page.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dom
 }
 
 /// The `data-col` counts of the summary's total row.
@@ -60,52 +30,6 @@ fn totals(dom: &str) -> BTreeMap<String, u64> {
             (col.to_string(), n)
         })
         .collect()
-}
-
-/// Every `href="…"` of the DOM.
-fn hrefs(dom: &str) -> Vec<String> {
-    dom.split("href=\"")
-        .skip(1)
-        .map(|s| s[..s.find('"').unwrap()].replace("&amp;", "&"))
-        .collect()
-}
-
-fn percent_decode(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// Each link is a fragment naming an element of the page or a relative path to an existing
-/// file; nothing is loaded from elsewhere.
-fn check_links(dom: &str, dir: &Path) -> usize {
-    use std::os::unix::ffi::OsStrExt;
-    assert!(
-        !dom.contains("<link") && !dom.contains(" src=\""),
-        "external assets"
-    );
-    let mut files = 0;
-    for h in hrefs(dom) {
-        if let Some(id) = h.strip_prefix('#') {
-            assert!(dom.contains(&format!("id=\"{id}\"")), "no element #{id}");
-            continue;
-        }
-        assert!(!h.contains(':') && !h.starts_with('/'), "not relative: {h}");
-        let target = dir.join(std::ffi::OsStr::from_bytes(&percent_decode(&h)));
-        assert!(target.is_file(), "{h} does not resolve to a file");
-        files += 1;
-    }
-    files
 }
 
 /// The lines of the points of `summary.json` whose check starts with `prefix` (all reached

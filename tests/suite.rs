@@ -8,6 +8,7 @@ mod common;
 
 mod batch_cli;
 mod batch_hostile;
+mod batch_page;
 mod batch_slurm;
 mod campaign;
 mod checks_cli;

@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+use crate::cli::common::{CXXFLAGS_ENV, LDFLAGS_ENV};
+use crate::reduce::ReduceOptions;
+
 /// The journal's file name inside the batch output directory.
 pub(crate) const JOURNAL: &str = "results.jsonl";
 
@@ -139,6 +142,75 @@ pub(crate) struct Signing {
     pub value_signature: String,
 }
 
+/// What a campaign's results are read again with (a part of [`Record`]): the spec directories and
+/// headers and the compiler flags its tests were reduced with, so that `explain`, `retriage` and
+/// the campaign page find the spec without the user typing the flags again. Empty in journals of
+/// older versions.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct CampaignFlags {
+    /// The spec search directories, absolute, in search order (`-I DIR`, then those after `--`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include_dirs: Vec<PathBuf>,
+    /// The extra spec headers (`--spec FILE`), absolute.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub specs: Vec<PathBuf>,
+    /// The compiler flags after `--` as the check scripts got them: `MFPPR_CXXFLAGS` and
+    /// `MFPPR_LDFLAGS`, each when set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
+}
+
+impl CampaignFlags {
+    /// The flags the campaign's tests are reduced with under `ro`.
+    pub(crate) fn of(ro: &ReduceOptions) -> CampaignFlags {
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        let env = [CXXFLAGS_ENV, LDFLAGS_ENV]
+            .iter()
+            .filter_map(|name| ro.extra_env.iter().rev().find(|(k, _)| k == name))
+            .cloned()
+            .collect();
+        CampaignFlags {
+            include_dirs: ro.include_dirs.iter().map(absolute).collect(),
+            specs: ro.specs.iter().map(absolute).collect(),
+            env,
+        }
+    }
+
+    /// Whether nothing was journaled (no flags, or an older journal).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.include_dirs.is_empty() && self.specs.is_empty() && self.env.is_empty()
+    }
+
+    /// Point `ro` at these flags: its spec directories and headers, and the compiler flags in
+    /// the check's environment.
+    pub(crate) fn apply(&self, ro: &mut ReduceOptions) {
+        ro.include_dirs = self.include_dirs.clone();
+        ro.specs = self.specs.clone();
+        ro.extra_env.extend(self.env.iter().cloned());
+    }
+
+    /// The flags of the latest record of `records` (in journal order) that has any.
+    pub(crate) fn journaled(records: &[Record]) -> Option<&CampaignFlags> {
+        records
+            .iter()
+            .rev()
+            .map(|r| &r.flags)
+            .find(|f| !f.is_empty())
+    }
+}
+
+/// `ro` pointed at the flags the campaign in `dir` journaled last ([`CampaignFlags`]); unchanged
+/// when it journaled none (a journal of an older mfppr).
+pub(crate) fn with_journaled_flags(
+    dir: &Path,
+    mut ro: ReduceOptions,
+) -> anyhow::Result<ReduceOptions> {
+    if let Some(flags) = CampaignFlags::journaled(&read(dir)?) {
+        flags.apply(&mut ro);
+    }
+    Ok(ro)
+}
+
 /// One finished test: a journal line, and the per-test `result.json` of scale-out runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Record {
@@ -180,6 +252,9 @@ pub(crate) struct Record {
     pub stats: Option<PathBuf>,
     /// Why the test was not reduced.
     pub message: Option<String>,
+    /// The flags the campaign ran with.
+    #[serde(default, skip_serializing_if = "CampaignFlags::is_empty")]
+    pub flags: CampaignFlags,
 }
 
 /// Serde's test for a count left out of the journal when it is zero.
@@ -215,6 +290,7 @@ impl Record {
             output: None,
             stats: None,
             message: None,
+            flags: CampaignFlags::default(),
         }
     }
 }
@@ -351,6 +427,7 @@ mod tests {
             output: Some(PathBuf::from(format!("/o/{stem}/{stem}.reduced.cpp"))),
             stats: None,
             message: None,
+            flags: CampaignFlags::default(),
         }
     }
 
@@ -377,6 +454,34 @@ mod tests {
         assert_eq!(stems, ["a", "b", "c"]);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 3);
+    }
+
+    #[test]
+    fn the_campaigns_flags_are_journaled_and_an_older_journal_still_reads() {
+        let mut ro = ReduceOptions::new("t.cpp", "c.py");
+        ro.include_dirs = vec![PathBuf::from("spec"), PathBuf::from("/abs")];
+        ro.extra_env = vec![
+            ("MFPPR_CXXFLAGS".into(), "-I /abs -DX".into()),
+            ("CXXFLAGS".into(), "-w".into()),
+        ];
+        let flags = CampaignFlags::of(&ro);
+        assert!(flags.include_dirs.iter().all(|d| d.is_absolute()));
+        assert_eq!(flags.env, [("MFPPR_CXXFLAGS".into(), "-I /abs -DX".into())]);
+        let mut r = record("a");
+        r.flags = flags.clone();
+        let line = serde_json::to_string(&r).unwrap();
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.flags, flags);
+        assert_eq!(CampaignFlags::journaled(&[back, record("b")]), Some(&flags));
+        // A line of an older mfppr has no flags: it reads, with none.
+        let older = serde_json::to_string(&record("c")).unwrap();
+        assert!(!older.contains("\"flags\""), "{older}");
+        let read: Record = serde_json::from_str(&older).unwrap();
+        assert!(read.flags.is_empty());
+        let mut again = ReduceOptions::new("", "");
+        flags.apply(&mut again);
+        assert_eq!(again.include_dirs, flags.include_dirs);
+        assert_eq!(again.extra_env, flags.env);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod discover;
 pub(crate) mod journal;
 mod lend;
 mod one;
+pub(crate) mod page;
 mod rereading;
 mod slips;
 pub(crate) mod tasks;

@@ -52,6 +52,7 @@ pub(crate) fn run_one(test: &Test, opts: &BatchOptions) -> anyhow::Result<Record
     if record.outcome != Outcome::Reduced {
         record.sign.signature = record.outcome.name().to_string();
     }
+    record.flags = super::journal::CampaignFlags::of(&opts.reduce);
     record.wall_secs = began.elapsed().as_secs_f64();
     let json = serde_json::to_vec_pretty(&record).context("cannot serialise a result")?;
     let path = dir.join(RESULT);

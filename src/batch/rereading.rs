@@ -79,7 +79,7 @@ pub(crate) fn collect(out_dir: &Path, group_by: triage::GroupBy) -> anyhow::Resu
     Ok(Collected { summary, missing })
 }
 
-/// `--triage-only OUTDIR`: group the finished results journaled in `out_dir` again by `group_by`,
+/// `batch retriage OUTDIR`: group the finished results journaled in `out_dir` again by `group_by`,
 /// reducing nothing, and write the summary (the same bytes as the campaign's own, grouped the
 /// same way). A reduced test journaled by an older mfppr (no `signature_from`) gets its library
 /// signature from its result now (with `ro`'s include directories and specs); where that cannot

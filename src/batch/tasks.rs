@@ -1,4 +1,4 @@
-//! Scale-out on an existing engine (`--emit-tasks`): one self-contained shell command per test,
+//! Scale-out on an existing engine (`batch emit`): one self-contained shell command per test,
 //! for GNU parallel (`scripts/batch-parallel`) or a Slurm job array
 //! (`scripts/batch-slurm.sbatch`, line N for array index N), and the record of what was emitted
 //! (`OUTDIR/tasks.json`, [`TaskList`]), by which `--collect` finds the tasks that left no result.
@@ -27,7 +27,7 @@ use crate::atomic::write_atomic;
 use crate::engine::Inputs;
 use crate::reduce::ReduceOptions;
 
-/// The record of the last `--emit-tasks` inside the campaign's output directory.
+/// The record of the last `batch emit` inside the campaign's output directory.
 pub(crate) const MANIFEST: &str = "tasks.json";
 
 /// `OUTDIR/tasks.json`: the tests of the last task file emitted for OUTDIR, in its line order.
@@ -182,7 +182,7 @@ pub(crate) fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::
         .with_context(|| format!("cannot write the task file {}", file.display()))
 }
 
-/// The manifest of the last `--emit-tasks` for `out_dir`, if any.
+/// The manifest of the last `batch emit` for `out_dir`, if any.
 pub(crate) fn read_manifest(out_dir: &Path) -> anyhow::Result<Option<TaskList>> {
     let path = out_dir.join(MANIFEST);
     let Some(bytes) =

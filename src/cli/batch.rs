@@ -1,10 +1,12 @@
 //! `mfppr batch` command line: its modes as subcommands (`run`, `emit`, `collect`, `retriage`,
-//! `explain`; no subcommand runs `run`, as `git stash` runs `push`), the per-test step task files
-//! run (`--one`). The flag forms of the modes from before the subcommands are refused in one
-//! line that names the subcommand (one door per mode, as `cover`'s).
+//! `explain`, `page`; no subcommand runs `run`, as `git stash` runs `push`), the per-test step
+//! task files run (`--one`). The flag forms of the modes from before the subcommands are refused
+//! in one line that names the subcommand (one door per mode, as `cover`'s).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::Context;
 
 use crate::batch::{self, triage, BatchOptions, Test};
 use crate::cli::common::{CompilerFlags, ReductionArgs};
@@ -27,7 +29,11 @@ Examples:
     groups the finished results again (here by suspect MR families instead of the library
     operation whose value is wrong), reducing nothing.
   mfppr batch explain 2 -o campaign
-    why the members of group 2 were grouped.
+    why the members of group 2 were grouped (with the spec flags the campaign journaled; flags
+    given after the mode override them).
+  mfppr batch page campaign -o bugs.html
+    the campaign page: every group with its standalone export, evidence and members, in one
+    self-contained HTML file (`run`, `collect` and `retriage` write it too with --html FILE).
 
 A test whose original is not interesting, or whose check cannot run, is recorded and skipped.
 Task files are bash: one line per test, file names with newlines or quotes included.
@@ -45,7 +51,7 @@ journal; continue with --resume).";
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     override_usage = "mfppr batch [run] INPUT… --check SCRIPT -o OUTDIR [OPTIONS] [-- COMPILER FLAGS…]\n       \
-                      mfppr batch <emit|collect|retriage|explain> [OPTIONS]"
+                      mfppr batch <emit|collect|retriage|explain|page> [OPTIONS]"
 )]
 pub struct BatchCommand {
     #[command(subcommand)]
@@ -107,6 +113,18 @@ enum BatchMode {
         #[command(flatten)]
         rereading: Rereading,
     },
+    /// Write the campaign page of a finished campaign: its groups, ready to file, in one
+    /// self-contained HTML file (from the journal alone: no check runs).
+    Page {
+        /// The campaign's output directory.
+        #[arg(value_name = "OUTDIR")]
+        dir: PathBuf,
+        /// The page to write.
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: PathBuf,
+        #[command(flatten)]
+        rereading: Rereading,
+    },
 }
 
 /// What groups a campaign's results (`--group-by`).
@@ -120,10 +138,14 @@ struct Grouping {
     /// No progress lines on stderr.
     #[arg(short, long)]
     quiet: bool,
+
+    /// Also write the campaign page (see `mfppr batch page`) to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 /// How a finished campaign's results are read again: the spec's directories and the compiler
-/// flags its tests were reduced with.
+/// flags its tests were reduced with; when none is given, those the campaign journaled.
 #[derive(Debug, clap::Args)]
 struct Rereading {
     #[command(flatten)]
@@ -155,7 +177,8 @@ impl BatchCommand {
             }
             Some(BatchMode::Collect { dir, grouping }) => {
                 crate::messages::set_quiet(grouping.quiet);
-                collect(&dir, grouping.group_by)
+                let html = page_target(grouping.html.as_deref(), &dir, "--html")?;
+                collect(&dir, grouping.group_by, html.as_deref())
             }
             Some(BatchMode::Retriage {
                 dir,
@@ -165,29 +188,39 @@ impl BatchCommand {
                 rereading,
             }) => {
                 crate::messages::set_quiet(grouping.quiet);
-                let mut ro = rereading.options()?;
+                let html = page_target(grouping.html.as_deref(), &dir, "--html")?;
+                let mut ro = rereading.options(&dir)?;
                 // A built-in check's scripts live as long as this value.
                 let resolved = check.map(|c| crate::checks::resolve(&c)).transpose()?;
                 if let Some(c) = &resolved {
                     ro.check = c.script().to_path_buf();
                     ro.extra_env.extend(env);
                 }
-                retriage(&dir, grouping.group_by, &ro)
+                retriage(&dir, grouping.group_by, &ro)?;
+                write_page(&dir, html.as_deref(), &ro)
             }
             Some(BatchMode::Explain {
                 group,
                 dir,
                 rereading,
-            }) => explain(&dir, group, &rereading.options()?),
+            }) => explain(&dir, group, &rereading.options(&dir)?),
+            Some(BatchMode::Page {
+                dir,
+                output,
+                rereading,
+            }) => {
+                let html = page_target(Some(&output), &dir, "-o")?;
+                write_page(&dir, html.as_deref(), &rereading.options(&dir)?)
+            }
         }
     }
 }
 
 impl Rereading {
-    /// The reduction and compiler options a finished campaign is read again with (no input, no
-    /// output of their own).
-    fn options(&self) -> anyhow::Result<ReduceOptions> {
-        rereading_options(&self.reduction, &self.compiler_flags)
+    /// The reduction and compiler options the finished campaign in `dir` is read again with (no
+    /// input, no output of their own).
+    fn options(&self, dir: &Path) -> anyhow::Result<ReduceOptions> {
+        rereading_options(dir, &self.reduction, &self.compiler_flags)
     }
 }
 
@@ -236,6 +269,15 @@ pub struct BatchArgs {
     /// No progress lines on stderr.
     #[arg(short, long, help_heading = "Output")]
     quiet: bool,
+
+    /// Also write the campaign page (see `mfppr batch page`) to FILE when the campaign ends.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Output",
+        conflicts_with = "one"
+    )]
+    html: Option<PathBuf>,
 
     /// The task file of `batch emit --tasks` (set by that subcommand, not a flag).
     #[arg(skip)]
@@ -317,9 +359,11 @@ struct RunArgs {
     env: Vec<(String, String)>,
 }
 
-/// The reduction and compiler options a finished campaign is read again with (no input, no
-/// output of their own).
+/// The reduction and compiler options the finished campaign in `dir` is read again with (no
+/// input, no output of their own): the spec directories, spec headers and compiler flags given,
+/// else (none given) those the campaign journaled.
 fn rereading_options(
+    dir: &Path,
     reduction: &ReductionArgs,
     compiler_flags: &[String],
 ) -> anyhow::Result<ReduceOptions> {
@@ -327,14 +371,39 @@ fn rereading_options(
     let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
     reduction.apply(&mut ro);
     flags.apply(&reduction.include, &mut ro);
-    Ok(ro)
+    let given =
+        !(reduction.include.is_empty() && reduction.spec.is_empty() && compiler_flags.is_empty());
+    if given {
+        return Ok(ro);
+    }
+    batch::journal::with_journaled_flags(dir, ro)
 }
 
-/// `collect OUTDIR`: merge the per-test results into the journal, summary and table; tasks
-/// that left no result are an error (exit 1) after the table.
-fn collect(dir: &std::path::Path, group_by: triage::GroupBy) -> anyhow::Result<ExitCode> {
+/// The page `html` of the campaign in `dir` (named by `flag`), checked before anything runs.
+fn page_target(
+    html: Option<&Path>,
+    dir: &Path,
+    flag: &'static str,
+) -> anyhow::Result<Option<PathBuf>> {
+    html.map(|h| batch::page::target(h, flag, dir, &[]))
+        .transpose()
+}
+
+/// Write the campaign page of `dir` to `html`, when asked, reading its results with `ro`.
+fn write_page(dir: &Path, html: Option<&Path>, ro: &ReduceOptions) -> anyhow::Result<ExitCode> {
+    if let Some(html) = html {
+        batch::page::write(dir, html, ro)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `collect OUTDIR`: merge the per-test results into the journal, summary and table (and the
+/// page `html`); tasks that left no result are an error (exit 1) after the table.
+fn collect(dir: &Path, group_by: triage::GroupBy, html: Option<&Path>) -> anyhow::Result<ExitCode> {
     let collected = batch::collect(dir, group_by)?;
     print!("{}", triage::render(&collected.summary));
+    let ro = batch::journal::with_journaled_flags(dir, ReduceOptions::new("", ""))?;
+    write_page(dir, html, &ro)?;
     if let Some(first) = collected.missing.first() {
         return Err(coded(
             ExitKind::Input,
@@ -349,18 +418,14 @@ fn collect(dir: &std::path::Path, group_by: triage::GroupBy) -> anyhow::Result<E
 }
 
 /// `retriage OUTDIR`: group the finished results again, reducing nothing.
-fn retriage(
-    dir: &std::path::Path,
-    group_by: triage::GroupBy,
-    ro: &ReduceOptions,
-) -> anyhow::Result<ExitCode> {
+fn retriage(dir: &Path, group_by: triage::GroupBy, ro: &ReduceOptions) -> anyhow::Result<ExitCode> {
     let summary = batch::triage_only(dir, group_by, ro)?;
     print!("{}", triage::render(&summary));
     Ok(ExitCode::SUCCESS)
 }
 
 /// `explain N -o OUTDIR`: why group N's members were grouped.
-fn explain(dir: &std::path::Path, group: u32, ro: &ReduceOptions) -> anyhow::Result<ExitCode> {
+fn explain(dir: &Path, group: u32, ro: &ReduceOptions) -> anyhow::Result<ExitCode> {
     print!(
         "{}",
         batch::triage::explain::explain(dir, group as usize, ro)?
@@ -436,6 +501,7 @@ impl BatchArgs {
                 ),
             ));
         }
+        let html = self.campaign_page(&out_dir)?;
         let flags = CompilerFlags::parse(&self.compiler_flags)?;
         // A built-in check's scripts live as long as this value.
         let check = crate::checks::resolve(&check)?;
@@ -471,7 +537,31 @@ impl BatchArgs {
         }
         let summary = batch::run(&tests, &opts)?;
         print!("{}", triage::render(&summary));
-        Ok(ExitCode::SUCCESS)
+        let ro = batch::journal::with_journaled_flags(&opts.out_dir, ReduceOptions::new("", ""))?;
+        write_page(&opts.out_dir, html.as_deref(), &ro)
+    }
+
+    /// The page `--html` of the campaign in `out_dir`, checked before anything runs (the
+    /// campaign's directory is made first, so that the page may lie in it); `--html` is refused
+    /// where no campaign runs here (`emit`).
+    fn campaign_page(&self, out_dir: &Path) -> anyhow::Result<Option<PathBuf>> {
+        let Some(html) = &self.html else {
+            return Ok(None);
+        };
+        if self.emit_tasks.is_some() {
+            return Err(coded(
+                ExitKind::Usage,
+                "--html needs the campaign to run here; after the tasks ran, write the page \
+                 with `mfppr batch collect OUTDIR --html FILE`",
+            ));
+        }
+        std::fs::create_dir_all(out_dir).with_context(|| {
+            format!(
+                "cannot create the output directory {}; check -o",
+                out_dir.display()
+            )
+        })?;
+        batch::page::target(html, "--html", out_dir, &self.inputs).map(Some)
     }
 
     /// `--one=STEM INPUT`: reduce one test of a task file and write its `result.json`; with
@@ -640,6 +730,41 @@ mod tests {
         ] {
             assert_eq!(batch(old).unwrap().args.old_form(), Some(new));
         }
+    }
+
+    /// `explain`, `retriage` and `page` read a campaign with the flags it journaled, unless
+    /// flags are given again; a journal without them (an older mfppr) reads with none.
+    #[test]
+    fn the_journaled_flags_stand_in_for_flags_not_given_again() {
+        use crate::batch::journal::{CampaignFlags, Journal, Outcome, Record};
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().to_str().unwrap();
+        let rereading = |argv: &[&str]| match batch(argv).unwrap().mode {
+            Some(BatchMode::Explain { rereading, .. } | BatchMode::Page { rereading, .. }) => {
+                rereading.options(dir.path()).unwrap()
+            }
+            _ => panic!("{argv:?}"),
+        };
+        let explain = ["batch", "explain", "1", "-o", out];
+        assert!(rereading(&explain).include_dirs.is_empty(), "no journal");
+        let mut record = Record::new("/t.cpp".into(), "t".into(), 1, Outcome::Reduced);
+        record.flags = CampaignFlags {
+            include_dirs: vec![PathBuf::from("/spec")],
+            specs: vec![PathBuf::from("/spec/extra.hpp")],
+            env: vec![("MFPPR_CXXFLAGS".into(), "-DX".into())],
+        };
+        Journal::open(dir.path()).unwrap().append(&record).unwrap();
+        let journaled = rereading(&explain);
+        assert_eq!(journaled.include_dirs, [PathBuf::from("/spec")]);
+        assert_eq!(journaled.specs, [PathBuf::from("/spec/extra.hpp")]);
+        assert!(journaled
+            .extra_env
+            .contains(&("MFPPR_CXXFLAGS".into(), "-DX".into())));
+        let page = rereading(&["batch", "page", out, "-o", "p.html"]);
+        assert_eq!(page.include_dirs, journaled.include_dirs);
+        let given = rereading(&["batch", "explain", "1", "-o", out, "-I", "/mine"]);
+        assert_eq!(given.include_dirs, [PathBuf::from("/mine")]);
+        assert!(given.specs.is_empty() && given.extra_env.is_empty());
     }
 
     /// A campaign reduces the fuzzed inputs last unless told otherwise; `--inputs` is a flag,

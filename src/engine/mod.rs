@@ -136,6 +136,9 @@ pub struct Stats {
     pub rechecks: u64,
     /// Re-checks that were not interesting.
     pub recheck_failures: u64,
+    /// The reduction curve: `[check runs started, bytes]` after each accepted candidate (the
+    /// campaign page draws it).
+    pub curve: Vec<[u64; 2]>,
 }
 
 impl Stats {
@@ -439,6 +442,9 @@ impl<'a> Engine<'a> {
                     ks.bytes_removed += before as i64 - after as i64;
                     self.stats.accepted += 1;
                     self.stats.bytes_after = after as u64;
+                    self.stats
+                        .curve
+                        .push([self.stats.oracle_calls, after as u64]);
                     if !self.options.quiet {
                         crate::messages::progress(format!(
                             "mfppr: round {}, {}: {before} -> {after} bytes ({what})",

@@ -366,6 +366,10 @@ fn check_and_search(
     };
     let (mut result, mut stats, on_disk) =
         search(opts, original.opportunities, &oracle, paths, from);
+    // The curve counts the setup checks that ran before the search, as `oracle_calls` does.
+    for point in &mut stats.curve {
+        point[0] += setup_calls;
+    }
     if !settled && result.is_ok() && stats.candidates == stats.accepted {
         match warn_if_trivial_is_interesting(&oracle, trivial) {
             Ok(calls) => setup_calls += calls,

@@ -6,6 +6,7 @@
 //! Golden files are in [`golden`]: a unified diff on mismatch, `MFPPR_BLESS=1` rewrites them.
 
 pub(crate) mod batch;
+pub(crate) mod browser;
 mod golden;
 pub(crate) use golden::assert_golden;
 
@@ -46,6 +47,18 @@ pub(crate) fn run_ok(dir: &Path, cmd: &str, args: &[&str]) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// `out`'s stdout, after asserting that the command `what` succeeded (its output shown if not).
+pub(crate) fn assert_ok(what: &str, out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{what}: {:?}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// A check script's exit code and stderr (it must not have been killed).

@@ -125,7 +125,7 @@ fn member_value(r: &Record) -> String {
 
 /// What the spec could not check of a culprit ([`crate::blame::values::Localised::unchecked`]):
 /// whether the operations are a gap in the spec rather than several bugs.
-fn unchecked_line(ops: &[String]) -> Option<String> {
+pub(crate) fn unchecked_line(ops: &[String]) -> Option<String> {
     match ops {
         [] => None,
         [op] => Some(format!(
@@ -142,7 +142,7 @@ fn unchecked_line(ops: &[String]) -> Option<String> {
 }
 
 /// What the campaign's summary grouped by, and its latest record per test.
-fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
+pub(crate) fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
     let summary_path = out_dir.join("summary.json");
     let text =
         crate::input::read_regular(&summary_path, crate::input::MAX_RECORD_BYTES, "a summary")
@@ -177,7 +177,7 @@ fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
 /// The `why:` line: the members' failures and the operations they all call (the MRs that
 /// trigger the failure, when blame's innermost suspects signed every member; the MR families
 /// whose calls they all need, when the knockouts did).
-fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
+pub(crate) fn why(members: &[&Record], shared: &BTreeSet<String>) -> String {
     let failures: BTreeSet<&str> = members
         .iter()
         .filter_map(|r| r.failure.as_deref())
@@ -258,7 +258,7 @@ fn member_row(r: &Record, shared: &BTreeSet<String>) -> String {
 }
 
 /// The library operations every member calls (none when a member has none).
-fn shared_ops(members: &[&Record]) -> BTreeSet<String> {
+pub(crate) fn shared_ops(members: &[&Record]) -> BTreeSet<String> {
     let mut sets = members.iter().map(|r| {
         r.sign
             .library_ops
@@ -272,16 +272,20 @@ fn shared_ops(members: &[&Record]) -> BTreeSet<String> {
 
 /// The standalone export of `path`, formatted, or why there is none.
 fn standalone(path: &Path, ro: &ReduceOptions) -> String {
-    let built = crate::input::read_regular(
+    standalone_export(path, ro)
+        .unwrap_or_else(|e| format!("(none: {e:#}; give the campaign's -I flags after --)\n"))
+}
+
+/// The standalone export of the reduced test at `path`, built with `ro`'s spec (as triage
+/// built it) and formatted.
+pub(crate) fn standalone_export(path: &Path, ro: &ReduceOptions) -> Result<String> {
+    let text = crate::input::read_regular(
         path,
         crate::input::MAX_TEST_BYTES as u64,
         "a reduced result",
-    )
-    .and_then(|text| Standalone::build(path, &text, &ro.include_dirs, &ro.specs));
-    match built {
-        Ok(sa) => crate::export::format(&sa.render(&[])).0,
-        Err(e) => format!("(none: {e:#}; give the campaign's -I flags after --)\n"),
-    }
+    )?;
+    let sa = Standalone::build(path, &text, &ro.include_dirs, &ro.specs)?;
+    Ok(crate::export::format(&sa.render(&[])).0)
 }
 
 #[cfg(test)]

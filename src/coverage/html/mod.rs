@@ -5,16 +5,15 @@
 //! that sees it.
 //!
 //! Owns the page's model ([`Page`]: statuses from the report and `summary.json`'s points), the
-//! reading of the sources it shows, the links and the atomic write; [`target`] checks the path
-//! before anything runs, [`render`] turns the model into HTML.
+//! reading of the sources it shows, the links and the atomic write; [`check_target`] (shared with
+//! the campaign page, [`crate::html`]) checks the path before anything runs, [`render`] turns the
+//! model into HTML.
 
 mod render;
-pub mod target;
 
 use std::collections::BTreeMap;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
@@ -24,7 +23,7 @@ use super::find::summary::{FindSummary, Point};
 use crate::atomic::write_atomic;
 use crate::messages::note;
 
-pub use target::{check_target, PageTarget};
+pub use crate::html::{check_target, PageTarget};
 
 /// The status of one new line on the page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -201,7 +200,7 @@ pub fn write_find_page(
     source_root: &Path,
     path: &Path,
 ) -> Result<()> {
-    let dir = page_dir(path)?;
+    let dir = crate::html::page_dir(path)?;
     let mut by_line: BTreeMap<(&str, u32), &Point> = BTreeMap::new();
     for p in &summary.points {
         for &l in &p.lines {
@@ -305,37 +304,11 @@ fn point_info(l: &NewLine, p: &Point, dir: &Path) -> LineInfo {
     }
 }
 
-/// The canonical directory of the page.
-fn page_dir(path: &Path) -> Result<PathBuf> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::canonicalize(dir)
-        .with_context(|| format!("cannot resolve the directory of --html {}", path.display()))
-}
-
 /// A link to `target` when it is a regular file, relative to the page's directory `dir`.
 fn link(label: String, target: &Path, dir: &Path) -> Option<Link> {
-    let target = std::fs::canonicalize(target).ok()?;
-    if !target.is_file() {
-        return None;
-    }
-    let from: Vec<Component> = dir.components().collect();
-    let to: Vec<Component> = target.components().collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut rel: Vec<u8> = Vec::new();
-    for _ in common..from.len() {
-        rel.extend_from_slice(b"../");
-    }
-    let rest: Vec<&[u8]> = to[common..]
-        .iter()
-        .map(|c| c.as_os_str().as_bytes())
-        .collect();
-    rel.extend_from_slice(&rest.join(&b'/'));
     Some(Link {
         label,
-        href: render::href(&rel),
+        href: crate::html::link(target, dir)?,
     })
 }
 

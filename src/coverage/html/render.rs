@@ -3,12 +3,13 @@
 //! by status and long stretches without new lines collapsed into one "N lines not shown" row.
 //!
 //! Everything that comes from outside (source text, file names, function names, check reasons)
-//! goes through [`escape`]; every link through [`href`]. Nothing here reads or writes a file.
+//! goes through [`escape`]; every link through [`crate::html::href`]. Nothing here reads or writes a file.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::{FilePage, LineInfo, Page, Source, Status};
+use crate::html::escape;
 
 /// Lines shown before and after each new line.
 pub(super) const CONTEXT: u32 = 3;
@@ -35,48 +36,9 @@ ul.legend span{display:inline-block;padding:0 6px}
 .st-checked-value{background:#d4edc9}.st-executed-only{background:#ffd59e}
 .st-not-checked{background:#cfe3ff}.st-unreached{background:#f7b6b6}.st-no-marker{background:#e2e2e2}";
 
-/// `s` with `&`, `<`, `>`, `"` and `'` escaped, and control characters other than tab (which
-/// HTML does not allow) shown as U+FFFD.
-pub(super) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + s.len() / 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' => out.push('\t'),
-            c if c.is_control() => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A relative path as an `href`: every byte but unreserved characters and `/` percent-encoded, so
-/// a file name with `#`, `?`, `%`, quotes or bytes that are not UTF-8 still names that file.
-pub(super) fn href(relative: &[u8]) -> String {
-    let mut out = String::with_capacity(relative.len());
-    for &b in relative {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-            out.push(b as char);
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
-
 /// The whole page.
 pub(super) fn page(p: &Page) -> String {
-    let mut out = String::new();
-    let title = escape(&p.title);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{title}</title>\n<style>\n{CSS}\n</style>\n</head>\n<body>\n<h1>{title}</h1>\n"
-    );
+    let mut out = crate::html::head(&p.title, CSS);
     for line in &p.headlines {
         let _ = writeln!(out, "<p class=\"headline\">{}</p>", escape(line));
     }
@@ -277,23 +239,5 @@ fn row(out: &mut String, lines: &[&str], i: usize, f: &FilePage, l: u32) {
             }
             out.push_str("</td></tr>\n");
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escape_and_href_leave_nothing_active() {
-        assert_eq!(
-            escape("<script>alert(\"x\")</script>&'"),
-            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;"
-        );
-        assert_eq!(escape("a\0b\tc\u{1b}"), "a\u{FFFD}b\tc\u{FFFD}");
-        assert_eq!(
-            href(b"../tests/a b\"<#?%\xff.cpp"),
-            "../tests/a%20b%22%3C%23%3F%25%FF.cpp"
-        );
     }
 }

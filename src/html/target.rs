@@ -1,7 +1,8 @@
-//! Where `--html FILE` may go, checked before anything runs: the rules of [`crate::outputs`]
-//! (a regular file or a new name in an existing, writable directory; never an input), and never
-//! another output of the same run, a file in the library or the marked tree, or a name `find`
-//! writes in its `--out` directory.
+//! Where a page (`--html FILE`, `batch page -o FILE`) may go, checked before anything runs: the
+//! rules of [`crate::outputs`] (a regular file or a new name in an existing, writable directory;
+//! never an input), and never another output of the same run, a file in a tree mfppr must not
+//! write into (the library, the marked tree, a campaign's inputs), or a name the run writes in its
+//! own output directory (`cover find --out`, a campaign's OUTDIR).
 
 use std::path::{Path, PathBuf};
 
@@ -12,18 +13,39 @@ use crate::error::{coded, ExitKind};
 use crate::outputs::{self, Output};
 
 /// The page's path and what it must not be.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct PageTarget {
     /// `--html FILE`.
     pub path: PathBuf,
+    /// The flag that names the page (`--html`, `-o`).
+    pub flag: &'static str,
     /// Files the run reads (coverage inputs, a markers file): never the page.
     pub inputs: Vec<PathBuf>,
     /// Directories the page must not lie in, with their flag (the library, the marked tree).
     pub trees: Vec<(&'static str, PathBuf)>,
     /// Files the same run writes, with their flag.
     pub outputs: Vec<(&'static str, PathBuf)>,
-    /// `cover find`'s `--out`, where only a `.html` or `.htm` name is free.
+    /// The run's own output directory (`cover find`'s `--out`, a campaign's OUTDIR), where only
+    /// a `.html` or `.htm` name is free.
     pub out_dir: Option<PathBuf>,
+    /// What the run writes in `out_dir`, for the message that refuses another name there.
+    pub out_dir_files: &'static str,
+}
+
+impl Default for PageTarget {
+    /// `--html` of `cover find` (its `--out` files named), with nothing to refuse yet.
+    fn default() -> PageTarget {
+        PageTarget {
+            path: PathBuf::new(),
+            flag: "--html",
+            inputs: Vec::new(),
+            trees: Vec::new(),
+            outputs: Vec::new(),
+            out_dir: None,
+            out_dir_files: "--out, where find writes its own files (summary.json, find.json, \
+                            <id>.cpp)",
+        }
+    }
 }
 
 impl PageTarget {
@@ -44,7 +66,7 @@ impl PageTarget {
 pub fn check_target(t: &PageTarget) -> Result<PathBuf> {
     let page = Output {
         what: "the page",
-        flag: "--html",
+        flag: t.flag,
         path: &t.path,
         record: false,
     };
@@ -55,7 +77,11 @@ pub fn check_target(t: &PageTarget) -> Result<PathBuf> {
     let refuse = |why: String| {
         coded(
             ExitKind::Input,
-            format!("the page {} {why}; choose another --html", t.path.display()),
+            format!(
+                "the page {} {why}; choose another {}",
+                t.path.display(),
+                t.flag
+            ),
         )
     };
     for (flag, other) in &t.outputs {
@@ -85,11 +111,10 @@ pub fn check_target(t: &PageTarget) -> Result<PathBuf> {
             .extension()
             .is_some_and(|e| e == "html" || e == "htm");
         if out == d && !html {
-            return Err(refuse(
-                "is in --out, where find writes its own files (summary.json, find.json, \
-                 <id>.cpp); give it a .html name"
-                    .to_string(),
-            ));
+            return Err(refuse(format!(
+                "is in {}; give it a .html name",
+                t.out_dir_files
+            )));
         }
     }
     Ok(resolved)
@@ -135,6 +160,7 @@ mod tests {
             trees: vec![("--source-root", lib.clone())],
             outputs: Vec::new(),
             out_dir: Some(out.clone()),
+            ..PageTarget::default()
         };
         t.add_lcov(Some(&d.join("lcov")));
         assert_eq!(check_target(&t).unwrap(), out.join("index.html"));
