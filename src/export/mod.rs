@@ -128,7 +128,11 @@ impl Standalone {
 
     /// The export text with the chunks `keep` marks (all when shorter), unformatted.
     pub(crate) fn render(&self, keep: &[bool]) -> String {
-        let mut out = format!("// Exported by mfppr from {}.\n", self.source);
+        // The name on one line (a newline in it would end the comment and leave the rest as code).
+        let mut out = format!(
+            "// Exported by mfppr from {}.\n",
+            crate::messages::printable(&self.source)
+        );
         for inc in &self.includes {
             out.push_str(inc);
             out.push('\n');

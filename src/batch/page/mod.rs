@@ -370,7 +370,7 @@ fn read_curve(stats: &Path, r: &Record) -> Curve {
     if r.outcome != Outcome::Reduced {
         return Curve::Ends(ends);
     }
-    let steps = std::fs::read(stats)
+    let steps = crate::input::read_regular(stats, crate::input::MAX_RECORD_BYTES, "a stats file")
         .ok()
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
         .and_then(|v| serde_json::from_value::<Vec<[u64; 2]>>(v.get("curve")?.clone()).ok());
@@ -390,7 +390,8 @@ fn code(out_dir: &Path, rep: &triage::Representative, ro: &ReduceOptions) -> Cod
     let name = rep.path.file_name().unwrap_or_default();
     let dir = out_dir.join(&rep.stem);
     let saved = dir.join(format!("{}.standalone.cpp", rep.stem));
-    if let Ok(bytes) = std::fs::read(&saved) {
+    let test_bytes = crate::input::MAX_TEST_BYTES as u64;
+    if let Ok(bytes) = crate::input::read_regular(&saved, test_bytes, "a standalone export") {
         return Code {
             kind: "standalone",
             label: format!("standalone export ({}.standalone.cpp)", rep.stem),
@@ -417,11 +418,9 @@ fn code(out_dir: &Path, rep: &triage::Representative, ro: &ReduceOptions) -> Cod
                 rep.stem,
                 in_outdir(&format!("{e:#}"), out_dir)
             ),
-            text: std::fs::read(&reduced)
+            text: crate::input::read_regular(&reduced, test_bytes, "a reduced result")
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_else(|e| {
-                    in_outdir(&format!("cannot read {}: {e}", reduced.display()), out_dir)
-                }),
+                .unwrap_or_else(|e| in_outdir(&format!("{e:#}"), out_dir)),
         },
     }
 }
