@@ -261,6 +261,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let check = dir.path().join("check.sh");
         std::fs::write(&check, "#!/bin/sh\nexit 1\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
         let mut ro = ReduceOptions::new(PathBuf::new(), PathBuf::new());
         ro.check = check;
         // An MF++R-style campaign (`--interesting-exit auto`, the original exited 1).
