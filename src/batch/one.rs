@@ -17,7 +17,7 @@ use crate::judge::{Judge, Judged};
 use crate::loaded::LoadedTest;
 use crate::lock::{lock_exclusive, LOCK_FILE};
 use crate::oracle::{ScriptOracle, Verdict};
-use crate::reduce::{reduce, run_cache_dir, ReduceOptions};
+use crate::reduce::{reduce, run_cache_dir, ReduceOptions, ReduceOutcome};
 
 /// Reduce one test into `OUTDIR/<stem>/`, holding its lock (`OUTDIR/<stem>/.mfppr.lock`), and
 /// describe how it ended; the record is also written to `OUTDIR/<stem>/result.json`. `Err` only
@@ -105,37 +105,12 @@ pub(super) fn reduce_and_triage(
     let (Some(output), Some(stats)) = (ro.output.clone(), ro.stats.clone()) else {
         anyhow::bail!("a campaign reduction needs an output and a stats file");
     };
-    let outcome = match reduce(ro) {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            record.outcome = match exit_kind(&e) {
-                ExitKind::Interrupted => return Err(e),
-                ExitKind::NotInteresting => Outcome::NotInteresting,
-                ExitKind::Oracle => Outcome::OracleError,
-                _ => Outcome::InputError,
-            };
-            record.message = Some(format!("{e:#}"));
-            return Ok(None);
-        }
+    let Some(outcome) = reduce_or_record(record, ro)? else {
+        return Ok(None);
     };
     let reduced = crate::input::read_regular(&output, MAX_TEST_BYTES as u64, "a reduced result")?;
-    // The result is checked once more for the failure's name, under the reduction's own
-    // exit-status rule. `outcome.final_run` (the re-check's last run) is not used instead: the
-    // journal counts this run in each test's oracle calls, and dropping it would change them.
-    let mut oracle = ScriptOracle::new(&ro.check, &ro.input, ro.extra_env.clone())?;
-    oracle.set_timeout(Some(outcome.timeout));
-    oracle.set_expected(outcome.expected);
-    oracle.set_cache_dir(ro.cache_dir.clone());
-    let Judged { verdict, run } = oracle.judge(&reduced)?;
-    let interrupted = || {
-        coded(
-            ExitKind::Interrupted,
-            format!("interrupted while checking {}", output.display()),
-        )
-    };
-    if crate::interrupt::requested() {
-        return Err(interrupted());
-    }
+    let (oracle, Judged { verdict, run }) = recheck(ro, &outcome, &reduced)?;
+    stop_if_interrupted(&output)?;
     let failure = triage::failure_of(&run.stderr_tail, run.end);
     let interesting = verdict == Verdict::Interesting;
     let blames = group_by != triage::GroupBy::Value;
@@ -153,20 +128,16 @@ pub(super) fn reduce_and_triage(
         triggers,
         outcome.timeout,
     );
-    if crate::interrupt::requested() {
-        return Err(interrupted());
-    }
+    stop_if_interrupted(&output)?;
     let folded = if checks_slips {
         slips::check_slip(record, original, ro, &oracle, interesting, &found.triggers)
     } else {
         None
     };
-    if crate::interrupt::requested() {
-        return Err(interrupted());
-    }
+    stop_if_interrupted(&output)?;
     record.outcome = Outcome::Reduced;
     record.bytes_after = reduced.len() as u64;
-    record.oracle_calls = outcome.stats.oracle_calls as u64;
+    record.oracle_calls = outcome.stats.oracle_calls;
     let value_runs = record.triage.value.as_ref().map_or(0, |v| v.runs);
     record.triage_calls =
         1 + found.blame_calls + found.knockout_calls + record.slip.slip_check_calls + value_runs;
@@ -180,6 +151,55 @@ pub(super) fn reduce_and_triage(
     record.output = Some(output);
     record.stats = Some(stats);
     Ok(folded)
+}
+
+/// Reduce as `ro` says. A reduction that fails is described in `record` (its outcome and
+/// message) and gives `None`; only an interrupted one is an `Err`.
+fn reduce_or_record(
+    record: &mut Record,
+    ro: &ReduceOptions,
+) -> anyhow::Result<Option<ReduceOutcome>> {
+    match reduce(ro) {
+        Ok(outcome) => Ok(Some(outcome)),
+        Err(e) => {
+            record.outcome = match exit_kind(&e) {
+                ExitKind::Interrupted => return Err(e),
+                ExitKind::NotInteresting => Outcome::NotInteresting,
+                ExitKind::Oracle => Outcome::OracleError,
+                _ => Outcome::InputError,
+            };
+            record.message = Some(format!("{e:#}"));
+            Ok(None)
+        }
+    }
+}
+
+/// Check the `reduced` result once more for the failure's name, under the reduction's own
+/// exit-status rule; returns the oracle (triage runs through it too) and the judged run.
+/// `outcome.final_run` (the re-check's last run) is not used instead: the journal counts this
+/// run in each test's oracle calls, and dropping it would change them.
+fn recheck(
+    ro: &ReduceOptions,
+    outcome: &ReduceOutcome,
+    reduced: &[u8],
+) -> anyhow::Result<(ScriptOracle, Judged)> {
+    let mut oracle = ScriptOracle::new(&ro.check, &ro.input, ro.extra_env.clone())?;
+    oracle.set_timeout(Some(outcome.timeout));
+    oracle.set_expected(outcome.expected);
+    oracle.set_cache_dir(ro.cache_dir.clone());
+    let judged = oracle.judge(reduced)?;
+    Ok((oracle, judged))
+}
+
+/// `Err` (interrupted while checking `output`) when an interrupt was requested.
+fn stop_if_interrupted(output: &Path) -> anyhow::Result<()> {
+    if crate::interrupt::requested() {
+        return Err(coded(
+            ExitKind::Interrupted,
+            format!("interrupted while checking {}", output.display()),
+        ));
+    }
+    Ok(())
 }
 
 /// Where a result's triggers come from.

@@ -239,40 +239,17 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     completeness.say(opts.strict_spec)?;
     let paths = plan_outputs(opts)?;
     let _lock = crate::lock::lock_output(&paths.result)?;
-    let mut oracle = ScriptOracle::new(&opts.check, &opts.input, opts.extra_env.clone())?;
-    oracle.set_save_temps(opts.save_temps.clone());
-    // The scripts' cache of precompiled include blocks, removed when this function returns,
-    // unless the user chose one (environment or --env) or the caller gave one.
-    let cache_dir = run_cache_dir(opts)?;
-    oracle.set_cache_dir(
-        opts.cache_dir
-            .clone()
-            .or_else(|| cache_dir.as_ref().map(|d| d.path().to_path_buf())),
-    );
+    // The scripts' cache of precompiled include blocks is removed when this function returns.
+    let (oracle, _cache_dir) = script_oracle(opts)?;
 
     let opportunities = opportunities(opts, catalogue);
-
-    // The original must be interesting before anything is written. The spare slots' runs of
-    // the initial checks may go on in the search: their threads live until it ends; whatever it
-    // did not take over is killed on the way out.
-    let queue = SpareQueue::new();
-    let reduced = std::thread::scope(|scope| {
-        let setup = Setup {
-            opts,
-            oracle: &oracle,
-            original: &Original {
-                text: &text,
-                endings,
-                opportunities: &opportunities,
-            },
-            queue: &queue,
-            scope,
-        };
-        let reduced = check_and_search(&setup, &paths);
-        queue.cancel_all();
-        reduced
-    });
-    let (result, mut stats, on_disk, timeout) = reduced?;
+    let original = Original {
+        text: &text,
+        endings,
+        opportunities: &opportunities,
+    };
+    let (result, mut stats, on_disk, timeout) =
+        spare_slots_search(opts, &oracle, &original, &paths)?;
     let interrupted = result
         .as_ref()
         .is_err_and(|e| exit_kind(e) == ExitKind::Interrupted);
@@ -310,6 +287,48 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
             paths.result.display()
         ))),
     }
+}
+
+/// The check script's oracle for `opts`, and the scripts' cache of precompiled include blocks
+/// made for this run (removed when dropped), unless the user chose one (environment or --env)
+/// or the caller gave one.
+fn script_oracle(
+    opts: &ReduceOptions,
+) -> anyhow::Result<(ScriptOracle, Option<tempfile::TempDir>)> {
+    let mut oracle = ScriptOracle::new(&opts.check, &opts.input, opts.extra_env.clone())?;
+    oracle.set_save_temps(opts.save_temps.clone());
+    let cache_dir = run_cache_dir(opts)?;
+    oracle.set_cache_dir(
+        opts.cache_dir
+            .clone()
+            .or_else(|| cache_dir.as_ref().map(|d| d.path().to_path_buf())),
+    );
+    Ok((oracle, cache_dir))
+}
+
+/// [`check_and_search`] the `original` with the spare slots' queue. The original must be
+/// interesting before anything is written. The spare slots' runs of the initial checks may go on
+/// in the search: their threads live until it ends; whatever it did not take over is killed on
+/// the way out.
+fn spare_slots_search(
+    opts: &ReduceOptions,
+    oracle: &ScriptOracle,
+    original: &Original<'_>,
+    paths: &ReducePaths,
+) -> anyhow::Result<(anyhow::Result<()>, Stats, usize, Duration)> {
+    let queue = SpareQueue::new();
+    std::thread::scope(|scope| {
+        let setup = Setup {
+            opts,
+            oracle,
+            original,
+            queue: &queue,
+            scope,
+        };
+        let reduced = check_and_search(&setup, paths);
+        queue.cancel_all();
+        reduced
+    })
 }
 
 /// The reduction's opportunities in a test with `catalogue`, as `opts` ask.

@@ -7,23 +7,24 @@
 //! before the test's first check are compared with that check (Z3's solver equivalence, isl's
 //! set equality) in child processes, only in a run that fails (the check's reference run, which
 //! passes, compares nothing). One run through the judge (the user's check builds and runs it as
-//! it runs the test, faults and all); the probes write a log of their own, which [`verdict`]
-//! reads: the program's own failure, and the culprit call with its library operations, or why
-//! none can be named (`undecided`). Value knockouts run the same text, told by a file beside the
+//! it runs the test, faults and all); the probes write a log of their own, which [`probe_log`]
+//! reads into plain data and [`decide`] reads the verdict from: the program's own failure, and
+//! the culprit call with its library operations, or why none can be named (`undecided`). Value knockouts run the same text, told by a file beside the
 //! log which value to replace (they compare nothing). The compiler is asked only when the run
 //! wrote no log, for the reason.
 //!
 //! The test itself is never changed; the instrumented text, its log and the knockouts' file live
 //! in a temporary directory removed on every path.
 
+mod decide;
 mod instrument;
 pub(super) mod open;
-mod verdict;
+mod probe_log;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-pub(crate) use verdict::Evidence;
+pub(crate) use decide::Evidence;
 
 use super::{Compiles, LibraryOps};
 use crate::catalogue::Catalogue;
@@ -137,21 +138,9 @@ pub(crate) fn localise(
     judge: &dyn Judge,
     compiles: Compiles,
 ) -> Result<Localised> {
-    let at = model.first_definition();
-    let mut ops = LibraryOps::new(text, model, catalogue);
-    let opened = open::open_bases(text, at, catalogue, &ops)?;
-    let (text, model) = match &opened {
-        Some(o) => {
-            ops.read_test(&o.text, &o.model);
-            (&o.text[..], &o.model)
-        }
-        None => (text, model),
-    };
     let scratch = tempfile::Builder::new().prefix("mfppr-values-").tempdir()?;
     let log = scratch.path().join("probes.log");
-    let instrumented =
-        instrument::instrument(text, model, catalogue, &ops, at, opened.as_ref(), &log)?;
-    let Some(instrumented) = instrumented else {
+    let Some(instrumented) = open_and_instrument(text, model, catalogue, &log)? else {
         return Ok(Localised::undecided(
             "no call in it that the spec gives another way to compute".to_string(),
             0,
@@ -169,15 +158,7 @@ pub(crate) fn localise(
         ));
     }
     if lines.is_empty() && !judged.interesting() {
-        // The program never ran: say why, if the compiler can (asked only now, not before every
-        // localisation).
-        let why = match compiles(&instrumented.text) {
-            Err(why) => format!("the instrumented test does not compile ({why})"),
-            Ok(()) => match unfinished(&judged, judge.timeout()) {
-                Some(why) => format!("the instrumented run: {why}"),
-                None => "the instrumented test built but did not run (no probe log)".to_string(),
-            },
-        };
+        let why = why_no_log(&instrumented.text, &judged, judge, compiles);
         return Ok(Localised::undecided(why, probes, 1));
     }
     keep_probes(&instrumented, &lines, name);
@@ -185,28 +166,11 @@ pub(crate) fn localise(
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
-    let mut reading = verdict::read(&lines, &instrumented.sites);
-    let mut runs = 1;
-    if judged.interesting() {
-        let (needed, tried) = knockouts(&instrumented, &lines, judge, &log)?;
-        runs += tried;
-        // A knocked-out value whose own differences are all outvoted names nothing: the
-        // reading of the whole run stands.
-        let at = needed.map(|w| (w, verdict::read_at(&lines, &instrumented.sites, w.seq)));
-        if let Some((w, at)) = at.filter(|(_, at)| !at.culprit.is_empty()) {
-            reading = at;
-            let s = &instrumented.sites[w.site];
-            if let Some(e) = &mut reading.evidence {
-                e.how = format!(
-                    "{}; with the value of `{}` replaced by {}'s the failure goes ({tried} \
-                     value knockouts)",
-                    e.how,
-                    s.call,
-                    s.alternatives[w.way - 1].mr
-                );
-            }
-        }
-    }
+    let (reading, runs) = if judged.interesting() {
+        read_knocking_out(&instrumented, &lines, judge, &log)?
+    } else {
+        (decide::read(&lines, &instrumented.sites), 1)
+    };
     let unchecked = unchecked(&reading.culprit, &instrumented.sites);
     let mut found = Localised {
         failure: reading.failure,
@@ -232,6 +196,74 @@ pub(crate) fn localise(
     Ok(found)
 }
 
+/// Open the bases of `text` ([`open::open_bases`]) and instrument the result to write its probes'
+/// log to `log`; `None` when no call in it has another way to compute.
+fn open_and_instrument(
+    text: &[u8],
+    model: &TestModel,
+    catalogue: &Catalogue,
+    log: &std::path::Path,
+) -> Result<Option<instrument::Instrumented>> {
+    let at = model.first_definition();
+    let mut ops = LibraryOps::new(text, model, catalogue);
+    let opened = open::open_bases(text, at, catalogue, &ops)?;
+    let (text, model) = match &opened {
+        Some(o) => {
+            ops.read_test(&o.text, &o.model);
+            (&o.text[..], &o.model)
+        }
+        None => (text, model),
+    };
+    instrument::instrument(text, model, catalogue, &ops, at, opened.as_ref(), log)
+}
+
+/// Why the instrumented test (`instrumented`, run as `judged`) wrote no probe log: the program
+/// never ran. The compiler is asked, only now (not before every localisation).
+fn why_no_log(
+    instrumented: &[u8],
+    judged: &crate::judge::Judged,
+    judge: &dyn Judge,
+    compiles: Compiles,
+) -> String {
+    match compiles(instrumented) {
+        Err(why) => format!("the instrumented test does not compile ({why})"),
+        Ok(()) => match unfinished(judged, judge.timeout()) {
+            Some(why) => format!("the instrumented run: {why}"),
+            None => "the instrumented test built but did not run (no probe log)".to_string(),
+        },
+    }
+}
+
+/// The reading of the failed run's log `lines`, after the value [`knockouts`]: the reading at
+/// the wrong value the failure needs, when one names a culprit, else the whole run's; and the
+/// check runs made (the instrumented run and the knockouts).
+fn read_knocking_out(
+    instrumented: &instrument::Instrumented,
+    lines: &str,
+    judge: &dyn Judge,
+    log: &std::path::Path,
+) -> Result<(decide::Reading, u64)> {
+    let reading = decide::read(lines, &instrumented.sites);
+    let (needed, tried) = knockouts(instrumented, lines, judge, log)?;
+    // A knocked-out value whose own differences are all outvoted names nothing: the reading of
+    // the whole run stands.
+    let at = needed.map(|w| (w, decide::read_at(lines, &instrumented.sites, w.seq)));
+    let Some((w, mut narrowed)) = at.filter(|(_, at)| !at.culprit.is_empty()) else {
+        return Ok((reading, 1 + tried));
+    };
+    let s = &instrumented.sites[w.site];
+    if let Some(e) = &mut narrowed.evidence {
+        e.how = format!(
+            "{}; with the value of `{}` replaced by {}'s the failure goes ({tried} \
+             value knockouts)",
+            e.how,
+            s.call,
+            s.alternatives[w.way - 1].mr
+        );
+    }
+    Ok((narrowed, 1 + tried))
+}
+
 /// The operations of `culprit` that no probed call of `sites` computes alone (its value depends
 /// on that operation only).
 fn unchecked(culprit: &[String], sites: &[instrument::Site]) -> Vec<String> {
@@ -255,7 +287,7 @@ const MAX_KNOCKOUTS: usize = 4;
 /// Value knockouts, when the failed run (its log `lines`) shows more than one wrong value: the
 /// test run again with one wrong value replaced by the other way that agrees with most others,
 /// deepest first (a variant step that differs from only one other way is not tried: see
-/// [`verdict::Wrong`]), until the failure goes (at most [`MAX_KNOCKOUTS`] runs). Several faults can
+/// [`decide::Wrong`]), until the failure goes (at most [`MAX_KNOCKOUTS`] runs). Several faults can
 /// fire in one run; the one the failure needs is the one whose wrong value it cannot do
 /// without; the run's reading may have named an operation or not (the wrong values share
 /// none). Returns that record and the runs made.
@@ -264,8 +296,8 @@ fn knockouts(
     lines: &str,
     judge: &dyn Judge,
     log: &std::path::Path,
-) -> Result<(Option<verdict::Wrong>, u64)> {
-    let wrong = verdict::wrong_records(lines, &instrumented.sites);
+) -> Result<(Option<decide::Wrong>, u64)> {
+    let wrong = decide::wrong_records(lines, &instrumented.sites);
     if wrong.len() < 2 {
         return Ok((None, 0));
     }
