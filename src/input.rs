@@ -31,7 +31,9 @@ pub(crate) fn read_regular(path: &std::path::Path, limit: u64, what: &str) -> Re
     Ok(text)
 }
 
-fn read_upto(path: &std::path::Path, most: u64, what: &str) -> Result<Vec<u8>> {
+/// At most `most` bytes of `path`, under the same rules as [`read_regular`] (for a reader that
+/// cuts rather than refuses what is longer).
+pub(crate) fn read_upto(path: &std::path::Path, most: u64, what: &str) -> Result<Vec<u8>> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let cannot = |e: std::io::Error| {

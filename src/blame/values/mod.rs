@@ -9,8 +9,9 @@
 //! passes, compares nothing). One run through the judge (the user's check builds and runs it as
 //! it runs the test, faults and all); the probes write a log of their own, which [`probe_log`]
 //! reads into plain data and [`decide`] reads the verdict from: the program's own failure, and
-//! the culprit call with its library operations, or why none can be named (`undecided`). Value knockouts run the same text, told by a file beside the
-//! log which value to replace (they compare nothing). The compiler is asked only when the run
+//! the culprit call with its library operations, or why none can be named (`undecided`). Value
+//! knockouts run the same text, told by a file beside the log which value to replace (they
+//! compare nothing). The compiler is asked only when the run
 //! wrote no log, for the reason.
 //!
 //! The test itself is never changed; the instrumented text, its log and the knockouts' file live
@@ -74,18 +75,10 @@ pub(crate) const MAX_PROBE_LOG: u64 = 64 << 20;
 /// The probe log at `log` (empty when there is none), at most [`MAX_PROBE_LOG`] bytes cut at its
 /// last whole line; whether it was cut.
 fn read_log(log: &std::path::Path) -> (Vec<u8>, bool) {
-    use std::io::Read;
-    let Ok(file) = std::fs::File::open(log) else {
+    // Through the reader policy: a check that leaves a FIFO there cannot block the read.
+    let Ok(mut bytes) = crate::input::read_upto(log, MAX_PROBE_LOG + 1, "a probe log") else {
         return (Vec::new(), false);
     };
-    let mut bytes = Vec::new();
-    if file
-        .take(MAX_PROBE_LOG + 1)
-        .read_to_end(&mut bytes)
-        .is_err()
-    {
-        return (Vec::new(), false);
-    }
     if bytes.len() as u64 <= MAX_PROBE_LOG {
         return (bytes, false);
     }
