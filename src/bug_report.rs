@@ -3,7 +3,7 @@
 //!
 //! The report holds the failure (the end and stderr tail of a final oracle run), the
 //! reproduction command, the library version, the variants side by side, the standalone export,
-//! and blame ([`crate::blame`]).
+//! and blame ([`crate::evidence`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,8 +11,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::blame::{blame, mr_name, Blame, Deeper, KnockoutOutcome};
 use crate::error::{coded, ExitKind};
+use crate::evidence::{blame, mr_name, Blame, Deeper, KnockoutOutcome};
 use crate::export::{minimise, Standalone};
 use crate::judge::{CheckRule, Judge};
 use crate::loaded::{LoadedTest, SpecPaths};

@@ -8,7 +8,6 @@
 
 pub(crate) mod atomic;
 pub(crate) mod batch;
-pub(crate) mod blame;
 pub(crate) mod bug_report;
 pub mod catalogue;
 pub mod checks;
@@ -20,6 +19,7 @@ pub mod document;
 pub(crate) mod edit;
 pub mod engine;
 pub mod error;
+pub(crate) mod evidence;
 pub(crate) mod export;
 pub mod html;
 pub(crate) mod input;

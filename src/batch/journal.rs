@@ -71,14 +71,14 @@ pub(crate) struct TriageFacts {
     #[serde(default)]
     pub blame_calls: u64,
     /// Sorted MR families (`division`) whose calls the failure needs: computed by another MR of
-    /// the family, the failure goes away (see [`crate::blame::needs`]).
+    /// the family, the failure goes away (see [`crate::evidence::needs`]).
     #[serde(default)]
     pub needs: Vec<String>,
     /// Check runs of those knockouts (part of `triage_calls`).
     #[serde(default)]
     pub knockout_calls: u64,
     /// The MRs (`family::name`) of blame's innermost suspects: the relations whose transplant
-    /// triggers the failure (see [`crate::blame::Blame::triggers`]).
+    /// triggers the failure (see [`crate::evidence::Blame::triggers`]).
     #[serde(default)]
     pub triggers: Vec<String>,
     /// The MRs of the other foldable calls inside those suspects.
@@ -91,7 +91,7 @@ pub(crate) struct TriageFacts {
     /// The wrong value localised in the result (issue 44): the culprit call's library
     /// operations and the evidence, or why none could be named.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<crate::blame::values::Localised>,
+    pub value: Option<crate::evidence::values::Localised>,
 }
 
 /// The slip check of a reduced test and its repairs (a part of [`Record`], flattened).

@@ -207,7 +207,7 @@ fn stop_if_interrupted(output: &Path) -> anyhow::Result<()> {
 enum TriggersFrom {
     /// Blame's innermost suspects.
     Blame,
-    /// The MR the wrong value points at ([`crate::blame::value_triggers`]), only when the slip
+    /// The MR the wrong value points at ([`crate::evidence::value_triggers`]), only when the slip
     /// check asks (they are journaled as triggers, which a campaign re-grouped by `library`
     /// would sign by as if they were blame's).
     Value,
@@ -237,7 +237,7 @@ fn look_into(
         let value = localise(ro, loaded, oracle, timeout);
         let pointed = (triggers == TriggersFrom::Value).then_some(&value.evidence);
         if let (Ok(found), Some(Some(evidence))) = (&mut found, pointed) {
-            found.triggers = crate::blame::value_triggers(
+            found.triggers = crate::evidence::value_triggers(
                 &loaded.model,
                 &loaded.catalogue,
                 &evidence.place,
@@ -265,12 +265,12 @@ struct Suspects {
     from: String,
     /// Check runs of blame.
     blame_calls: u64,
-    /// The MR families whose calls the failure needs (see [`crate::blame::needs`]).
+    /// The MR families whose calls the failure needs (see [`crate::evidence::needs`]).
     needs: Vec<String>,
     /// Check runs of those knockouts.
     knockout_calls: u64,
     /// Blame's innermost suspects and the MRs inside them.
-    triggers: crate::blame::Triggers,
+    triggers: crate::evidence::Triggers,
 }
 
 impl Suspects {
@@ -290,11 +290,11 @@ impl Suspects {
 }
 
 /// The remaining MR families of the reduced text and its suspects: blame's
-/// ([`crate::blame::blame`], one check run per foldable call, one more when there are several)
+/// ([`crate::evidence::blame`], one check run per foldable call, one more when there are several)
 /// when the result is still interesting and every instance has a base to fold to; otherwise
 /// (and when no single fold removes the failure, yet folding all does) the families of the steps
 /// where a checked variant differs from the reference. When blame names no trigger (no
-/// innermost suspect), the knockouts ([`crate::blame::needs`]) say which families' calls the
+/// innermost suspect), the knockouts ([`crate::evidence::needs`]) say which families' calls the
 /// failure needs.
 fn suspects(
     ro: &ReduceOptions,
@@ -322,7 +322,7 @@ fn suspects(
             i.name
         ))
     } else {
-        let blame = crate::blame::blame(reduced, model, catalogue, judge, None)?;
+        let blame = crate::evidence::blame(reduced, model, catalogue, judge, None)?;
         found.blame_calls = blame.oracle_calls as u64;
         found.triggers = blame.triggers(model);
         let suspect = blame.folds.iter().filter(|f| f.suspect);
@@ -343,7 +343,7 @@ fn suspects(
     if interesting && found.triggers.mrs.is_empty() {
         let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
         let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
-        let (needs, runs) = crate::blame::needs(reduced, model, catalogue, judge, &compiles)?;
+        let (needs, runs) = crate::evidence::needs(reduced, model, catalogue, judge, &compiles)?;
         found.knockout_calls = runs as u64;
         found.needs = needs;
     }
@@ -365,7 +365,7 @@ fn unblamed(model: &crate::model::TestModel) -> Suspects {
     }
 }
 
-/// The result's wrong value ([`crate::blame::values`]), its instrumented run given four times the
+/// The result's wrong value ([`crate::evidence::values`]), its instrumented run given four times the
 /// reduction's timeout (the probes compare every value in child processes); a localisation
 /// that cannot run is undecided with the reason.
 pub(super) fn localise(
@@ -373,14 +373,14 @@ pub(super) fn localise(
     loaded: &LoadedTest,
     oracle: &ScriptOracle,
     timeout: std::time::Duration,
-) -> crate::blame::values::Localised {
+) -> crate::evidence::values::Localised {
     let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
     let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
     let before = oracle.current_timeout();
     oracle.set_timeout(Some(timeout * 4));
     let began = std::time::Instant::now();
     let name = ro.input.file_stem().unwrap_or_default().to_string_lossy();
-    let found = crate::blame::values::localise(
+    let found = crate::evidence::values::localise(
         &name,
         loaded.text(),
         &loaded.model,
@@ -389,7 +389,7 @@ pub(super) fn localise(
         &compiles,
     );
     oracle.set_timeout(before);
-    let mut found = found.unwrap_or_else(|e| crate::blame::values::Localised {
+    let mut found = found.unwrap_or_else(|e| crate::evidence::values::Localised {
         undecided: Some(format!("cannot localise: {e:#}")),
         ..Default::default()
     });

@@ -1,7 +1,7 @@
 //! Slips between bugs in a campaign: a reduction that keeps a failure, but through another bug
 //! than its original's (every bug fails the same check, so the check cannot tell). The slip
 //! check ([`check_slip`]) folds the result's trigger MRs away in the original (blame's, or those
-//! its wrong value points at: [`crate::blame::value_triggers`]); when that still
+//! its wrong value points at: [`crate::evidence::value_triggers`]); when that still
 //! fails, the original is reduced again from that folded text ([`repair_slip`]), and the second
 //! result replaces the first only when the original's failure needs what the second's does;
 //! a second result not kept has its triggers folded away too for one more try.
@@ -16,9 +16,9 @@ use anyhow::Context;
 
 use super::journal::{Outcome, Record};
 use crate::atomic::write_atomic;
-use crate::blame::{calls_of, folded_everywhere};
 use crate::catalogue::Catalogue;
 use crate::document::Document;
+use crate::evidence::{calls_of, folded_everywhere};
 use crate::judge::Judge;
 use crate::loaded::LoadedTest;
 use crate::model::TestModel;
@@ -34,7 +34,7 @@ pub(super) fn check_slip(
     ro: &ReduceOptions,
     judge: &dyn Judge,
     interesting: bool,
-    triggers: &crate::blame::Triggers,
+    triggers: &crate::evidence::Triggers,
 ) -> Option<Vec<u8>> {
     if !interesting || triggers.mrs.is_empty() {
         return None;

@@ -163,7 +163,7 @@ impl Standalone {
 }
 
 /// The library operations `sa` calls, sorted: the calls of its functions that name the library
-/// under test ([`crate::blame::library_op`]), except those of the spec's checks
+/// under test ([`crate::evidence::library_op`]), except those of the spec's checks
 /// (`metalib::checks`: the check's own equality or solver calls) and of the standard library.
 pub(crate) fn library_operations(sa: &Standalone) -> Result<Vec<String>> {
     let doc = Document::parse(sa.render(&[]).into_bytes())?;
@@ -173,7 +173,7 @@ pub(crate) fn library_operations(sa: &Standalone) -> Result<Vec<String>> {
         .iter()
         .filter(|f| !(f.namespaces.len() >= 2 && f.namespaces[..2] == ["metalib", "checks"]))
         .flat_map(|f| &f.calls)
-        .filter_map(|c| crate::blame::library_op(&c.callee))
+        .filter_map(|c| crate::evidence::library_op(&c.callee))
         .filter(|op| !op.starts_with("std::"))
         .collect();
     Ok(ops.into_iter().collect())

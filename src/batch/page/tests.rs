@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::batch::journal::Journal;
-use crate::blame::values::{Evidence, Localised};
+use crate::evidence::values::{Evidence, Localised};
 
 /// A reduced record of `stem` in `out`, localised to `culprit` (undecided when empty), its
 /// reduced test and stats file written.

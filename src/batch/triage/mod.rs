@@ -4,10 +4,10 @@
 //! By default (`--group-by value`) a result is signed by its failure and the library operation
 //! whose value is wrong ([`sign_by_value`], from the value localiser). With `--group-by library`
 //! a result is signed by what triggers its failure: blame's
-//! innermost suspects ([`crate::blame::Blame::triggers`]), one of them or of the MRs inside them
+//! innermost suspects ([`crate::evidence::Blame::triggers`]), one of them or of the MRs inside them
 //! chosen over the whole campaign ([`trigger_keys`]), and trigger groups whose MRs bring the same
 //! operations merged ([`merge_by_what_triggers_bring`]). Where blame names no trigger, the MR
-//! families whose calls the failure needs (the knockouts, [`crate::blame::needs`]) sign it, else the
+//! families whose calls the failure needs (the knockouts, [`crate::evidence::needs`]) sign it, else the
 //! library operations of its standalone export; those groups merge into subsets
 //! ([`merge_into_subsets`]). With `--group-by mrs` the signature is the failing check, exception
 //! or signal (read from the stderr tail of the check's run on the reduced test) and the sorted
@@ -138,7 +138,7 @@ pub(crate) fn signature(failure: &str, suspects: &[String], from: &str) -> Strin
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum GroupBy {
     /// The program's own failure and the library operation whose value is wrong (localised in
-    /// the result: see `crate::blame::values`).
+    /// the result: see `crate::evidence::values`).
     #[default]
     Value,
     /// The failure and what triggers it (blame's innermost suspects), else the MR families whose
@@ -719,7 +719,7 @@ mod tests {
             failure: Some(failure.to_string()),
             ..rec(stem, Outcome::Reduced, &format!("{failure} | mrs"), 900)
         };
-        r.triage.value = Some(crate::blame::values::Localised {
+        r.triage.value = Some(crate::evidence::values::Localised {
             failure: Some(failure.to_string()),
             culprit: culprit.iter().map(|c| c.to_string()).collect(),
             ..Default::default()

@@ -23,12 +23,15 @@ use std::collections::BTreeSet;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{library_op, Blame, Compiles, LibraryOps, SpecFn};
-use crate::catalogue::{Catalogue, Mr, MrKind};
+use super::fold::Blame;
+use super::ways::{
+    context_param, library_op, resolved_copy, shown, with_arity, Compiles, Look, SpecFn, Target,
+};
+use crate::catalogue::Mr;
 use crate::document::{squeeze, Call, Document, Function, Param};
 use crate::edit::{self, Edit};
 use crate::judge::{warn_undecided, Judge, Trials, Tried};
-use crate::model::{parse_qualified_mr, TestModel};
+use crate::model::parse_qualified_mr;
 
 /// At most this many calls are knocked out (one oracle run each).
 const MAX_KNOCKOUTS: usize = 6;
@@ -36,8 +39,6 @@ const MAX_KNOCKOUTS: usize = 6;
 const MAX_TRIAGE_KNOCKOUTS: usize = 10;
 /// The namespace, inside `metalib`, that holds a knockout's copy of an MR.
 const NAMESPACE: &str = "mfppr_knockout";
-/// A call longer than this is shown cut.
-const SHOWN: usize = 80;
 
 /// What one knockout showed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -84,26 +85,6 @@ pub struct Deeper {
     pub undecided: Option<String>,
     /// Oracle runs it made.
     pub oracle_calls: usize,
-}
-
-/// What the deeper look reads.
-pub(super) struct Look<'a> {
-    pub text: &'a [u8],
-    pub model: &'a TestModel,
-    pub catalogue: &'a Catalogue,
-    pub ops: &'a LibraryOps,
-}
-
-/// A call that can be computed another way: the family whose base it is, the edit that makes
-/// it call `<NAMESPACE>::<mr>` instead (given the MR's name), and its operations.
-pub(super) struct Target {
-    pub(super) place: String,
-    pub(super) call: Call,
-    pub(super) kind: MrKind,
-    pub(super) family: String,
-    pub(super) ops: BTreeSet<String>,
-    /// For a wrapped library call, the context to pass first (a base MR call has its own).
-    pub(super) whole_call_with: Option<String>,
 }
 
 impl Look<'_> {
@@ -257,7 +238,7 @@ impl Look<'_> {
             });
         }
         library_op(&call.callee)?;
-        let op = super::with_arity(call);
+        let op = with_arity(call);
         let ctx = ctx?;
         let typed: Vec<Option<&str>> = call
             .args
@@ -482,43 +463,4 @@ fn not_decided(function: &Function, targets: &[Target]) -> String {
         ops.join(", "),
         function.name
     )
-}
-
-/// The name of `f`'s context parameter (`fuzz::fuzz_context ctx`), if it has one.
-pub(super) fn context_param(f: &Function) -> Option<&str> {
-    f.params
-        .iter()
-        .find(|p| p.type_text.ends_with("fuzz_context") && !p.name.is_empty())
-        .map(|p| p.name.as_str())
-}
-
-/// The MR's definition with each placeholder call calling its family's base instead.
-pub(super) fn resolved_copy(spec: &SpecFn) -> String {
-    let f = &spec.function;
-    let from = f.span.start;
-    let edits: Vec<Edit> = f
-        .calls
-        .iter()
-        .filter(|c| c.callee.ends_with("::placeholder"))
-        .map(|c| {
-            let written = &spec.text[c.callee_span.start..c.callee_span.end];
-            let written = String::from_utf8_lossy(written);
-            let family = written.trim_end().trim_end_matches("placeholder");
-            let span = c.callee_span.start - from..c.callee_span.end - from;
-            Edit::replace(span, format!("{family}base"))
-        })
-        .collect();
-    String::from_utf8_lossy(&edit::apply(&spec.text[f.span.clone()], &edits)).into_owned()
-}
-
-/// A call's text for the report: whitespace collapsed, cut after [`SHOWN`] characters.
-pub(super) fn shown(bytes: &[u8]) -> String {
-    let s = String::from_utf8_lossy(bytes)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    match s.char_indices().nth(SHOWN) {
-        Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s,
-    }
 }

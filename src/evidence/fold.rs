@@ -3,24 +3,23 @@
 //! disappear are the suspects. A failure that survives folding everything implicates the
 //! library's base operations. Used by the bug report ([`crate::bug_report`]) and by campaign
 //! triage ([`crate::batch`]). The report goes one level deeper into a single suspect
-//! ([`deeper`]).
+//! ([`super::knockouts`]).
 
-mod deeper;
-pub(crate) mod values;
-
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::rc::Rc;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use anyhow::Result;
 use serde::Serialize;
 
 use crate::catalogue::Catalogue;
-use crate::document::{Document, Function, Span};
+use crate::document::{Document, Span};
 use crate::edit::{self, Edit};
 use crate::judge::{Judge, Trials};
 use crate::model::{parse_qualified_mr, Caller, TestModel};
 use crate::passes::sweep::{sweep, SweepContext};
+
+use super::knockouts::Deeper;
+use super::ways::{library_op, mr_name, qualified_in_metalib, Compiles, LibraryOps, Look};
 
 /// One fold tried by blame.
 #[derive(Clone, Debug, Serialize)]
@@ -66,20 +65,6 @@ pub struct Blame {
     /// What each folded MR (`family::name`) brings into the computation (see [`introduced`]).
     #[serde(skip)]
     pub introduces: BTreeMap<String, Vec<String>>,
-}
-
-pub(crate) use deeper::{Deeper, KnockoutOutcome};
-
-/// Whether a candidate text compiles as the check builds it (`Err` says why not); the deeper
-/// step asks before it trusts a run that stopped failing.
-pub(crate) type Compiles<'a> = &'a dyn Fn(&[u8]) -> std::result::Result<(), String>;
-
-/// `family::name`, or `name` without a family.
-pub(crate) fn mr_name(family: Option<&str>, name: &str) -> String {
-    match family {
-        Some(f) => format!("{f}::{name}"),
-        None => name.to_string(),
-    }
 }
 
 /// A call blame can fold.
@@ -148,7 +133,7 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
 /// Blame (design §10.3): fold each site of `text` (a test the oracle finds interesting) alone,
 /// then all together, with the oracle: one run per site, plus one when there are two sites or
 /// more (with none, the text itself is interesting; with one, folding all is that fold). With
-/// `compiles`, a single suspect is then looked into ([`deeper`]).
+/// `compiles`, a single suspect is then looked into ([`super::knockouts`]).
 pub(crate) fn blame(
     text: &[u8],
     model: &TestModel,
@@ -202,7 +187,7 @@ pub(crate) fn blame(
         introduces,
     };
     if let Some(compiles) = compiles {
-        let looked = deeper::Look {
+        let looked = Look {
             text,
             model,
             catalogue,
@@ -336,7 +321,7 @@ pub(crate) fn value_triggers(
 
 /// The MR families (`division`) whose calls in `text` (a test the oracle finds interesting) the
 /// failure needs: each base MR call and each library call a family's base wraps, computed by
-/// another MR of its family, one check run each ([`deeper`]); and the runs made.
+/// another MR of its family, one check run each ([`super::knockouts`]); and the runs made.
 pub(crate) fn needs(
     text: &[u8],
     model: &TestModel,
@@ -345,7 +330,7 @@ pub(crate) fn needs(
     compiles: Compiles,
 ) -> Result<(Vec<String>, usize)> {
     let ops = LibraryOps::new(text, model, catalogue);
-    let look = deeper::Look {
+    let look = Look {
         text,
         model,
         catalogue,
@@ -421,163 +406,6 @@ fn introduced(mr: &str, catalogue: &Catalogue, ops: &LibraryOps) -> Vec<String> 
         brought.extend(library);
     }
     brought.into_iter().collect()
-}
-
-/// A spec callee written relative to `metalib` (`relations::add::base` inside
-/// `metalib::relations::mod`), qualified.
-fn qualified_in_metalib(callee: &str) -> Option<String> {
-    ["relations::", "generators::", "checks::"]
-        .iter()
-        .any(|p| callee.starts_with(p))
-        .then(|| format!("metalib::{callee}"))
-}
-
-/// A placeholder call (`metalib::relations::add::placeholder`) as the call of its family's base
-/// (`metalib::relations::add::base`), which is what it stands for at run time.
-fn as_base(callee: &str) -> Option<String> {
-    callee
-        .strip_suffix("::placeholder")
-        .map(|family| format!("{family}::base"))
-}
-
-/// The library operation a call names: a qualified function outside the spec (`z3::mod`), or a
-/// member function of a library object (`ctx.c.int_val` → `.int_val`) — not a standard
-/// container's or string's ([`STD_MEMBERS`]: `ctx.fvs.vars.at` reads a fuzzed input).
-pub(crate) fn library_op(callee: &str) -> Option<String> {
-    if callee.contains("::") {
-        (!callee.starts_with("fuzz::") && !callee.starts_with("metalib::"))
-            .then(|| callee.to_string())
-    } else {
-        let (object, member) = callee.rsplit_once('.')?;
-        (!object.is_empty() && !member.is_empty() && !STD_MEMBERS.contains(&member))
-            .then(|| format!(".{member}"))
-    }
-}
-
-/// Member functions of the standard containers and strings MF++ tests call (the fuzzed inputs'
-/// vector, names built with `std::string`): never the library's operations.
-const STD_MEMBERS: [&str; 12] = [
-    "at",
-    "push_back",
-    "emplace_back",
-    "size",
-    "empty",
-    "begin",
-    "end",
-    "front",
-    "back",
-    "c_str",
-    "data",
-    "length",
-];
-
-/// A call's callee, an operator's with the shape of its arguments (`z3::operator-(x)` and
-/// `z3::operator-(x,y)` are two library operations: unary minus and subtraction).
-fn with_arity(call: &crate::document::Call) -> String {
-    let name = call.callee.rsplit("::").next().unwrap_or("");
-    if !name.starts_with("operator") {
-        return call.callee.clone();
-    }
-    let shape = ["x", "y", "z"][..call.args.len().min(3)].join(",");
-    format!("{}({shape})", call.callee)
-}
-
-/// A function of the spec: its header's text and its outline there.
-struct SpecFn {
-    text: Rc<[u8]>,
-    function: Function,
-}
-
-/// The library operations a function reaches, through instances, the spec's `metalib` MRs (a
-/// placeholder reaches its family's base) and the bases the localiser opens.
-struct LibraryOps {
-    /// Callees of each function by qualified name (spec, opened base) or plain name (the
-    /// test's).
-    calls: HashMap<String, Vec<String>>,
-    /// The spec's `metalib` functions by qualified name.
-    spec: HashMap<String, SpecFn>,
-}
-
-impl LibraryOps {
-    fn new(text: &[u8], model: &TestModel, catalogue: &Catalogue) -> LibraryOps {
-        let mut calls: HashMap<String, Vec<String>> = HashMap::new();
-        let mut spec = HashMap::new();
-        for header in &catalogue.headers {
-            let Ok(bytes) = std::fs::read(header) else {
-                continue;
-            };
-            let Ok(doc) = Document::parse(bytes) else {
-                continue;
-            };
-            let header_text: Rc<[u8]> = Rc::from(doc.text());
-            for f in &doc.outline().functions {
-                if f.namespaces.first().map(String::as_str) != Some("metalib") {
-                    continue;
-                }
-                let name = format!("{}::{}", f.namespaces.join("::"), f.name);
-                calls.entry(name.clone()).or_default().extend(
-                    f.calls
-                        .iter()
-                        .map(|c| qualified_in_metalib(&c.callee).unwrap_or(with_arity(c)))
-                        .map(|c| as_base(&c).unwrap_or(c)),
-                );
-                spec.entry(name).or_insert(SpecFn {
-                    text: header_text.clone(),
-                    function: f.clone(),
-                });
-            }
-        }
-        let mut ops = LibraryOps { calls, spec };
-        ops.read_test(text, model);
-        ops
-    }
-
-    /// Take in the callees of the test's instances and of the bases the localiser opened in it
-    /// (replacing those of the same names: the spec's headers are read once).
-    fn read_test(&mut self, text: &[u8], model: &TestModel) {
-        let Ok(doc) = Document::parse(text.to_vec()) else {
-            return;
-        };
-        for f in &doc.outline().functions {
-            let calls_of = || f.calls.iter().map(with_arity).collect();
-            if model.instance(&f.name).is_some() {
-                self.calls.insert(f.name.clone(), calls_of());
-            } else if f.namespaces == ["metalib", values::open::NAMESPACE] {
-                self.calls.insert(
-                    format!("metalib::{}::{}", values::open::NAMESPACE, f.name),
-                    calls_of(),
-                );
-            }
-        }
-    }
-
-    fn of(&self, callee: &str) -> BTreeSet<String> {
-        self.of_except(callee, &BTreeSet::new())
-    }
-
-    /// The library operations `callee` reaches, not looking inside the functions `skip` names
-    /// (nor counting their operations).
-    fn of_except(&self, callee: &str, skip: &BTreeSet<String>) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        let mut seen = BTreeSet::new();
-        let mut queue = vec![callee.to_string()];
-        while let Some(f) = queue.pop() {
-            if !seen.insert(f.clone()) {
-                continue;
-            }
-            for c in self.calls.get(&f).into_iter().flatten() {
-                if skip.contains(c) {
-                    continue;
-                }
-                if self.calls.contains_key(c) {
-                    queue.push(c.clone());
-                } else if let Some(op) = library_op(c) {
-                    out.insert(op);
-                }
-            }
-        }
-        out
-    }
 }
 
 #[cfg(test)]
@@ -783,20 +611,5 @@ mod tests {
         let (needed, again) = needs(&text, &model, &catalogue, &passes, &compiles).unwrap();
         assert_eq!(again, runs);
         assert!(!needed.is_empty());
-    }
-
-    #[test]
-    fn library_operations_are_qualified_calls_or_member_calls() {
-        assert_eq!(library_op("z3::mod").as_deref(), Some("z3::mod"));
-        assert_eq!(library_op("ctx.c.int_val").as_deref(), Some(".int_val"));
-        assert_eq!(library_op("ctx.fvs.vars.at"), None);
-        assert_eq!(library_op("fuzz::mfr_fuzz_start"), None);
-        assert_eq!(library_op("metalib::relations::add::base"), None);
-        assert_eq!(library_op("mod_by_sub_2_6"), None);
-        assert_eq!(
-            qualified_in_metalib("relations::add::placeholder").as_deref(),
-            Some("metalib::relations::add::placeholder")
-        );
-        assert_eq!(qualified_in_metalib("iset::unite"), None);
     }
 }

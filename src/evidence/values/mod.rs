@@ -19,7 +19,7 @@
 
 mod decide;
 mod instrument;
-pub(super) mod open;
+mod open;
 mod probe_log;
 
 use anyhow::Result;
@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use decide::Evidence;
 
-use super::{Compiles, LibraryOps};
 use crate::catalogue::Catalogue;
+use crate::evidence::ways::{Compiles, LibraryOps};
 use crate::judge::{unfinished, Judge, Trials, Tried};
 use crate::model::TestModel;
 

@@ -1,4 +1,4 @@
-// mfppr: the value probes of a test instrumented to localise a wrong value (src/blame/values).
+// mfppr: the value probes of a test instrumented to localise a wrong value (src/evidence/values).
 // Each probed call logs its value and the values the spec's other MRs of its family compute at
 // the same operands; at the first check that compares two results, the values made so far are
 // kept, and compared with that check (each comparison in a child process) only if the run then

@@ -11,14 +11,11 @@
 
 use std::collections::BTreeMap;
 
-use super::super::{library_op, LibraryOps, SpecFn};
 use crate::catalogue::{Catalogue, MrKind};
 use crate::document::Document;
 use crate::edit::{self, Edit};
+use crate::evidence::ways::{library_op, LibraryOps, SpecFn, OPEN_NAMESPACE as NAMESPACE};
 use crate::model::{parse_qualified_mr, TestModel};
-
-/// The namespace, inside `metalib`, of the opened copies.
-pub(in crate::blame) const NAMESPACE: &str = "mfppr_open";
 
 /// A test with the copies of the bases it opens.
 pub(super) struct Opened {

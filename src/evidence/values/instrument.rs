@@ -11,13 +11,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::super::deeper::{resolved_copy, shown, Look, Target};
-use super::super::{library_op, LibraryOps};
 use super::open::Opened;
 use crate::catalogue::{Catalogue, Mr, MrKind};
 use crate::cpp_text::{matching_paren, split_top};
 use crate::document::{Call, Document};
 use crate::edit::{self, Edit};
+use crate::evidence::ways::{library_op, resolved_copy, shown, LibraryOps, Look, Target};
 use crate::model::{parse_qualified_mr, TestModel};
 
 /// At most this many other ways per probed call.
