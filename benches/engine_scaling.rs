@@ -117,7 +117,7 @@ fn engine_waits() -> bool {
 }
 
 impl Oracle for LatencyOracle<'_> {
-    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+    fn verdict(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
         if let Some(clock) = self.clock {
             let ended = clock.sleep(cancel);
             let verdict = self.verdict(candidate);

@@ -71,10 +71,10 @@ pub(crate) struct EndingsOracle<'a, O> {
 }
 
 impl<O: Oracle> Oracle for EndingsOracle<'_, O> {
-    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+    fn verdict(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
         match self.endings {
-            LineEndings::AsIs => self.inner.judge(candidate, cancel),
-            LineEndings::Crlf => self.inner.judge(&self.endings.to_file(candidate), cancel),
+            LineEndings::AsIs => self.inner.verdict(candidate, cancel),
+            LineEndings::Crlf => self.inner.verdict(&self.endings.to_file(candidate), cancel),
         }
     }
 }

@@ -33,11 +33,13 @@ pub enum Verdict {
     Timeout,
 }
 
-/// Judges candidates. `Err` means "cannot continue" (script missing, temp dir failure), not "no".
+/// Gives the search's verdicts on candidates (the steps after the search ask a
+/// [`crate::judge::Judge`], which also says how the run ended). `Err` means "cannot continue"
+/// (script missing, temp dir failure), not "no".
 pub trait Oracle: Sync {
-    /// Judge `candidate`. When `cancel` becomes true the run should stop as soon as possible and
+    /// The verdict on `candidate`. When `cancel` becomes true the run should stop as soon as possible and
     /// report [`Verdict::Uninteresting`]; the engine discards that verdict.
-    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict>;
+    fn verdict(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict>;
 }
 
 pub use crate::process::RunEnd;
@@ -390,7 +392,7 @@ impl ScriptOracle {
 }
 
 impl Oracle for ScriptOracle {
-    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+    fn verdict(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
         let run = self.run(candidate, cancel)?;
         Ok(self.verdict_of(run.end))
     }
@@ -501,7 +503,7 @@ mod tests {
         );
         o.set_expected(Expected::Status(139));
         assert_eq!(
-            o.judge(b"", &AtomicBool::new(false)).unwrap(),
+            o.verdict(b"", &AtomicBool::new(false)).unwrap(),
             Verdict::Interesting
         );
 
@@ -509,7 +511,7 @@ mod tests {
         o.set_timeout(Some(Duration::from_millis(200)));
         let start = Instant::now();
         assert_eq!(
-            o.judge(b"", &AtomicBool::new(false)).unwrap(),
+            o.verdict(b"", &AtomicBool::new(false)).unwrap(),
             Verdict::Timeout
         );
         assert!(start.elapsed() < Duration::from_secs(5));
@@ -521,7 +523,7 @@ mod tests {
 
         o.set_timeout(None);
         let cancel = AtomicBool::new(true);
-        assert_eq!(o.judge(b"", &cancel).unwrap(), Verdict::Uninteresting);
+        assert_eq!(o.verdict(b"", &cancel).unwrap(), Verdict::Uninteresting);
     }
 
     #[test]

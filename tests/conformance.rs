@@ -179,7 +179,7 @@ struct KeepsStrings<'a> {
 }
 
 impl Oracle for KeepsStrings<'_> {
-    fn judge(&self, candidate: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+    fn verdict(&self, candidate: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
         let dangling = undeclared_reads(self.original, candidate, self.catalogue);
         let mut seen = self.seen.lock().unwrap();
         seen.0 += 1;

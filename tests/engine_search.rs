@@ -184,7 +184,7 @@ fn bool_verdict(b: bool) -> Verdict {
 }
 
 impl Oracle for FakeOracle {
-    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+    fn verdict(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
         self.calls.lock().unwrap().push(candidate.to_vec());
         if self.max_delay_ms > 0 {
             let ms = u64::from(blake3::hash(candidate).as_bytes()[1]) % (self.max_delay_ms + 1);
@@ -476,7 +476,7 @@ struct SlowAtFirst {
 }
 
 impl Oracle for SlowAtFirst {
-    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+    fn verdict(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
         self.started.fetch_add(1, Ordering::SeqCst);
         let text = String::from_utf8_lossy(candidate);
         if text.contains("f0") {
@@ -538,7 +538,7 @@ struct InterruptingOracle<'a> {
 }
 
 impl Oracle for InterruptingOracle<'_> {
-    fn judge(&self, _candidate: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+    fn verdict(&self, _candidate: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
         if self.calls.fetch_add(1, Ordering::SeqCst) == 2 {
             self.flag.store(true, Ordering::SeqCst);
             return Ok(Verdict::Uninteresting);
@@ -583,7 +583,7 @@ fn an_oracle_error_stops_the_search() {
     #[derive(Debug)]
     struct Broken;
     impl Oracle for Broken {
-        fn judge(&self, _c: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+        fn verdict(&self, _c: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
             anyhow::bail!("script vanished")
         }
     }
@@ -612,7 +612,7 @@ struct JitterOracle {
 }
 
 impl Oracle for JitterOracle {
-    fn judge(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+    fn verdict(&self, candidate: &[u8], cancel: &AtomicBool) -> anyhow::Result<Verdict> {
         let micros = self.rng.lock().unwrap().below(3000);
         let until = Instant::now() + Duration::from_micros(micros);
         while Instant::now() < until {

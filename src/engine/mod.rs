@@ -345,7 +345,7 @@ impl<'a> Engine<'a> {
                     let verdict = if cancel.load(Ordering::SeqCst) {
                         Ok(Verdict::Uninteresting)
                     } else {
-                        panic::catch_unwind(AssertUnwindSafe(|| oracle.judge(&bytes, cancel)))
+                        panic::catch_unwind(AssertUnwindSafe(|| oracle.verdict(&bytes, cancel)))
                             .unwrap_or_else(|_| Err(anyhow::anyhow!("the oracle panicked")))
                     };
                     (verdict, started.elapsed())

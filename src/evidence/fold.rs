@@ -68,7 +68,7 @@ pub struct Blame {
 }
 
 /// A call blame can fold.
-struct Site {
+struct Foldable {
     callee: String,
     mr: String,
     family: String,
@@ -79,7 +79,7 @@ struct Site {
 }
 
 /// Every call of an instance and every direct call of a non-base MR, in source order.
-fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
+fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Foldable> {
     let mut sites = Vec::new();
     let mut consider = |callee: &str, span: &Span, variant: usize, inside: Option<&str>| {
         if let Some(inst) = model.instance(callee) {
@@ -87,7 +87,7 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
                 return;
             };
             if let Some(base) = catalogue.base_of(kind, family) {
-                sites.push(Site {
+                sites.push(Foldable {
                     callee: callee.to_string(),
                     mr: mr_name(Some(family), &inst.mr),
                     family: format!("{}::{family}", kind.namespace()),
@@ -100,7 +100,7 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Site> {
         } else if let Some((kind, family, name)) = parse_qualified_mr(callee) {
             if let Some(base) = catalogue.base_of(kind, family) {
                 if base.name != name {
-                    sites.push(Site {
+                    sites.push(Foldable {
                         callee: callee.to_string(),
                         mr: format!("{family}::{name}"),
                         family: format!("{}::{family}", kind.namespace()),
@@ -298,7 +298,7 @@ pub(crate) fn value_triggers(
 ) -> Triggers {
     let sites = sites(model, catalogue);
     let callee = call.split('(').next().unwrap_or_default().trim();
-    let in_place = |s: &&Site| s.inside.as_deref().unwrap_or("main") == place;
+    let in_place = |s: &&Foldable| s.inside.as_deref().unwrap_or("main") == place;
     let Some(site) = sites
         .iter()
         .find(|s| s.callee == callee && in_place(s))

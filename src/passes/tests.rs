@@ -200,7 +200,7 @@ fn fuzz_reduction_uses_the_reduction_function_and_sweeps_dead_instructions() {
 struct Fake<F: Fn(&str) -> bool + Sync>(F);
 
 impl<F: Fn(&str) -> bool + Sync> Oracle for Fake<F> {
-    fn judge(&self, candidate: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
+    fn verdict(&self, candidate: &[u8], _cancel: &AtomicBool) -> anyhow::Result<Verdict> {
         Ok(if (self.0)(&String::from_utf8_lossy(candidate)) {
             Verdict::Interesting
         } else {

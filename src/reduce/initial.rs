@@ -154,7 +154,7 @@ pub(super) fn warn_if_trivial_is_interesting(
             Some(verdict) => verdict,
             None => {
                 calls += 1;
-                oracle.judge(text, &no_cancel)?
+                oracle.verdict(text, &no_cancel)?
             }
         };
         if verdict == Verdict::Interesting {

@@ -176,7 +176,7 @@ pub(super) fn resume_from(
     }
     let previous = LineEndings::of(&previous).to_internal(&previous);
     let usable = crate::model::check_is_mfpp_test(&previous).is_ok()
-        && oracle.judge(&previous, &AtomicBool::new(false))? == Verdict::Interesting;
+        && oracle.verdict(&previous, &AtomicBool::new(false))? == Verdict::Interesting;
     if crate::interrupt::requested() {
         return Err(coded(
             ExitKind::Interrupted,

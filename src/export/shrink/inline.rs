@@ -46,7 +46,7 @@ pub(super) fn apply(out: &mut Standalone, keys: &[String]) -> Result<bool> {
 
 /// Where a function is called once: the caller, the statement's index in its body, the call's
 /// span and arguments.
-struct Site {
+struct OnlyCall {
     caller: usize,
     stmt: usize,
     call: Range<usize>,
@@ -54,7 +54,7 @@ struct Site {
 }
 
 /// The one call of the test function `name` when it can be inlined there (see the module doc).
-fn inline_site(doc: &Document, text: &str, name: &str) -> Option<Site> {
+fn inline_site(doc: &Document, text: &str, name: &str) -> Option<OnlyCall> {
     let functions = &doc.outline().functions;
     let callee = functions.iter().find(|f| f.name == name)?;
     if name == "main"
@@ -87,7 +87,7 @@ fn inline_site(doc: &Document, text: &str, name: &str) -> Option<Site> {
             if after != ";" || !whole_value {
                 return None;
             }
-            return Some(Site {
+            return Some(OnlyCall {
                 caller: ci,
                 stmt: si,
                 call: call.span.clone(),
@@ -133,7 +133,7 @@ fn params_text<'t>(f: &Function, text: &'t str) -> Option<Vec<&'t str>> {
 }
 
 /// The test text with `name` inlined at `site`.
-fn inline(doc: &Document, text: &str, name: &str, site: &Site) -> Option<String> {
+fn inline(doc: &Document, text: &str, name: &str, site: &OnlyCall) -> Option<String> {
     let functions = &doc.outline().functions;
     let callee = functions.iter().find(|f| f.name == name)?;
     let caller = &functions[site.caller];
@@ -174,7 +174,7 @@ fn inline_names(
     text: &str,
     callee: &Function,
     caller: &Function,
-    site: &Site,
+    site: &OnlyCall,
     stmts: &[&Stmt],
 ) -> Option<(Renames, Vec<String>)> {
     let params = params_text(callee, text)?;
