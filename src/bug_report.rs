@@ -178,11 +178,11 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     )?;
     let text = loaded.text();
     let (model, catalogue) = (&loaded.model, &loaded.catalogue);
-    let oracle = ScriptOracle::new(&opts.check, &opts.file, opts.env.clone())?;
-    let (run, interesting) = opts.rule.first_run(&oracle, text)?;
-    if !interesting {
-        return Err(not_interesting(opts, run.end, &run.stderr_tail, &oracle));
-    }
+    let script = ScriptOracle::new(&opts.check, &opts.file, opts.env.clone())?;
+    let (oracle, run) = match opts.rule.first_run(&script, text)?.interesting() {
+        Ok(judged) => judged,
+        Err(run) => return Err(not_interesting(opts, run.end, &run.stderr_tail, &script)),
+    };
     let sa = standalone(opts, text, out)?;
     let library_version = opts.library_version.as_deref().map(library_version);
     let variants = variants(model);

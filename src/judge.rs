@@ -4,8 +4,9 @@
 //! environment and cache directory; tests give the same steps an in-process fake
 //! ([`FnJudge`]). The steps that try candidates one by one (export's minimisation, blame's
 //! folds, the knockouts) do it through one small loop, [`Trials`]. [`CheckRule`] is how a
-//! command that starts from a test (not from a search) sets the timeout and the exit rule the
-//! way `reduce` does: from the original's run.
+//! command that starts from a test (not from a search) resolves its judge the way `reduce` does:
+//! from the original's run. A judge never changes once resolved: a longer timeout (the value
+//! localiser's instrumented run) is a new judge ([`ScriptOracle::with_timeout`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -61,7 +62,7 @@ impl Judge for ScriptOracle {
     }
 
     fn timeout(&self) -> Option<Duration> {
-        self.current_timeout()
+        ScriptOracle::timeout(self)
     }
 }
 
@@ -92,24 +93,40 @@ pub(crate) struct CheckRule {
     pub same_status: bool,
 }
 
+/// A first run under a [`CheckRule`]: the run, and the judge it resolved (`None` when the run
+/// shows no interesting exit status to judge by).
+pub(crate) struct FirstRun {
+    pub(crate) run: Run,
+    pub(crate) judge: Option<ScriptOracle>,
+}
+
+impl FirstRun {
+    /// The resolved judge and the run, when the run was interesting under it.
+    pub(crate) fn interesting(self) -> std::result::Result<(ScriptOracle, Run), Run> {
+        match self.judge {
+            Some(judge) if judge.verdict_of(self.run.end) == Verdict::Interesting => {
+                Ok((judge, self.run))
+            }
+            _ => Err(self.run),
+        }
+    }
+}
+
 impl CheckRule {
-    /// Run `text` once on `oracle` and set the oracle's timeout and exit rule from that run (or
-    /// from what is known). Returns the run and whether it is interesting under the rule.
-    pub(crate) fn first_run(&self, oracle: &ScriptOracle, text: &[u8]) -> Result<(Run, bool)> {
-        oracle.set_timeout(Some(self.timeout.unwrap_or(INITIAL_TIMEOUT)));
-        let run = oracle.run(text, &AtomicBool::new(false))?;
+    /// Run `text` once with `oracle`'s script (its timeout: `--timeout`, else
+    /// [`INITIAL_TIMEOUT`]) and resolve the judge from that run (or from what is known): the
+    /// timeout and exit rule every later run of the command is judged with.
+    pub(crate) fn first_run(&self, oracle: &ScriptOracle, text: &[u8]) -> Result<FirstRun> {
+        let first = oracle.with_timeout(Some(self.timeout.unwrap_or(INITIAL_TIMEOUT)));
+        let run = first.run(text, &AtomicBool::new(false))?;
         let expected = self
             .expected
             .or_else(|| interesting_exits(run.end, self.same_status));
-        let Some(expected) = expected else {
-            return Ok((run, false));
-        };
-        oracle.set_expected(expected);
-        oracle.set_timeout(Some(
-            self.timeout.unwrap_or_else(|| timeout_after(run.elapsed)),
-        ));
-        let interesting = oracle.verdict_of(run.end) == Verdict::Interesting;
-        Ok((run, interesting))
+        let judge = expected.map(|expected| {
+            let timeout = self.timeout.unwrap_or_else(|| timeout_after(run.elapsed));
+            oracle.resolved(Some(timeout), expected)
+        });
+        Ok(FirstRun { run, judge })
     }
 }
 

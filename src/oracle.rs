@@ -14,7 +14,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -71,7 +71,7 @@ const TAIL_BYTES: u64 = 2048;
 const TAIL_LINES: usize = 6;
 
 /// The user's interestingness script (`--check SCRIPT`), run once per candidate (design §6).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ScriptOracle {
     script: PathBuf,
     /// The built-in check `script` is (`--check builtin:NAME`): the reproduction command writes
@@ -83,16 +83,16 @@ pub struct ScriptOracle {
     file_name: OsString,
     extra_env: Vec<(String, String)>,
     cache_dir: Option<PathBuf>,
-    /// Settable while runs share the oracle (runs started before a change keep the timeout they
-    /// started with).
-    timeout: Mutex<Option<Duration>>,
-    expected: Mutex<Expected>,
+    /// The per-run timeout and the exit rule: fixed once the oracle is shared (a longer timeout,
+    /// or the rule a first run resolves, is a new oracle: [`ScriptOracle::resolved`]).
+    timeout: Option<Duration>,
+    expected: Expected,
     interrupt: &'static AtomicBool,
     /// The input's bytes when the oracle was made (`None`: no such file): a run that changes
     /// them is an error, and the input is put back.
     original_bytes: Option<Vec<u8>>,
     /// `--save-temps DIR`: where the check directories of interesting and timed-out runs are kept.
-    save_temps: Option<SaveTemps>,
+    save_temps: Option<Arc<SaveTemps>>,
 }
 
 /// `--save-temps DIR`: the directory and the number of the next kept run (`DIR/<n>/`).
@@ -197,8 +197,8 @@ impl ScriptOracle {
             file_name,
             extra_env,
             cache_dir: None,
-            timeout: Mutex::new(None),
-            expected: Mutex::new(Expected::Zero),
+            timeout: None,
+            expected: Expected::Zero,
             interrupt: crate::interrupt::flag(),
             original_bytes,
             save_temps: None,
@@ -214,30 +214,37 @@ impl ScriptOracle {
     /// Keep the check directory of every interesting or timed-out run in `dir/<n>/` (`n` = 1, 2
     /// …; `None`: keep none). `dir` must exist.
     pub fn set_save_temps(&mut self, dir: Option<PathBuf>) {
-        self.save_temps = dir.map(|dir| SaveTemps {
-            dir,
-            next: AtomicU64::new(1),
+        self.save_temps = dir.map(|dir| {
+            Arc::new(SaveTemps {
+                dir,
+                next: AtomicU64::new(1),
+            })
         });
     }
 
-    /// Kill runs that take longer than `timeout` (`None`: no limit).
-    pub fn set_timeout(&self, timeout: Option<Duration>) {
-        *lock(&self.timeout) = timeout;
+    /// This oracle with another per-run timeout (`None`: no limit) and exit rule: a new judge,
+    /// the same script, environment, cache and kept check directories.
+    pub fn resolved(&self, timeout: Option<Duration>, expected: Expected) -> ScriptOracle {
+        ScriptOracle {
+            timeout,
+            expected,
+            ..self.clone()
+        }
     }
 
-    /// The per-run timeout now (`None`: no limit).
-    pub fn current_timeout(&self) -> Option<Duration> {
-        *lock(&self.timeout)
+    /// This oracle with another per-run timeout, its exit rule kept (see [`Self::resolved`]).
+    pub fn with_timeout(&self, timeout: Option<Duration>) -> ScriptOracle {
+        self.resolved(timeout, self.expected)
     }
 
-    /// Which exit statuses are interesting.
-    pub fn set_expected(&self, expected: Expected) {
-        *lock(&self.expected) = expected;
+    /// The per-run timeout (`None`: no limit).
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 
     /// Which exit statuses count as interesting.
     pub fn expected(&self) -> Expected {
-        *lock(&self.expected)
+        self.expected
     }
 
     /// Use `flag` instead of the process-wide Ctrl-C flag (for tests).
@@ -247,7 +254,7 @@ impl ScriptOracle {
 
     /// Whether `end` is interesting under the current [`Expected`].
     pub fn verdict_of(&self, end: RunEnd) -> Verdict {
-        match (end, *lock(&self.expected)) {
+        match (end, self.expected) {
             (RunEnd::TimedOut, _) => Verdict::Timeout,
             (RunEnd::Cancelled, _) => Verdict::Uninteresting,
             (RunEnd::Exited { status: 0, .. }, Expected::Zero) => Verdict::Interesting,
@@ -328,7 +335,7 @@ impl ScriptOracle {
             .stdout(stdout)
             .stderr(stderr);
         let limits = Limits {
-            timeout: *lock(&self.timeout),
+            timeout: self.timeout,
             cancel: &[cancel, self.interrupt],
             scratch: Some(root),
         };
@@ -501,14 +508,14 @@ mod tests {
                 signal: Some(11)
             }
         );
-        o.set_expected(Expected::Status(139));
+        let o = o.resolved(None, Expected::Status(139));
         assert_eq!(
             o.verdict(b"", &AtomicBool::new(false)).unwrap(),
             Verdict::Interesting
         );
 
         let o = oracle(dir.path(), "#!/bin/sh\necho waiting >&2\nsleep 30\n");
-        o.set_timeout(Some(Duration::from_millis(200)));
+        let o = o.with_timeout(Some(Duration::from_millis(200)));
         let start = Instant::now();
         assert_eq!(
             o.verdict(b"", &AtomicBool::new(false)).unwrap(),
@@ -521,7 +528,7 @@ mod tests {
             (RunEnd::TimedOut, "waiting")
         );
 
-        o.set_timeout(None);
+        let o = o.with_timeout(None);
         let cancel = AtomicBool::new(true);
         assert_eq!(o.verdict(b"", &cancel).unwrap(), Verdict::Uninteresting);
     }

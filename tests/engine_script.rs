@@ -81,9 +81,8 @@ fn oracle(dir: &Path, pids: &Path) -> ScriptOracle {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let input = dir.join("t.cpp");
     let mut o = ScriptOracle::new(&script, &input, vec![]).unwrap();
-    o.set_timeout(Some(Duration::from_secs(120)));
     o.set_interrupt_flag(&NO_INTERRUPT);
-    o
+    o.with_timeout(Some(Duration::from_secs(120)))
 }
 
 fn run(jobs: usize, dir: &Path, pids: &Path) -> Vec<u8> {

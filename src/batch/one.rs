@@ -183,10 +183,9 @@ fn recheck(
     outcome: &ReduceOutcome,
     reduced: &[u8],
 ) -> anyhow::Result<(ScriptOracle, Judged)> {
-    let mut oracle = ScriptOracle::new(&ro.check, &ro.input, ro.extra_env.clone())?;
-    oracle.set_timeout(Some(outcome.timeout));
-    oracle.set_expected(outcome.expected);
-    oracle.set_cache_dir(ro.cache_dir.clone());
+    let mut script = ScriptOracle::new(&ro.check, &ro.input, ro.extra_env.clone())?;
+    script.set_cache_dir(ro.cache_dir.clone());
+    let oracle = script.resolved(Some(outcome.timeout), outcome.expected);
     let judged = oracle.judge(reduced)?;
     Ok((oracle, judged))
 }
@@ -376,8 +375,7 @@ pub(super) fn localise(
 ) -> crate::evidence::values::Localised {
     let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
     let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
-    let before = oracle.current_timeout();
-    oracle.set_timeout(Some(timeout * 4));
+    let patient = oracle.with_timeout(Some(timeout * 4));
     let began = std::time::Instant::now();
     let name = ro.input.file_stem().unwrap_or_default().to_string_lossy();
     let found = crate::evidence::values::localise(
@@ -385,10 +383,9 @@ pub(super) fn localise(
         loaded.text(),
         &loaded.model,
         &loaded.catalogue,
-        oracle,
+        &patient,
         &compiles,
     );
-    oracle.set_timeout(before);
     let mut found = found.unwrap_or_else(|e| crate::evidence::values::Localised {
         undecided: Some(format!("cannot localise: {e:#}")),
         ..Default::default()

@@ -175,25 +175,21 @@ fn judge_of(
 ) -> anyhow::Result<(ScriptOracle, std::time::Duration, u64)> {
     let (reduced_timeout, status) = reduced_with(record);
     let timeout = ro.timeout.unwrap_or(reduced_timeout);
-    let oracle = ScriptOracle::new(&ro.check, &record.input, ro.extra_env.clone())?;
-    oracle.set_timeout(Some(timeout));
-    let runs = match status {
-        Some(s) => {
-            oracle.set_expected(Expected::Status(s));
-            0
-        }
+    let script = ScriptOracle::new(&ro.check, &record.input, ro.extra_env.clone())?;
+    let by_default = || script.resolved(Some(timeout), Expected::Zero);
+    Ok(match status {
+        Some(s) => (script.resolved(Some(timeout), Expected::Status(s)), timeout, 0),
         None if ro.interesting_exit_auto => {
             let rule = crate::judge::CheckRule {
                 timeout: Some(timeout),
                 expected: None,
                 same_status: true,
             };
-            rule.first_run(&oracle, text)?;
-            1
+            let judge = rule.first_run(&script, text)?.judge;
+            (judge.unwrap_or_else(by_default), timeout, 1)
         }
-        None => 0,
-    };
-    Ok((oracle, timeout, runs))
+        None => (by_default(), timeout, 0),
+    })
 }
 
 /// The per-run timeout `record`'s reduction used and the exit status it counted as interesting

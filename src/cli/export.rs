@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use crate::cli::common::{CheckRuleArgs, CompilerFlags};
 use crate::export::{format, minimise, Standalone};
+use crate::judge::INITIAL_TIMEOUT;
 use crate::oracle::ScriptOracle;
 use crate::outputs::{self, Output};
 
@@ -65,7 +66,11 @@ impl ExportArgs {
                 // The timeout and exit rule come from a first run of the whole export, the text
                 // minimising starts from, as `report` takes them from the test's first run.
                 let whole = format(&sa.render(&vec![true; sa.chunks.len()])).0;
-                self.rule.rule().first_run(&oracle, whole.as_bytes())?;
+                let rule = self.rule.rule();
+                let first = rule.first_run(&oracle, whole.as_bytes())?;
+                let oracle = first.judge.unwrap_or_else(|| {
+                    oracle.with_timeout(Some(rule.timeout.unwrap_or(INITIAL_TIMEOUT)))
+                });
                 let (export, m) = minimise(&sa, &oracle)?;
                 let note = format!(
                     "{} of {} pulled-in spec declarations kept, {} oracle call{} ({} minimising \

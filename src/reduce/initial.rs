@@ -3,7 +3,7 @@
 //! slots meanwhile; the per-run timeout follows from the original's run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -40,7 +40,12 @@ pub(super) struct Original<'a> {
 /// and the scope of their threads (so that the search can take over runs still going).
 pub(super) struct Setup<'a, 's, 'e: 's> {
     pub(super) opts: &'a ReduceOptions,
+    /// The check as given, with the first run's timeout (`--timeout`, else [`INITIAL_TIMEOUT`])
+    /// and exit 0's rule: the initial checks run with it.
     pub(super) oracle: &'e ScriptOracle,
+    /// The judge the initial checks resolve, once: the original's exit rule and the timeout its
+    /// run implies. The search, the re-check and every later step judge with it.
+    pub(super) judge: &'e OnceLock<ScriptOracle>,
     pub(super) original: &'a Original<'a>,
     pub(super) queue: &'e SpareQueue,
     pub(super) scope: &'s std::thread::Scope<'s, 'e>,
@@ -48,6 +53,8 @@ pub(super) struct Setup<'a, 's, 'e: 's> {
 
 /// What the initial checks found out besides the original being interesting.
 pub(super) struct Initial<'e> {
+    /// The judge resolved by the original's run.
+    pub(super) judge: &'e ScriptOracle,
     /// The per-run timeout.
     pub(super) timeout: Duration,
     /// Runs of trivial tests killed when the original's run ended.
@@ -65,7 +72,6 @@ pub(super) struct Initial<'e> {
 /// alongside it): fail unless it is interesting; set the oracle's contract and per-run timeout.
 pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<Initial<'e>> {
     let (opts, oracle, queue) = (setup.opts, setup.oracle, setup.queue);
-    oracle.set_timeout(Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT)));
     let initial = initial_checks(setup)?;
     if crate::interrupt::requested() {
         return Err(coded(
@@ -76,9 +82,10 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
     let Some(expected) = contract(opts, &initial) else {
         return Err(not_interesting(opts, oracle, &initial));
     };
-    oracle.set_expected(expected);
     let timeout = derived_timeout(opts, &initial);
-    oracle.set_timeout(Some(timeout));
+    let judge: &'e ScriptOracle = setup
+        .judge
+        .get_or_init(|| oracle.resolved(Some(timeout), expected));
     if !opts.quiet {
         crate::messages::progress(format!(
             "mfppr: the original is interesting ({}, {:.1} s); timeout {:.1} s",
@@ -90,6 +97,7 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
     // The trivial tests' verdicts in their order, up to the first that has none.
     let mut trivial_judged = true;
     let mut checked = Initial {
+        judge,
         timeout,
         killed: 0,
         trivial: Vec::new(),
@@ -107,7 +115,7 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
                 trivial_judged = false;
             }
             (None, ended) => {
-                let verdict = ended.map(|run| run.map(|run| oracle.verdict_of(run.end)));
+                let verdict = ended.map(|run| run.map(|run| judge.verdict_of(run.end)));
                 match verdict.transpose()? {
                     Some(verdict) if trivial_judged => checked.trivial.push(verdict),
                     _ => trivial_judged = false,
@@ -116,7 +124,7 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
             (Some((_, text)), Some(run)) => {
                 checked
                     .ahead
-                    .push((text.clone(), oracle.verdict_of(run?.end)));
+                    .push((text.clone(), judge.verdict_of(run?.end)));
             }
             (Some((kind, text)), None) => {
                 let cancel = Arc::new(AtomicBool::new(false));
@@ -125,7 +133,7 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
                     text: text.clone(),
                     kind: *kind,
                     cancel,
-                    wait: Box::new(move || item.wait(oracle, timeout, &flag)),
+                    wait: Box::new(move || item.wait(judge, timeout, &flag)),
                 });
             }
         }
@@ -221,6 +229,7 @@ fn run_original(setup: &Setup<'_, '_, '_>, spare: usize) -> anyhow::Result<anyho
         original,
         queue,
         scope,
+        ..
     } = *setup;
     let no_cancel = AtomicBool::new(false);
     let limit = opts.timeout.unwrap_or(INITIAL_TIMEOUT);

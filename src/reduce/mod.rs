@@ -10,6 +10,7 @@ mod plan;
 mod recheck;
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -21,6 +22,7 @@ use crate::error::{coded, exit_kind, ExitKind};
 use crate::line_endings::{EndingsOracle, LineEndings};
 use crate::loaded::LoadedTest;
 use crate::opportunity::Opportunities;
+use crate::judge::INITIAL_TIMEOUT;
 use crate::oracle::{Expected, ScriptOracle, Verdict};
 use crate::passes::{MfppOpportunities, PassOptions};
 
@@ -248,8 +250,11 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
         endings,
         opportunities: &opportunities,
     };
+    let judge = OnceLock::new();
     let (result, mut stats, on_disk, timeout) =
-        spare_slots_search(opts, &oracle, &original, &paths)?;
+        spare_slots_search(opts, (&oracle, &judge), &original, &paths)?;
+    // The judge the initial checks resolved (the search ran, so they did).
+    let expected = judge.get().map_or(Expected::Zero, ScriptOracle::expected);
     let interrupted = result
         .as_ref()
         .is_err_and(|e| exit_kind(e) == ExitKind::Interrupted);
@@ -257,7 +262,7 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
     stats.bytes_after = on_disk as u64;
     let written = paths.write_stats(
         opts,
-        (timeout, oracle.expected()),
+        (timeout, expected),
         &stats,
         &completeness,
         interrupted,
@@ -266,7 +271,7 @@ pub(crate) fn reduce(opts: &ReduceOptions) -> anyhow::Result<ReduceOutcome> {
         Ok(()) => {
             written?;
             Ok(ReduceOutcome {
-                expected: oracle.expected(),
+                expected,
                 output: paths.result.clone(),
                 bytes_before: text.len() as u64,
                 bytes_after: on_disk as u64,
@@ -303,16 +308,17 @@ fn script_oracle(
             .clone()
             .or_else(|| cache_dir.as_ref().map(|d| d.path().to_path_buf())),
     );
-    Ok((oracle, cache_dir))
+    let first = Some(opts.timeout.unwrap_or(INITIAL_TIMEOUT));
+    Ok((oracle.resolved(first, Expected::Zero), cache_dir))
 }
 
 /// [`check_and_search`] the `original` with the spare slots' queue. The original must be
 /// interesting before anything is written. The spare slots' runs of the initial checks may go on
 /// in the search: their threads live until it ends; whatever it did not take over is killed on
 /// the way out.
-fn spare_slots_search(
+fn spare_slots_search<'e>(
     opts: &ReduceOptions,
-    oracle: &ScriptOracle,
+    (oracle, judge): (&'e ScriptOracle, &'e OnceLock<ScriptOracle>),
     original: &Original<'_>,
     paths: &ReducePaths,
 ) -> anyhow::Result<(anyhow::Result<()>, Stats, usize, Duration)> {
@@ -321,6 +327,7 @@ fn spare_slots_search(
         let setup = Setup {
             opts,
             oracle,
+            judge,
             original,
             queue: &queue,
             scope,
@@ -347,11 +354,11 @@ fn check_and_search(
     setup: &Setup<'_, '_, '_>,
     paths: &ReducePaths,
 ) -> anyhow::Result<(anyhow::Result<()>, Stats, usize, Duration)> {
-    let (opts, oracle, original) = (setup.opts, setup.oracle, setup.original);
+    let (opts, original) = (setup.opts, setup.original);
     let (text, endings) = (original.text, original.endings);
     let initial = check_original(setup)?;
     let oracle = EndingsOracle {
-        inner: oracle,
+        inner: initial.judge,
         endings,
     };
     // Runs before the search: the original, the trivial test(s) (killed ones included) and the

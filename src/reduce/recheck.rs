@@ -1,12 +1,12 @@
-//! The re-check of the result after the search (design §6, flakiness).
-
-use std::sync::atomic::AtomicBool;
+//! The re-check of the result after the search (design §6, flakiness), through the judge the
+//! search used ([`crate::judge::Judge`]).
 
 use super::ReduceOptions;
 use crate::engine::Stats;
 use crate::error::{coded, ExitKind};
 use crate::line_endings::EndingsOracle;
-use crate::oracle::{ScriptOracle, Verdict};
+use crate::judge::Judge;
+use crate::oracle::ScriptOracle;
 
 /// Accepted texts kept for the final re-check, besides the starting text.
 pub(super) const RECHECK_HISTORY: usize = 3;
@@ -24,15 +24,11 @@ pub(super) fn recheck<'a>(
     if opts.recheck == 0 {
         return Ok(newest);
     }
-    let no_cancel = AtomicBool::new(false);
     for (age, text) in accepted.iter().rev().enumerate() {
         let mut failed = 0;
         for _ in 0..opts.recheck {
             stats.rechecks += 1;
-            let run = oracle
-                .inner
-                .run(&oracle.endings.to_file(text), &no_cancel)?;
-            if oracle.inner.verdict_of(run.end) != Verdict::Interesting {
+            if !oracle.inner.judge(&oracle.endings.to_file(text))?.interesting() {
                 failed += 1;
             }
             if crate::interrupt::requested() {
