@@ -7,9 +7,11 @@ use std::time::Instant;
 
 use anyhow::Context;
 
+use super::campaign::{BatchOptions, RESULT};
+use super::discover::Test;
 use super::journal::{Outcome, Record};
+use super::slips;
 use super::triage;
-use super::{slips, BatchOptions, Test, RESULT};
 use crate::atomic::write_atomic;
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::input::MAX_TEST_BYTES;

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::campaign::{latest_per_stem, lock_out_dir, RESULT};
 use super::journal::{Journal, Outcome, Record};
 use super::triage::{self, CampaignSummary};
-use super::{journal, latest_per_stem, lock_out_dir, tasks, RESULT};
+use super::{journal, tasks};
 use crate::error::{coded, ExitKind};
 use crate::input::{read_regular, MAX_RECORD_BYTES, MAX_TEST_BYTES};
 use crate::oracle::{Expected, ScriptOracle};
@@ -178,7 +179,11 @@ fn judge_of(
     let script = ScriptOracle::new(&ro.check, &record.input, ro.extra_env.clone())?;
     let by_default = || script.resolved(Some(timeout), Expected::Zero);
     Ok(match status {
-        Some(s) => (script.resolved(Some(timeout), Expected::Status(s)), timeout, 0),
+        Some(s) => (
+            script.resolved(Some(timeout), Expected::Status(s)),
+            timeout,
+            0,
+        ),
         None if ro.interesting_exit_auto => {
             let rule = crate::judge::CheckRule {
                 timeout: Some(timeout),

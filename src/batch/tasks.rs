@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::{BatchOptions, Test};
+use super::campaign::BatchOptions;
+use super::discover::Test;
 use crate::atomic::write_atomic;
 use crate::engine::Inputs;
 use crate::reduce::ReduceOptions;

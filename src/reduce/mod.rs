@@ -19,10 +19,10 @@ use serde::Serialize;
 use crate::catalogue::{Catalogue, Completeness};
 use crate::engine::{Engine, EngineOptions, InFlight, Inputs, Stats};
 use crate::error::{coded, exit_kind, ExitKind};
+use crate::judge::INITIAL_TIMEOUT;
 use crate::line_endings::{EndingsOracle, LineEndings};
 use crate::loaded::LoadedTest;
 use crate::opportunity::Opportunities;
-use crate::judge::INITIAL_TIMEOUT;
 use crate::oracle::{Expected, ScriptOracle, Verdict};
 use crate::passes::{MfppOpportunities, PassOptions};
 

@@ -4,8 +4,8 @@
 use super::ReduceOptions;
 use crate::engine::Stats;
 use crate::error::{coded, ExitKind};
-use crate::line_endings::EndingsOracle;
 use crate::judge::Judge;
+use crate::line_endings::EndingsOracle;
 use crate::oracle::ScriptOracle;
 
 /// Accepted texts kept for the final re-check, besides the starting text.
@@ -28,7 +28,11 @@ pub(super) fn recheck<'a>(
         let mut failed = 0;
         for _ in 0..opts.recheck {
             stats.rechecks += 1;
-            if !oracle.inner.judge(&oracle.endings.to_file(text))?.interesting() {
+            if !oracle
+                .inner
+                .judge(&oracle.endings.to_file(text))?
+                .interesting()
+            {
                 failed += 1;
             }
             if crate::interrupt::requested() {

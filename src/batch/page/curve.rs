@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::Curve;
+use super::view::Curve;
 
 /// The SVG's size in pixels.
 const WIDTH: f64 = 180.0;

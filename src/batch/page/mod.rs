@@ -3,7 +3,7 @@
 //! journal and the files of its test directories alone (no check runs), so that the same journal
 //! gives the same bytes whichever command writes it.
 //!
-//! Owns the page's model ([`Campaign`]: the summary's counts, one [`GroupView`] per group, largest
+//! Owns the page's model ([`view::Campaign`]: the summary's counts, one [`view::GroupView`] per group, largest
 //! first, with its signature in words, its representative's code and each member's evidence,
 //! links and reduction curve; the tests not reduced with why), reading what the test directories
 //! hold (`<stem>.standalone.cpp`, `stats.json`'s curve), the page's target and its atomic write.
@@ -11,6 +11,7 @@
 
 mod curve;
 mod render;
+mod view;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ use super::triage::{self, explain, GroupBy};
 use crate::atomic::write_atomic;
 use crate::html::{self, PageTarget};
 use crate::reduce::ReduceOptions;
+use view::{Campaign, Code, Counts, Curve, GroupView, TestView};
 
 /// What the page's target must not be (see [`crate::html::target`]), for the page at `path` of
 /// the campaign in `out_dir` whose inputs are `inputs`, named by `flag`.
@@ -42,87 +44,6 @@ pub(crate) fn target(
         out_dir_files: "OUTDIR, where the campaign writes its own files (results.jsonl, \
                         summary.json, a directory per test)",
     })
-}
-
-/// The outcomes the page counts.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Counts {
-    reduced: usize,
-    not_interesting: usize,
-    /// Reduced, flagged by the slip check and not repaired.
-    slipped: usize,
-    /// Reduced, its wrong value not localised.
-    undecided: usize,
-    /// The check could not run, the input could not be read, or the task left no result.
-    failed: usize,
-}
-
-/// The code a group shows: its representative's standalone export, else its reduced test.
-#[derive(Clone, Debug)]
-struct Code {
-    /// `standalone` or `reduced` (the `data-kind` of the block).
-    kind: &'static str,
-    /// What the code is, and why it is not the standalone export when it is not.
-    label: String,
-    text: String,
-}
-
-/// A test's reduction curve: `[check runs, bytes]` from its start.
-#[derive(Clone, Debug, PartialEq)]
-enum Curve {
-    /// Every accepted step, from `stats.json`.
-    Steps(Vec<[u64; 2]>),
-    /// Only the start and the end are known (a stats file without the curve, or none).
-    Ends(Vec<[u64; 2]>),
-}
-
-/// One test on the page.
-#[derive(Clone, Debug)]
-struct TestView {
-    stem: String,
-    outcome: &'static str,
-    bytes_before: u64,
-    bytes_after: u64,
-    /// Check runs of the reduction and of triage.
-    runs: u64,
-    /// Why it slipped (reduced tests the slip check flagged and no repair replaced).
-    slipped: Option<String>,
-    /// Why its wrong value is undecided.
-    undecided: Option<String>,
-    /// Why it was not reduced, or what triage noted.
-    message: Option<String>,
-    /// `(label, href)` of its files that exist.
-    links: Vec<(&'static str, String)>,
-    curve: Curve,
-    /// The evidence `batch explain` prints, one line each.
-    evidence: Vec<String>,
-    /// `(way, value)` of its culprit call: the call's own value, then each other way's.
-    values: Vec<(String, String)>,
-}
-
-/// One group on the page.
-#[derive(Clone, Debug)]
-struct GroupView {
-    id: usize,
-    signature: String,
-    /// The signature in words: the failure and the library operation whose value is wrong.
-    words: String,
-    representative: String,
-    code: Code,
-    members: Vec<TestView>,
-}
-
-/// The whole page.
-#[derive(Clone, Debug)]
-struct Campaign {
-    title: String,
-    group_by: GroupBy,
-    tests: usize,
-    counts: Counts,
-    wall_secs: f64,
-    check_runs: u64,
-    groups: Vec<GroupView>,
-    not_reduced: Vec<TestView>,
 }
 
 /// Write the page of the campaign in `out_dir` to `path` (checked with [`target`]): its latest

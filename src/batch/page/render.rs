@@ -8,7 +8,8 @@
 
 use std::fmt::Write as _;
 
-use super::{curve, Campaign, Code, Curve, GroupView, TestView};
+use super::curve;
+use super::view::{Campaign, Code, Curve, GroupView, TestView};
 use crate::html::{escape, escape_text};
 
 /// Groups shown open; the others are collapsed to their heading.

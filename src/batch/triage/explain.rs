@@ -171,7 +171,10 @@ pub(crate) fn load(out_dir: &Path) -> Result<(GroupBy, Vec<Record>)> {
         Some("value") => GroupBy::Value,
         _ => GroupBy::Library,
     };
-    Ok((by, crate::batch::latest_per_stem(journal::read(out_dir)?)))
+    Ok((
+        by,
+        crate::batch::campaign::latest_per_stem(journal::read(out_dir)?),
+    ))
 }
 
 /// The `why:` line: the members' failures and the operations they all call (the MRs that
