@@ -177,7 +177,7 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
         },
     )?;
     let text = loaded.text();
-    let (model, catalogue) = (&loaded.model, &loaded.catalogue);
+    let model = &loaded.model;
     let script = ScriptOracle::new(&opts.check, &opts.file, opts.env.clone())?;
     let (oracle, run) = match opts.rule.first_run(&script, text)?.interesting() {
         Ok(judged) => judged,
@@ -188,7 +188,12 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     let variants = variants(model);
     let dirs = crate::program::check_include_dirs(&opts.include_dirs, &opts.file, &opts.env);
     let compiles = |candidate: &[u8]| crate::program::compiles(candidate, &dirs, &opts.env);
-    let blame = blame(text, model, catalogue, &oracle, Some(&compiles))?;
+    let case = crate::case::Case {
+        test: &loaded,
+        judge: &oracle,
+        compiles: &compiles,
+    };
+    let blame = blame(&case, true)?;
     let (standalone, export) = export(&sa, &oracle);
     // The library headers' packages (dpkg), asked once for the link flags and the versions.
     let packages = std::cell::OnceCell::new();

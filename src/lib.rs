@@ -9,6 +9,7 @@
 pub(crate) mod atomic;
 pub(crate) mod batch;
 pub(crate) mod bug_report;
+pub(crate) mod case;
 pub mod catalogue;
 pub mod checks;
 pub mod cli;

@@ -13,6 +13,7 @@ use super::journal::{Outcome, Record};
 use super::slips;
 use super::triage;
 use crate::atomic::write_atomic;
+use crate::case::Case;
 use crate::error::{coded, exit_kind, ExitKind};
 use crate::input::MAX_TEST_BYTES;
 use crate::judge::{Judge, Judged};
@@ -229,13 +230,22 @@ fn look_into(
     timeout: std::time::Duration,
 ) -> Suspects {
     let loaded = LoadedTest::load(&ro.input, reduced.to_vec(), &ro.spec_paths());
-    let mut found = match &loaded {
-        Ok(loaded) if triggers == TriggersFrom::Blame => suspects(ro, loaded, oracle, interesting),
-        Ok(loaded) => Ok(unblamed(&loaded.model)),
+    let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
+    let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
+    let case = loaded.as_ref().map(|test| Case {
+        test,
+        judge: oracle,
+        compiles: &compiles,
+    });
+    let mut found = match &case {
+        Ok(case) if triggers == TriggersFrom::Blame => suspects(case, interesting),
+        Ok(case) => Ok(unblamed(&case.test.model)),
         Err(e) => Err(anyhow::anyhow!("{e:#}")),
     };
-    if let (Ok(loaded), true) = (&loaded, interesting) {
-        let value = localise(ro, loaded, oracle, timeout);
+    if let (Ok(case), true) = (&case, interesting) {
+        let loaded = case.test;
+        let patient = oracle.with_timeout(Some(timeout * PATIENCE));
+        let value = localise(ro, &case.judged_by(&patient));
         let pointed = (triggers == TriggersFrom::Value).then_some(&value.evidence);
         if let (Ok(found), Some(Some(evidence))) = (&mut found, pointed) {
             found.triggers = crate::evidence::value_triggers(
@@ -297,16 +307,10 @@ impl Suspects {
 /// where a checked variant differs from the reference. When blame names no trigger (no
 /// innermost suspect), the knockouts ([`crate::evidence::needs`]) say which families' calls the
 /// failure needs.
-fn suspects(
-    ro: &ReduceOptions,
-    loaded: &LoadedTest,
-    judge: &dyn Judge,
-    interesting: bool,
-) -> anyhow::Result<Suspects> {
-    let reduced = loaded.text();
+fn suspects(case: &Case, interesting: bool) -> anyhow::Result<Suspects> {
     let LoadedTest {
         model, catalogue, ..
-    } = loaded;
+    } = case.test;
     let mut found = Suspects {
         mrs: triage::remaining_mrs(model),
         ..Suspects::default()
@@ -323,7 +327,7 @@ fn suspects(
             i.name
         ))
     } else {
-        let blame = crate::evidence::blame(reduced, model, catalogue, judge, None)?;
+        let blame = crate::evidence::blame(case, false)?;
         found.blame_calls = blame.oracle_calls as u64;
         found.triggers = blame.triggers(model);
         let suspect = blame.folds.iter().filter(|f| f.suspect);
@@ -342,9 +346,7 @@ fn suspects(
         }
     };
     if interesting && found.triggers.mrs.is_empty() {
-        let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
-        let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
-        let (needs, runs) = crate::evidence::needs(reduced, model, catalogue, judge, &compiles)?;
+        let (needs, runs) = crate::evidence::needs(case)?;
         found.knockout_calls = runs as u64;
         found.needs = needs;
     }
@@ -366,28 +368,16 @@ fn unblamed(model: &crate::model::TestModel) -> Suspects {
     }
 }
 
-/// The result's wrong value ([`crate::evidence::values`]), its instrumented run given four times the
-/// reduction's timeout (the probes compare every value in child processes); a localisation
-/// that cannot run is undecided with the reason.
-pub(super) fn localise(
-    ro: &ReduceOptions,
-    loaded: &LoadedTest,
-    oracle: &ScriptOracle,
-    timeout: std::time::Duration,
-) -> crate::evidence::values::Localised {
-    let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
-    let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
-    let patient = oracle.with_timeout(Some(timeout * 4));
+/// How many times the reduction's timeout the value localiser's instrumented run is given (the
+/// probes compare every value in child processes): its case is judged by a patient judge.
+pub(super) const PATIENCE: u32 = 4;
+
+/// The result's wrong value ([`crate::evidence::values`]), judged by `case`'s judge (a
+/// [`PATIENCE`] times patient one); a localisation that cannot run is undecided with the reason.
+pub(super) fn localise(ro: &ReduceOptions, case: &Case) -> crate::evidence::values::Localised {
     let began = std::time::Instant::now();
     let name = ro.input.file_stem().unwrap_or_default().to_string_lossy();
-    let found = crate::evidence::values::localise(
-        &name,
-        loaded.text(),
-        &loaded.model,
-        &loaded.catalogue,
-        &patient,
-        &compiles,
-    );
+    let found = crate::evidence::values::localise(&name, case);
     let mut found = found.unwrap_or_else(|e| crate::evidence::values::Localised {
         undecided: Some(format!("cannot localise: {e:#}")),
         ..Default::default()
@@ -416,7 +406,14 @@ mod tests {
         let oracle = ScriptOracle::new(&check, &input, Vec::new()).unwrap();
         let text = std::fs::read(&input).unwrap();
         let loaded = LoadedTest::load(&input, text, &ro.spec_paths()).unwrap();
-        let found = suspects(&ro, &loaded, &oracle, true).unwrap();
+        let dirs = crate::program::check_include_dirs(&ro.include_dirs, &input, &[]);
+        let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &[]);
+        let case = Case {
+            test: &loaded,
+            judge: &oracle,
+            compiles: &compiles,
+        };
+        let found = suspects(&case, true).unwrap();
         (dir, found)
     }
 

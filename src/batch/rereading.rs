@@ -155,7 +155,16 @@ fn relocalise(out_dir: &Path, records: &mut [Record], ro: &ReduceOptions) -> any
         let before = r.triage.value.as_ref().map_or(0, |v| v.runs);
         let mut own = ro.clone();
         own.input = r.input.clone();
-        let value = super::one::localise(&own, &loaded, &oracle, timeout);
+        let dirs =
+            crate::program::check_include_dirs(&own.include_dirs, &own.input, &own.extra_env);
+        let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &own.extra_env);
+        let patient = oracle.with_timeout(Some(timeout * super::one::PATIENCE));
+        let case = crate::case::Case {
+            test: &loaded,
+            judge: &patient,
+            compiles: &compiles,
+        };
+        let value = super::one::localise(&own, &case);
         r.triage_calls = recount(r, before, value.runs + rule_runs);
         r.triage.value = Some(value);
         triage::sign_by_value(r);

@@ -14,12 +14,13 @@ use serde::Serialize;
 use crate::catalogue::Catalogue;
 use crate::document::{Document, Span};
 use crate::edit::{self, Edit};
-use crate::judge::{Judge, Trials};
+use crate::judge::Trials;
 use crate::model::{parse_qualified_mr, Caller, TestModel};
 use crate::passes::sweep::{sweep, SweepContext};
 
 use super::knockouts::Deeper;
-use super::ways::{library_op, mr_name, qualified_in_metalib, Compiles, LibraryOps, Look};
+use super::ways::{library_op, mr_name, qualified_in_metalib, LibraryOps, Look};
+use crate::case::Case;
 
 /// One fold tried by blame.
 #[derive(Clone, Debug, Serialize)]
@@ -133,14 +134,10 @@ fn sites(model: &TestModel, catalogue: &Catalogue) -> Vec<Foldable> {
 /// Blame (design §10.3): fold each site of `text` (a test the oracle finds interesting) alone,
 /// then all together, with the oracle: one run per site, plus one when there are two sites or
 /// more (with none, the text itself is interesting; with one, folding all is that fold). With
-/// `compiles`, a single suspect is then looked into ([`super::knockouts`]).
-pub(crate) fn blame(
-    text: &[u8],
-    model: &TestModel,
-    catalogue: &Catalogue,
-    judge: &dyn Judge,
-    compiles: Option<Compiles>,
-) -> Result<Blame> {
+/// `deeper`, a single suspect is then looked into ([`super::knockouts`]).
+pub(crate) fn blame(case: &Case, deeper: bool) -> Result<Blame> {
+    let (text, judge) = (case.text(), case.judge);
+    let (model, catalogue) = (&case.test.model, &case.test.catalogue);
     let started = Instant::now();
     let mut trials = Trials::new(judge);
     let sites = sites(model, catalogue);
@@ -186,14 +183,14 @@ pub(crate) fn blame(
         deeper: None,
         introduces,
     };
-    if let Some(compiles) = compiles {
+    if deeper {
         let looked = Look {
             text,
             model,
             catalogue,
             ops: &ops,
         };
-        blame.deeper = looked.suspect(&blame, judge, compiles)?;
+        blame.deeper = looked.suspect(&blame, judge, case.compiles)?;
         blame.oracle_calls += blame.deeper.as_ref().map_or(0, |d| d.oracle_calls);
     }
     blame.secs = started.elapsed().as_secs_f64();
@@ -322,13 +319,8 @@ pub(crate) fn value_triggers(
 /// The MR families (`division`) whose calls in `text` (a test the oracle finds interesting) the
 /// failure needs: each base MR call and each library call a family's base wraps, computed by
 /// another MR of its family, one check run each ([`super::knockouts`]); and the runs made.
-pub(crate) fn needs(
-    text: &[u8],
-    model: &TestModel,
-    catalogue: &Catalogue,
-    judge: &dyn Judge,
-    compiles: Compiles,
-) -> Result<(Vec<String>, usize)> {
+pub(crate) fn needs(case: &Case) -> Result<(Vec<String>, usize)> {
+    let (text, model, catalogue) = (case.text(), &case.test.model, &case.test.catalogue);
     let ops = LibraryOps::new(text, model, catalogue);
     let look = Look {
         text,
@@ -336,7 +328,7 @@ pub(crate) fn needs(
         catalogue,
         ops: &ops,
     };
-    look.everywhere(judge, compiles)
+    look.everywhere(case.judge, case.compiles)
 }
 
 /// How many calls of the MRs `mrs` (`family::name`; instance calls and direct calls) the test
@@ -411,6 +403,7 @@ fn introduced(mr: &str, catalogue: &Catalogue, ops: &LibraryOps) -> Vec<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loaded::LoadedTest;
 
     /// A test whose variant 1 calls `add_by_sub_1_1`, which calls `div_one_1_2`.
     const NESTED: &str = "int\ndiv_one_1_2(fuzz::fuzz_context ctx, int t)\n{\n    return \
@@ -556,9 +549,14 @@ mod tests {
         );
     }
 
-    /// The reduced merge golden, its catalogue and model.
-    fn merge_golden() -> (Vec<u8>, Catalogue, TestModel) {
-        fixture("fixtures/expected/iset_merge_small_a.reduced.cpp")
+    /// The reduced merge golden, loaded.
+    fn merge_golden() -> LoadedTest {
+        let (text, catalogue, model) = fixture("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        LoadedTest {
+            doc: Document::parse(text).unwrap(),
+            catalogue,
+            model,
+        }
     }
 
     /// The fixture test at `rel` (from the repository's root), its catalogue (the iset spec) and
@@ -576,12 +574,18 @@ mod tests {
 
     #[test]
     fn blame_judges_through_a_fake_judge_and_names_the_fold_that_removes_the_failure() {
-        let (text, catalogue, model) = merge_golden();
+        let test = merge_golden();
         // The failure needs the call of shift_by_parts (as ISET_BUG_MERGE's does).
         let judge = crate::judge::FnJudge(|t: &[u8]| {
             Some(String::from_utf8_lossy(t).contains("= shift_by_parts_2_5(fctx"))
         });
-        let b = blame(&text, &model, &catalogue, &judge, None).unwrap();
+        let compiles = |_: &[u8]| -> std::result::Result<(), String> { Ok(()) };
+        let case = Case {
+            test: &test,
+            judge: &judge,
+            compiles: &compiles,
+        };
+        let b = blame(&case, false).unwrap();
         assert_eq!(b.suspects, ["shift::shift_by_parts"]);
         assert_eq!(b.oracle_calls, 1);
         assert!(!b.base_operations_implicated);
@@ -592,13 +596,18 @@ mod tests {
 
     #[test]
     fn knockouts_whose_check_times_out_are_undecided_not_needed() {
-        let (text, catalogue, model) = merge_golden();
+        let test = merge_golden();
         let compiles = |_: &[u8]| -> std::result::Result<(), String> { Ok(()) };
+        let case = |judge| Case {
+            test: &test,
+            judge,
+            compiles: &compiles,
+        };
         // Every knockout hangs: none can say the failure needs its call.
         let hangs = crate::judge::FnJudge(|t: &[u8]| {
             (!String::from_utf8_lossy(t).contains("mfppr_knockout")).then_some(true)
         });
-        let (hung, runs) = needs(&text, &model, &catalogue, &hangs, &compiles).unwrap();
+        let (hung, runs) = needs(&case(&hangs)).unwrap();
         assert!(runs > 0, "the knockouts ran");
         assert!(
             hung.is_empty(),
@@ -608,7 +617,7 @@ mod tests {
         let passes = crate::judge::FnJudge(|t: &[u8]| {
             Some(!String::from_utf8_lossy(t).contains("mfppr_knockout"))
         });
-        let (needed, again) = needs(&text, &model, &catalogue, &passes, &compiles).unwrap();
+        let (needed, again) = needs(&case(&passes)).unwrap();
         assert_eq!(again, runs);
         assert!(!needed.is_empty());
     }

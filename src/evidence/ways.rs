@@ -16,9 +16,7 @@ use crate::model::TestModel;
 /// base MR with several library calls, each probed on its own).
 pub(crate) const OPEN_NAMESPACE: &str = "mfppr_open";
 
-/// Whether a candidate text compiles as the check builds it (`Err` says why not); the deeper
-/// step asks before it trusts a run that stopped failing.
-pub(crate) type Compiles<'a> = &'a dyn Fn(&[u8]) -> std::result::Result<(), String>;
+pub(crate) use crate::case::Compiles;
 
 /// `family::name`, or `name` without a family.
 pub(crate) fn mr_name(family: Option<&str>, name: &str) -> String {

@@ -27,8 +27,9 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use decide::Evidence;
 
+use crate::case::{Case, Compiles};
 use crate::catalogue::Catalogue;
-use crate::evidence::ways::{Compiles, LibraryOps};
+use crate::evidence::ways::LibraryOps;
 use crate::judge::{unfinished, Judge, Trials, Tried};
 use crate::model::TestModel;
 
@@ -123,14 +124,9 @@ fn keep_probes(instrumented: &instrument::Instrumented, log: &[u8], name: &str) 
 /// Localise the wrong value of `text` (a test the judge finds interesting; `name` names it in
 /// the kept probes): instrument it, run it once through `judge`, and read the probes' log (with
 /// no log, ask `compiles` why).
-pub(crate) fn localise(
-    name: &str,
-    text: &[u8],
-    model: &TestModel,
-    catalogue: &Catalogue,
-    judge: &dyn Judge,
-    compiles: Compiles,
-) -> Result<Localised> {
+pub(crate) fn localise(name: &str, case: &Case) -> Result<Localised> {
+    let (text, judge, compiles) = (case.text(), case.judge, case.compiles);
+    let (model, catalogue) = (&case.test.model, &case.test.catalogue);
     let scratch = tempfile::Builder::new().prefix("mfppr-values-").tempdir()?;
     let log = scratch.path().join("probes.log");
     let Some(instrumented) = open_and_instrument(text, model, catalogue, &log)? else {
@@ -381,7 +377,12 @@ mod tests {
 
     fn localised(judge: &dyn Judge, compiles: Compiles) -> Localised {
         let t = merge();
-        localise("t", t.text(), &t.model, &t.catalogue, judge, compiles).unwrap()
+        let case = Case {
+            test: &t,
+            judge,
+            compiles,
+        };
+        localise("t", &case).unwrap()
     }
 
     /// The value knockouts the instrumented `text` would read, if any.
