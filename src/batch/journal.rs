@@ -89,9 +89,10 @@ pub(crate) struct TriageFacts {
     #[serde(default)]
     pub introduces: BTreeMap<String, Vec<String>>,
     /// The wrong value localised in the result (issue 44): the culprit call's library
-    /// operations and the evidence, or why none could be named.
+    /// operations and the evidence, or why none could be named, in the journal's own versioned
+    /// shape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<crate::evidence::values::Localised>,
+    pub value: Option<super::value_record::ValueRecord>,
 }
 
 /// The slip check of a reduced test and its repairs (a part of [`Record`], flattened).

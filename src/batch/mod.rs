@@ -22,6 +22,7 @@ mod rereading;
 mod slips;
 pub(crate) mod tasks;
 pub(crate) mod triage;
+mod value_record;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};

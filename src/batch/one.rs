@@ -255,7 +255,7 @@ fn look_into(
                 &evidence.call,
             );
         }
-        record.triage.value = Some(value);
+        record.triage.value = Some(value.into());
     }
     found.unwrap_or_else(|e| {
         record.message = Some(format!("cannot list the MRs of the result: {e:#}"));

@@ -166,7 +166,7 @@ fn relocalise(out_dir: &Path, records: &mut [Record], ro: &ReduceOptions) -> any
         };
         let value = super::one::localise(&own, &case);
         r.triage_calls = recount(r, before, value.runs + rule_runs);
-        r.triage.value = Some(value);
+        r.triage.value = Some(value.into());
         triage::sign_by_value(r);
         journal.append(r)?;
     }

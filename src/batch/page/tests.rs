@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::batch::journal::Journal;
-use crate::evidence::values::{Evidence, Localised};
+use crate::batch::value_record::{ValueEvidence, ValueRecord};
 
 /// A reduced record of `stem` in `out`, localised to `culprit` (undecided when empty), its
 /// reduced test and stats file written.
@@ -37,10 +37,10 @@ fn reduced(out: &Path, stem: &str, culprit: &[&str], curve: bool) -> Record {
     r.wall_secs = 1.25;
     r.failure = Some("check_equal".into());
     r.output = Some(output);
-    r.triage.value = Some(Localised {
+    r.triage.value = Some(ValueRecord {
         failure: Some("check_equal".into()),
         culprit: culprit.iter().map(|c| c.to_string()).collect(),
-        evidence: (!culprit.is_empty()).then(|| Evidence {
+        evidence: (!culprit.is_empty()).then(|| ValueEvidence {
             place: "mr_<b>".into(),
             call: "iset::unite(a, \"b\")".into(),
             family: "relations::union".into(),
@@ -54,7 +54,7 @@ fn reduced(out: &Path, stem: &str, culprit: &[&str], curve: bool) -> Record {
             .then(|| "no probe differs <u>".to_string()),
         probes: 4,
         runs: 1,
-        ..Localised::default()
+        ..ValueRecord::default()
     });
     triage::sign_by_value(&mut r);
     r

@@ -123,7 +123,7 @@ fn member_value(r: &Record) -> String {
     out
 }
 
-/// What the spec could not check of a culprit ([`crate::evidence::values::Localised::unchecked`]):
+/// What the spec could not check of a culprit ([`crate::batch::value_record::ValueRecord::unchecked`]):
 /// whether the operations are a gap in the spec rather than several bugs.
 pub(crate) fn unchecked_line(ops: &[String]) -> Option<String> {
     match ops {
@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn a_member_shows_the_culprit_operations_the_spec_could_not_check() {
         let mut r = Record::new("/t.cpp".into(), "t".into(), 1, Outcome::Reduced);
-        r.triage.value = Some(crate::evidence::values::Localised {
+        r.triage.value = Some(crate::batch::value_record::ValueRecord {
             culprit: vec!["z3::ite".into(), "z3::operator/(x,y)".into()],
             unchecked: vec!["z3::ite".into(), "z3::operator/(x,y)".into()],
             ..Default::default()

@@ -719,7 +719,7 @@ mod tests {
             failure: Some(failure.to_string()),
             ..rec(stem, Outcome::Reduced, &format!("{failure} | mrs"), 900)
         };
-        r.triage.value = Some(crate::evidence::values::Localised {
+        r.triage.value = Some(crate::batch::value_record::ValueRecord {
             failure: Some(failure.to_string()),
             culprit: culprit.iter().map(|c| c.to_string()).collect(),
             ..Default::default()
