@@ -25,8 +25,8 @@ Common environment (all scripts):
 
 A test mfppr instrumented to localise a wrong value (`#define MFPPR_VALUE_LOG "DIR/probes.log"`
 on a line of its own) is built once per compiler command: the executable is kept in DIR, which
-mfppr removes when that localisation ends; its value knockouts run the same text, told by a file
-in DIR which value to replace, and reuse the build.
+mfppr removes when that localisation ends; its value knockouts, the same text with one more line
+(`#define MFPPR_VALUE_FIXES "record way"`), reuse that build, told the pairs in the environment.
 
 Precompiled include block: the leading lines of a candidate that are blank, comments or
 preprocessor lines (MF++'s #includes and #ifdef EXECUTE branches) are compiled once with
@@ -421,10 +421,16 @@ def pch_cache():
     return os.path.abspath(cache)
 
 
+# A value knockout's pairs `record way`, defined in its own text (mfppr's value localiser).
+_VALUE_FIXES = re.compile(rb'^#define MFPPR_VALUE_FIXES "([0-9 ]*)"\n', re.M)
+
+
 def _kept_build(source, argv):
     """Where the build of `source` by `argv` (the compiler command but source and output) is kept:
     beside the probe log of a test mfppr instrumented (see the module's doc), named by a hash of
-    the source's bytes and the command; None for any other source."""
+    the source's bytes but its value knockout's define, and of the command; None for any other
+    source.  The knockout's pairs then reach the build, kept or not, through the environment
+    (MFPPR_VALUE_FIXES, empty for none), which the probes' runtime reads before its define."""
     try:
         with open(source, "rb") as f:
             text = f.read()
@@ -436,7 +442,9 @@ def _kept_build(source, argv):
     folder = os.path.dirname(m.group(1).decode("utf-8", "surrogateescape"))
     if not os.path.isdir(folder):
         return None
-    h = hashlib.sha256(text)
+    fixes = _VALUE_FIXES.search(text)
+    os.environ["MFPPR_VALUE_FIXES"] = fixes.group(1).decode() if fixes else ""
+    h = hashlib.sha256(_VALUE_FIXES.sub(b"", text))
     for word in argv:
         h.update(b"\0" + word.encode("utf-8", "surrogateescape"))
     return os.path.join(folder, "build-" + h.hexdigest()[:32])

@@ -1,11 +1,11 @@
-//! The value probes' runtime (`src/blame/values/runtime.hpp`) built with the real g++: how it
+//! The value probes' runtime (`src/evidence/values/runtime.hpp`) built with the real g++: how it
 //! prints a library's values (`<<`, or a `to_str()` member as isl's C++ classes have), when two
 //! values count as the same, and that only a failing run compares them (a knockout, none).
 //! Skips without g++ (fails under `MFPPR_REQUIRE_TOOLS=1`).
 
 use crate::common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{require_tools, root};
@@ -31,7 +31,7 @@ int main() {
 /// the executable's path.
 fn built(program: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let runtime = root().join("src/blame/values/runtime.hpp");
+    let runtime = root().join("src/evidence/values/runtime.hpp");
     std::fs::copy(&runtime, dir.path().join("runtime.hpp")).unwrap();
     let log = dir.path().join("probes.log");
     let source = format!("#define MFPPR_VALUE_LOG \"{}\"\n{program}", log.display());
@@ -86,15 +86,20 @@ fn only_a_failing_run_compares_its_values_and_a_knockout_none() {
     }
     let (dir, exe) = built(FAILING);
     let log = dir.path().join("probes.log");
-    let run = |fail: bool| {
-        let _ = std::fs::remove_file(&log);
-        let mut cmd = Command::new(&exe);
+    let run_with = |exe: &Path, log: &Path, fail: bool, fixes: Option<&str>| {
+        let _ = std::fs::remove_file(log);
+        let mut cmd = Command::new(exe);
         if fail {
             cmd.arg("fail");
         }
+        match fixes {
+            Some(f) => cmd.env("MFPPR_VALUE_FIXES", f),
+            None => cmd.env_remove("MFPPR_VALUE_FIXES"),
+        };
         let status = cmd.output().unwrap().status;
-        (status, std::fs::read_to_string(&log).unwrap())
+        (status, std::fs::read_to_string(log).unwrap())
     };
+    let run = |fail: bool| run_with(&exe, &log, fail, None);
     // The reference run passes: the values are kept, never compared.
     let (status, lines) = run(false);
     assert!(status.success(), "{lines}");
@@ -110,17 +115,26 @@ fn only_a_failing_run_compares_its_values_and_a_knockout_none() {
         .find(" same 0 0 1 0\n")
         .unwrap_or_else(|| panic!("{lines}"));
     assert!(same > lines.find(" signal 6\n").unwrap(), "{lines}");
-    // A knockout (record 0 by its other way 1, from the file beside the log) replaces the value
-    // and compares nothing, failing or not.
-    std::fs::write(dir.path().join("probes.log.fixes"), "0 1\n").unwrap();
-    let (status, lines) = run(false);
+    // A knockout (record 0 by its other way 1, defined in its own text) replaces the value and
+    // compares nothing, failing or not.
+    let (knocked_dir, knocked) = built(&format!("#define MFPPR_VALUE_FIXES \"0 1\"\n{FAILING}"));
+    let knocked_log = knocked_dir.path().join("probes.log");
+    let (status, lines) = run_with(&knocked, &knocked_log, false, None);
     assert_eq!(
         status.code(),
         Some(3),
         "the call's value is the other way's: {lines}"
     );
     assert!(lines.contains(" fixed 0 1\n"), "{lines}");
-    let (status, lines) = run(true);
+    let (status, lines) = run_with(&knocked, &knocked_log, true, None);
     assert!(!status.success());
     assert!(!lines.contains(" same "), "{lines}");
+    // A bundled check that reuses one build passes the text's pairs in the environment: set, even
+    // empty, they win over the build's define.
+    let (status, lines) = run_with(&exe, &log, false, Some("0 1"));
+    assert_eq!(status.code(), Some(3), "{lines}");
+    assert!(lines.contains(" fixed 0 1\n"), "{lines}");
+    let (status, lines) = run_with(&knocked, &knocked_log, false, Some(""));
+    assert!(status.success(), "no knockout: {lines}");
+    assert!(!lines.contains(" fixed "), "{lines}");
 }

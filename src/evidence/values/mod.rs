@@ -9,13 +9,13 @@
 //! passes, compares nothing). One run through the judge (the user's check builds and runs it as
 //! it runs the test, faults and all); the probes write a log of their own, which [`probe_log`]
 //! reads into plain data and [`decide`] reads the verdict from: the program's own failure, and
-//! the culprit call with its library operations, or why none can be named (`undecided`). Value
-//! knockouts run the same text, told by a file beside the log which value to replace (they
-//! compare nothing). The compiler is asked only when the run
-//! wrote no log, for the reason.
+//! the culprit call with its library operations, or why none can be named (`undecided`). A value
+//! knockout is the instrumented text with the value to replace defined in it
+//! (`MFPPR_VALUE_FIXES`), so its verdict depends on the candidate alone; it compares nothing.
+//! The compiler is asked only when the run wrote no log, for the reason.
 //!
-//! The test itself is never changed; the instrumented text, its log and the knockouts' file live
-//! in a temporary directory removed on every path.
+//! The test itself is never changed; the instrumented text and its log live in a temporary
+//! directory removed on every path.
 
 mod decide;
 mod instrument;
@@ -291,29 +291,35 @@ fn knockouts(
         return Ok((None, 0));
     }
     let mut trials = Trials::new(judge);
-    let fixes = fixes_path(log);
     let mut needed = None;
     for &w in wrong.iter().filter(|w| w.telling).take(MAX_KNOCKOUTS) {
         // Each run appends to the log; the first run's lines are read already.
         let _ = std::fs::remove_file(log);
-        std::fs::write(&fixes, format!("{} {}\n", w.seq, w.way))?;
-        let tried = trials.run(&instrumented.text);
-        if tried? == Tried::Gone {
+        if trials.run(&knocked_out(&instrumented.text, w))? == Tried::Gone {
             needed = Some(w);
             break;
         }
     }
-    let _ = std::fs::remove_file(&fixes);
     Ok((needed, trials.runs() as u64))
 }
 
-/// The file the instrumented test reads its value knockouts from (`record way` lines): beside
-/// its log, so that every knockout runs the same text, and a check that keeps builds can reuse
-/// one.
-fn fixes_path(log: &std::path::Path) -> std::path::PathBuf {
-    let mut name = log.as_os_str().to_owned();
-    name.push(".fixes");
-    name.into()
+/// The instrumented `text` with the value of record `w` replaced by its other way's: the pair
+/// `record way` defined in the text itself (`MFPPR_VALUE_FIXES`, after the log's define), so
+/// that the verdict and its cache key depend on the candidate alone.
+fn knocked_out(text: &[u8], w: decide::Wrong) -> Vec<u8> {
+    let define = format!("#define MFPPR_VALUE_FIXES \"{} {}\"\n", w.seq, w.way);
+    let log_define = b"\n#define MFPPR_VALUE_LOG ";
+    let at = text
+        .windows(log_define.len())
+        .position(|b| b == log_define)
+        .and_then(|at| {
+            text[at + 1..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|n| at + n + 2)
+        })
+        .unwrap_or(0);
+    crate::edit::apply(text, &[crate::edit::Edit::replace(at..at, define)])
 }
 
 #[cfg(test)]
@@ -385,9 +391,13 @@ mod tests {
         localise("t", &case).unwrap()
     }
 
-    /// The value knockouts the instrumented `text` would read, if any.
+    /// The value knockouts the instrumented `text` defines, if any (`record way`, a line each).
     fn fixes_of(text: &[u8]) -> Option<String> {
-        std::fs::read_to_string(fixes_path(&log_of(text))).ok()
+        let text = String::from_utf8_lossy(text);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("#define MFPPR_VALUE_FIXES"))?;
+        Some(format!("{}\n", line.split('"').nth(1)?))
     }
 
     /// The log path the instrumented `text` writes to.
