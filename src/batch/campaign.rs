@@ -16,6 +16,9 @@ use crate::reduce::ReduceOptions;
 /// The per-test result file of a test's directory (written by every run of a test).
 pub(crate) const RESULT: &str = "result.json";
 
+/// The record of the last `batch emit` inside the campaign's output directory.
+pub(crate) const MANIFEST: &str = "tasks.json";
+
 /// Everything a campaign needs to know.
 #[derive(Clone, Debug)]
 pub(crate) struct BatchOptions {

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::campaign::MANIFEST;
+use super::journal;
 use super::triage;
-use super::{journal, tasks};
 use crate::error::{coded, ExitKind};
 use crate::lock::LOCK_FILE;
 
@@ -28,12 +29,7 @@ pub(crate) struct Test {
 /// Whether `stem` can name a test's directory under OUTDIR: one path component that is neither
 /// `.`, `..` nor the name of one of the campaign's own files.
 pub(crate) fn stem_is_valid(stem: &str) -> bool {
-    let own = [
-        LOCK_FILE,
-        journal::JOURNAL,
-        triage::SUMMARY,
-        tasks::MANIFEST,
-    ];
+    let own = [LOCK_FILE, journal::JOURNAL, triage::SUMMARY, MANIFEST];
     !matches!(stem, "" | "." | "..") && !stem.contains('/') && !own.contains(&stem)
 }
 

@@ -22,14 +22,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use super::campaign::BatchOptions;
+use super::campaign::{lock_out_dir, BatchOptions, MANIFEST};
 use super::discover::Test;
 use crate::atomic::write_atomic;
 use crate::engine::Inputs;
 use crate::reduce::ReduceOptions;
-
-/// The record of the last `batch emit` inside the campaign's output directory.
-pub(crate) const MANIFEST: &str = "tasks.json";
 
 /// `OUTDIR/tasks.json`: the tests of the last task file emitted for OUTDIR, in its line order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,7 +161,7 @@ pub(crate) fn emit(file: &Path, tests: &[Test], opts: &BatchOptions) -> anyhow::
         text.push_str(&command(&exe, t, opts)?);
         text.push('\n');
     }
-    let _lock = super::lock_out_dir(&opts.out_dir)?;
+    let _lock = lock_out_dir(&opts.out_dir)?;
     let manifest = TaskList {
         task_file: std::path::absolute(file)
             .with_context(|| format!("cannot resolve the path {}", file.display()))?,

@@ -18,7 +18,7 @@ use crate::judge::Trials;
 use crate::model::{parse_qualified_mr, Caller, TestModel};
 use crate::passes::sweep::{sweep, SweepContext};
 
-use super::knockouts::Deeper;
+use super::knockouts::{Deeper, Suspect};
 use super::ways::{library_op, mr_name, qualified_in_metalib, LibraryOps, Look};
 use crate::case::Case;
 
@@ -183,14 +183,26 @@ pub(crate) fn blame(case: &Case, deeper: bool) -> Result<Blame> {
         deeper: None,
         introduces,
     };
-    if deeper {
+    let single = match (
+        blame.suspects.as_slice(),
+        blame.folds.iter().find(|f| f.suspect),
+    ) {
+        ([mr], Some(site)) if deeper => Some(Suspect {
+            mr,
+            callee: &site.callee,
+            variant: site.variant,
+            base: &site.base,
+        }),
+        _ => None,
+    };
+    if let Some(single) = single {
         let looked = Look {
             text,
             model,
             catalogue,
             ops: &ops,
         };
-        blame.deeper = looked.suspect(&blame, judge, case.compiles)?;
+        blame.deeper = looked.suspect(&single, judge, case.compiles)?;
         blame.oracle_calls += blame.deeper.as_ref().map_or(0, |d| d.oracle_calls);
     }
     blame.secs = started.elapsed().as_secs_f64();

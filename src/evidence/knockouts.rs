@@ -23,7 +23,6 @@ use std::collections::BTreeSet;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::fold::Blame;
 use super::ways::{
     context_param, library_op, resolved_copy, shown, with_arity, Compiles, Look, SpecFn, Target,
 };
@@ -87,23 +86,29 @@ pub struct Deeper {
     pub oracle_calls: usize,
 }
 
+/// Blame's single suspect, as the deeper look takes it.
+pub(super) struct Suspect<'b> {
+    /// The MR (`family::name`).
+    pub(super) mr: &'b str,
+    /// The callee its fold replaced (an instance, or the MR called directly).
+    pub(super) callee: &'b str,
+    /// The variant that calls it.
+    pub(super) variant: usize,
+    /// Its family's base (qualified), which the other variants call.
+    pub(super) base: &'b str,
+}
+
 impl Look<'_> {
-    /// Look into `blame`'s single suspect, if it has exactly one and its body is in the test.
+    /// Look into blame's single `site`, when its body is in the test.
     pub(super) fn suspect(
         &self,
-        blame: &Blame,
+        site: &Suspect,
         judge: &dyn Judge,
         compiles: Compiles,
     ) -> Result<Option<Deeper>> {
-        let [mr] = blame.suspects.as_slice() else {
-            return Ok(None);
-        };
-        let Some(site) = blame.folds.iter().find(|f| f.suspect) else {
-            return Ok(None);
-        };
         let mut deeper = Deeper {
-            mr: mr.clone(),
-            function: site.callee.clone(),
+            mr: site.mr.to_string(),
+            function: site.callee.to_string(),
             knockouts: Vec::new(),
             needs: Vec::new(),
             undecided: None,
@@ -151,7 +156,7 @@ impl Look<'_> {
 
     /// The suspect's knockout targets: the calls in its body, then each call of its base in the
     /// other variants.
-    fn suspect_targets(&self, function: &Function, site: &super::Fold) -> Vec<Target> {
+    fn suspect_targets(&self, function: &Function, site: &Suspect) -> Vec<Target> {
         let ctx = context_param(function);
         let mut targets: Vec<Target> = function
             .calls

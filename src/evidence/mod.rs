@@ -11,8 +11,6 @@ mod knockouts;
 pub(crate) mod values;
 mod ways;
 
-pub(crate) use fold::{
-    blame, calls_of, folded_everywhere, needs, value_triggers, Blame, Fold, Triggers,
-};
+pub(crate) use fold::{blame, calls_of, folded_everywhere, needs, value_triggers, Blame, Triggers};
 pub(crate) use knockouts::{Deeper, KnockoutOutcome};
 pub(crate) use ways::{library_op, mr_name};

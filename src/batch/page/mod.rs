@@ -210,7 +210,7 @@ fn test_view(r: &Record, out_dir: &Path, dir: &Path) -> TestView {
     let files = [
         ("reduced", reduced_name(r)),
         ("standalone", format!("{}.standalone.cpp", r.stem)),
-        ("report", super::RESULT.to_string()),
+        ("report", super::campaign::RESULT.to_string()),
         ("stats", "stats.json".to_string()),
     ];
     for (label, name) in files {

@@ -24,7 +24,7 @@ fn reduced(out: &Path, stem: &str, culprit: &[&str], curve: bool) -> Record {
         r#"{"oracle_calls": 9}"#
     };
     std::fs::write(dir.join("stats.json"), stats).unwrap();
-    std::fs::write(dir.join(crate::batch::RESULT), "{}").unwrap();
+    std::fs::write(dir.join(crate::batch::campaign::RESULT), "{}").unwrap();
     let mut r = Record::new(
         out.join("in").join(format!("{stem}.cpp")),
         stem.into(),
