@@ -177,10 +177,11 @@ template <class T> bool applies(const Check<T>& c, const T& x) {
     return same_by([&] { c(x, x); }) == 1;
 }
 
-// Whether `x` and `y` are the same value: 1 when they print the same, or when every check that
-// applies to both (`fits(c)`, see `applies`) holds in either order (the check is the
-// library's too, and a fault in it can depend on its operands' order, so a difference must show
-// both ways); 0 when one of them fails both ways; 2 when none could tell.
+// Whether `x` and `y` are the same value: 1 when they print the same, or when every check
+// that can compare both holds in either order (the check is the library's too, and a fault in
+// it can depend on its operands' order, so a difference must show both ways); 0 when one fails
+// both ways and applies to both (`fits(c)`, see `applies`, asked only then: a check that fails
+// for a value against itself cannot compare it); 2 when none could tell.
 template <class T>
 int same(const T& x, const T& y, const std::vector<Check<T>>& checks,
          const std::function<bool(size_t)>& fits) {
@@ -188,12 +189,11 @@ int same(const T& x, const T& y, const std::vector<Check<T>>& checks,
     if (a != "?" && a == printed(y)) return 1;
     bool held = false;
     for (size_t c = 0; c < checks.size(); ++c) {
-        if (!fits(c)) continue;
         int forth = same_by([&] { checks[c](x, y); });
         if (forth == 1) { held = true; continue; }
         int back = same_by([&] { checks[c](y, x); });
         if (back == 1) { held = true; continue; }
-        if (forth == 0 && back == 0) return 0;
+        if (forth == 0 && back == 0 && fits(c)) return 0;
     }
     return held ? 1 : 2;
 }
