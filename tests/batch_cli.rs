@@ -251,7 +251,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert_eq!(
         groups(&out),
         vec![
-            ("check_equal | iset::unite".to_string(), merge_tests.clone()),
+            ("wrong value | iset::unite".to_string(), merge_tests.clone()),
             passing.clone()
         ]
     );
@@ -288,7 +288,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
     assert_eq!(
         groups(&out),
         vec![
-            ("check_equal | iset::unite".to_string(), merge_tests.clone()),
+            ("wrong value | iset::unite".to_string(), merge_tests.clone()),
             passing.clone()
         ],
         "{:?}",
@@ -505,7 +505,7 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         serde_json::json!(["shift::shift_by_parts"]),
         "{v}"
     );
-    assert_eq!(v["value_signature"], "check_equal | iset::unite", "{v}");
+    assert_eq!(v["value_signature"], "wrong value | iset::unite", "{v}");
     assert_eq!(
         v["triage_calls"].as_u64().unwrap(),
         2 + v["value"]["runs"].as_u64().unwrap(),

@@ -68,6 +68,13 @@ pub(crate) struct ValueEvidence {
     pub values: Vec<(String, String)>,
     /// The other ways its value differs from.
     pub differs_from: Vec<String>,
+    /// A difference of its values was told by their printed forms (no check of the test compares
+    /// values of their type).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_printed_form: bool,
+    /// What decided the culprit when the values and the value knockouts were both read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
 }
 
 impl From<Localised> for ValueRecord {
@@ -97,6 +104,8 @@ impl From<Evidence> for ValueEvidence {
             operands: e.operands,
             values: e.values,
             differs_from: e.differs_from,
+            by_printed_form: e.by_printed_form,
+            decided_by: e.decided_by,
         }
     }
 }

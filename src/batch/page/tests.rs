@@ -48,6 +48,7 @@ fn reduced(out: &Path, stem: &str, culprit: &[&str], curve: bool) -> Record {
             operands: vec!["{1, 2}".into()],
             values: vec![("call".into(), "<script>x</script>".into())],
             differs_from: vec![],
+            ..ValueEvidence::default()
         }),
         undecided: culprit
             .is_empty()

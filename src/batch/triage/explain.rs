@@ -82,6 +82,15 @@ fn member_value(r: &Record) -> String {
     match &r.triage.value {
         None => out.push_str("  not localised (a journal of an older mfppr)\n"),
         Some(v) => {
+            let failure = v.failure.as_deref().or(r.failure.as_deref());
+            if let Some(failure) = failure {
+                let _ = writeln!(
+                    out,
+                    "  fails in `{}` (a {})",
+                    printable(failure),
+                    triage::failure_class(failure)
+                );
+            }
             if let Some(why) = &v.undecided {
                 let _ = writeln!(out, "  undecided: {}", printable(why));
             }
@@ -104,6 +113,15 @@ fn member_value(r: &Record) -> String {
                 }
                 for (by, value) in &e.values {
                     let _ = writeln!(out, "    {by:<40} = {}", printable(value));
+                }
+                if e.by_printed_form {
+                    out.push_str(
+                        "  (values compared by their printed forms: no check of the test \
+                         compares values of their type)\n",
+                    );
+                }
+                if let Some(by) = &e.decided_by {
+                    let _ = writeln!(out, "  decided by {}", printable(by));
                 }
             }
             if let Some(line) = unchecked_line(&v.unchecked) {
@@ -329,5 +347,20 @@ mod tests {
         );
         r.triage.value.as_mut().unwrap().unchecked.clear();
         assert!(!member_value(&r).contains("no probed call"));
+    }
+
+    #[test]
+    fn a_member_shows_the_check_that_caught_it_though_the_signature_does_not() {
+        let mut r = Record::new("/t.cpp".into(), "t".into(), 1, Outcome::Reduced);
+        r.triage.value = Some(crate::batch::value_record::ValueRecord {
+            failure: Some("check_exprs_are_zero".into()),
+            culprit: vec!["z3::mod".into()],
+            ..Default::default()
+        });
+        assert!(member_value(&r).contains("  fails in `check_exprs_are_zero` (a wrong value)\n"));
+        assert_eq!(
+            triage::value_signature(&r).as_deref(),
+            Some("wrong value | z3::mod")
+        );
     }
 }

@@ -1,8 +1,9 @@
 //! Triage of a campaign: the signature of a reduced test, groups of tests with the same signature,
 //! `OUTDIR/summary.json` and the printed table.
 //!
-//! By default (`--group-by value`) a result is signed by its failure and the library operation
-//! whose value is wrong ([`sign_by_value`], from the value localiser). With `--group-by library`
+//! By default (`--group-by value`) a result is signed by the class of its failure (wrong value,
+//! crash, hang, exception: not the check that caught it) and the library operation whose value
+//! is wrong ([`value_signature`], from the value localiser). With `--group-by library`
 //! a result is signed by what triggers its failure: blame's
 //! innermost suspects ([`crate::evidence::Blame::triggers`]), one of them or of the MRs inside them
 //! chosen over the whole campaign ([`trigger_keys`]), and trigger groups whose MRs bring the same
@@ -192,23 +193,56 @@ pub(crate) fn sign_by_library(record: &mut Record, path: &Path, text: &[u8], ro:
     }
 }
 
-/// Fill the value signature of the reduced `record` from its localised wrong value: the
-/// program's own failure (else the check's) and the culprit's library operations; an undecided
-/// result is signed by its own name, so that it stays alone.
-pub(crate) fn sign_by_value(record: &mut Record) {
-    let Some(value) = &record.triage.value else {
-        return;
-    };
-    let failure = value
-        .failure
-        .as_deref()
-        .or(record.failure.as_deref())
-        .unwrap_or_default();
-    record.sign.value_signature = if value.culprit.is_empty() {
-        format!("{failure} | undecided: {}", record.stem)
+/// The class of a failure (a check's name, `exception NAME`, `signal N`, `killed`, or how the
+/// check script ended), as the value signature reads it: `exception`, `crash` (a signal),
+/// `hang` (killed, timed out), else `wrong value` (a check that failed). Which check caught a
+/// wrong value is a property of the test, not of the bug (issue 62): one faulty operation
+/// caught by `check_expr_same_sat` in one test and by `check_exprs_are_zero` in another is one
+/// bug.
+pub(crate) fn failure_class(failure: &str) -> &'static str {
+    if failure.starts_with("exception") {
+        "exception"
+    } else if failure.starts_with("signal") || failure.starts_with("killed by signal") {
+        "crash"
+    } else if failure == "killed" || failure == "timed out" {
+        "hang"
     } else {
-        format!("{failure} | {}", value.culprit.join(" "))
-    };
+        "wrong value"
+    }
+}
+
+/// The failure the value signature of `record` is read from: the program's own (from the
+/// probes' log), else the check's.
+fn value_failure(record: &Record) -> &str {
+    let own = record
+        .triage
+        .value
+        .as_ref()
+        .and_then(|v| v.failure.as_deref());
+    own.or(record.failure.as_deref()).unwrap_or_default()
+}
+
+/// The value signature of `record` (`None` when it was not localised): the class of its
+/// failure ([`failure_class`]) and the culprit's library operations; an undecided result is
+/// signed by its own name, so that it stays alone. Computed from the localised value whenever
+/// the campaign is grouped, so a journal written before issue 62 (signed by the failing
+/// check) groups the same way as a new one.
+pub(crate) fn value_signature(record: &Record) -> Option<String> {
+    let value = record.triage.value.as_ref()?;
+    let class = failure_class(value_failure(record));
+    Some(if value.culprit.is_empty() {
+        format!("{class} | undecided: {}", record.stem)
+    } else {
+        format!("{class} | {}", value.culprit.join(" "))
+    })
+}
+
+/// Fill the value signature of the reduced `record` from its localised wrong value (see
+/// [`value_signature`]).
+pub(crate) fn sign_by_value(record: &mut Record) {
+    if let Some(signature) = value_signature(record) {
+        record.sign.value_signature = signature;
+    }
 }
 
 /// When blame found innermost suspects (`record.triggers` is not empty), sign `record` by the
@@ -372,16 +406,17 @@ fn sign_by_knockouts(record: &mut Record) -> bool {
     true
 }
 
-/// The signature `record` is grouped by: its library signature (when it has one) or its
-/// MR-family one.
-pub(crate) fn key(record: &Record, by: GroupBy) -> &str {
+/// The signature `record` is grouped by: its value signature (computed now, see
+/// [`value_signature`]), its library signature (when it has one), else its MR-family one.
+pub(crate) fn key(record: &Record, by: GroupBy) -> String {
     match by {
-        GroupBy::Value if !record.sign.value_signature.is_empty() => &record.sign.value_signature,
+        GroupBy::Value => value_signature(record),
         GroupBy::Library if !record.sign.library_signature.is_empty() => {
-            &record.sign.library_signature
+            Some(record.sign.library_signature.clone())
         }
-        _ => &record.sign.signature,
+        _ => None,
     }
+    .unwrap_or_else(|| record.sign.signature.clone())
 }
 
 /// The smallest test of a group.
@@ -450,11 +485,16 @@ fn groups(records: &[&Record], by: GroupBy) -> Vec<Group> {
     } else {
         BTreeMap::new()
     };
+    let keys: Vec<String> = records
+        .iter()
+        .map(|r| {
+            triggered
+                .get(r.stem.as_str())
+                .map_or_else(|| key(r, by), |(k, _)| k.clone())
+        })
+        .collect();
     let mut by_signature: BTreeMap<&str, Vec<&Record>> = BTreeMap::new();
-    for r in records {
-        let k = triggered
-            .get(r.stem.as_str())
-            .map_or_else(|| key(r, by), |(k, _)| k.as_str());
+    for (r, k) in records.iter().zip(&keys) {
         by_signature.entry(k).or_default().push(r);
     }
     merge_by_what_triggers_bring(&mut by_signature, &triggered);
@@ -520,7 +560,7 @@ fn merge_into_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
     merge_subsets(by_signature, &library, false);
 }
 
-/// Merge each value group into the value group (same failure) whose culprit operations are a
+/// Merge each value group into the value group (same failure class) whose culprit operations are a
 /// non-empty proper subset of its own (see [`merge_subsets`]): a result whose evidence could not
 /// tell an operation from the others it was computed with joins the group that names it alone.
 fn merge_value_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
@@ -528,9 +568,9 @@ fn merge_value_subsets(by_signature: &mut BTreeMap<&str, Vec<&Record>>) {
         .iter()
         .filter_map(|(sig, m)| {
             let value = m[0].triage.value.as_ref()?;
-            let failure = value.failure.clone().or(m[0].failure.clone());
+            let class = failure_class(value_failure(m[0])).to_string();
             let ops = value.culprit.iter().cloned().collect();
-            Some((*sig, failure.unwrap_or_default(), ops))
+            Some((*sig, class, ops))
         })
         .collect();
     merge_subsets(by_signature, &named, false);
@@ -737,19 +777,26 @@ mod tests {
             by_value("c", "check_sat", &["z3::operator==(x,y)"]),
             by_value("d", "check_sat", &[]),
             by_value("e", "check_sat", &[]),
-            // Another failure: counted apart.
-            by_value("f", "check_lt", &["z3::ite", "z3::operator/(x,y)"]),
+            // Another class of failure: counted apart.
+            by_value(
+                "f",
+                "exception z3::exception",
+                &["z3::ite", "z3::operator/(x,y)"],
+            ),
         ];
-        assert_eq!(records[3].sign.value_signature, "check_sat | undecided: d");
+        assert_eq!(
+            records[3].sign.value_signature,
+            "wrong value | undecided: d"
+        );
         let s = summarise(&records, GroupBy::Value);
         let groups = signatures_and_members(&s);
         let owned = |m: &[&str]| m.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let expected = [
-            ("check_sat | z3::operator/(x,y)", owned(&["a", "b"])),
-            ("check_lt | z3::ite z3::operator/(x,y)", owned(&["f"])),
-            ("check_sat | undecided: d", owned(&["d"])),
-            ("check_sat | undecided: e", owned(&["e"])),
-            ("check_sat | z3::operator==(x,y)", owned(&["c"])),
+            ("wrong value | z3::operator/(x,y)", owned(&["a", "b"])),
+            ("exception | z3::ite z3::operator/(x,y)", owned(&["f"])),
+            ("wrong value | undecided: d", owned(&["d"])),
+            ("wrong value | undecided: e", owned(&["e"])),
+            ("wrong value | z3::operator==(x,y)", owned(&["c"])),
         ];
         let expected: Vec<(&str, &[String])> =
             expected.iter().map(|(g, m)| (*g, m.as_slice())).collect();
@@ -760,6 +807,49 @@ mod tests {
         }
         records.reverse();
         assert_eq!(summarise(&records, GroupBy::Value), s);
+    }
+
+    #[test]
+    fn one_operation_caught_by_two_checks_signs_one_group_and_a_crash_another() {
+        let records = vec![
+            by_value("a", "check_expr_same_sat", &["z3::operator-(x,y)"]),
+            by_value("b", "check_exprs_are_zero", &["z3::operator-(x,y)"]),
+            by_value("c", "signal 11", &["z3::operator-(x,y)"]),
+            by_value("d", "killed", &["z3::operator-(x,y)"]),
+        ];
+        let s = summarise(&records, GroupBy::Value);
+        let groups = signatures_and_members(&s);
+        assert_eq!(groups.len(), 3, "{groups:?}");
+        assert_eq!(groups[0].0, "wrong value | z3::operator-(x,y)");
+        assert_eq!(groups[0].1, ["a", "b"]);
+        assert_eq!(groups[1].0, "crash | z3::operator-(x,y)");
+        assert_eq!(groups[2].0, "hang | z3::operator-(x,y)");
+    }
+
+    #[test]
+    fn a_record_journaled_with_the_check_in_its_value_signature_is_signed_again() {
+        let mut old = by_value("a", "check_expr_same_sat", &["z3::mod"]);
+        old.sign.value_signature = "check_expr_same_sat | z3::mod".into();
+        let new = by_value("b", "check_exprs_are_zero", &["z3::mod"]);
+        let s = summarise(&[old, new], GroupBy::Value);
+        assert_eq!(
+            signatures_and_members(&s),
+            [(
+                "wrong value | z3::mod",
+                &["a".to_string(), "b".to_string()][..]
+            )]
+        );
+    }
+
+    #[test]
+    fn failures_fall_in_four_classes() {
+        assert_eq!(failure_class("check_equal"), "wrong value");
+        assert_eq!(failure_class("exit status 1"), "wrong value");
+        assert_eq!(failure_class("exception z3::exception"), "exception");
+        assert_eq!(failure_class("signal 11"), "crash");
+        assert_eq!(failure_class("killed by signal 9 (status 137)"), "crash");
+        assert_eq!(failure_class("killed"), "hang");
+        assert_eq!(failure_class("timed out"), "hang");
     }
 
     /// A record whose knockouts decided: the failure needs the calls of `needs`' families.

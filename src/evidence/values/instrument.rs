@@ -2,8 +2,8 @@
 //! (a base MR call, a library call a family's base wraps, a call of a transplanted instance, a
 //! call of another spec MR such as `identity::iden_by_coalesce`) becomes a probe that also
 //! computes the call's value by up to [`MAX_ALTERNATIVES`] other MRs of its family, at the same
-//! operands; before the test's first check, every probed value is
-//! compared with that check. The probes' runtime is `runtime.hpp`; the other MRs are copied in,
+//! operands; at the test's first check that compares two results, the probed values are kept
+//! to be compared by every such check of the test. The probes' runtime is `runtime.hpp`; the other MRs are copied in,
 //! their placeholders resolved to their families' bases, as the knockouts do.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,8 +58,9 @@ pub(super) struct Instrumented {
     pub text: Vec<u8>,
     /// The probed calls, by probe number.
     pub sites: Vec<Site>,
-    /// The check the values are compared with, when the test has one.
-    pub compared_by: Option<String>,
+    /// The checks the values are compared with (the test's checks that compare two results,
+    /// one per check function), the first first; empty when the test has none.
+    pub compared_by: Vec<String>,
 }
 
 /// A call to probe, before its alternatives are chosen.
@@ -354,33 +355,60 @@ fn probe_lambda(id: usize, callee: &str, arity: usize, alternatives: &[String]) 
 }
 
 /// Before each check statement of `main`, a line that logs its name; before the first check
-/// that compares two variants' results, the probed values kept to be compared by that check if
-/// the run fails (see `runtime.hpp`). Returns that check's name.
-fn check_edits(text: &[u8], model: &TestModel, edits: &mut Vec<Edit>) -> Option<String> {
+/// that compares two variants' results, the probed values kept to be compared if the run fails
+/// (see `runtime.hpp`) by every check of the test that compares two results (the oracle's own
+/// comparisons, one per check function). Returns those checks' names, the first first.
+fn check_edits(text: &[u8], model: &TestModel, edits: &mut Vec<Edit>) -> Vec<String> {
     let results: BTreeSet<&str> = model.variants.iter().map(|v| v.name.as_str()).collect();
     let mut checks: Vec<_> = model.variants.iter().flat_map(|v| &v.checks).collect();
     checks.sort_by_key(|c| c.span.start);
-    let mut compared_by = None;
+    let comparing: Vec<(&crate::model::Check, Comparison)> = checks
+        .iter()
+        .filter_map(|c| Some((*c, comparison(&text[c.span.clone()], &results)?)))
+        .collect();
+    let mut compared_by: Vec<String> = Vec::new();
+    let mut lambdas: Vec<String> = Vec::new();
+    if let Some((first, _)) = comparing.first() {
+        let before = String::from_utf8_lossy(&text[..first.span.start]);
+        for (check, c) in &comparing {
+            let in_scope = c.others.iter().all(|a| before.contains(a.as_str()));
+            if in_scope && !compared_by.contains(&check.name) {
+                compared_by.push(check.name.clone());
+                lambdas.push(c.lambda.clone());
+            }
+        }
+    }
     for check in checks {
         let mut line = format!(
             "mfppr_value::at_check({}); ",
             crate::cpp_text::string_literal(check.name.as_bytes())
         );
-        if compared_by.is_none() {
-            if let Some(compare) = comparison(&text[check.span.clone()], &results) {
-                line = format!("{compare} {line}");
-                compared_by = Some(check.name.clone());
-            }
+        if let Some((_, c)) = comparing.first().filter(|(f, _)| f.span == check.span) {
+            line = format!(
+                "auto mfppr_kept = mfppr_value::compare_later<std::decay_t<decltype({})>>({}); {line}",
+                c.result,
+                lambdas.join(", ")
+            );
         }
         edits.push(Edit::replace(check.span.start..check.span.start, line));
     }
     compared_by
 }
 
-/// The probed values kept for a comparison by the check statement `stmt` when two of its
-/// arguments are variants' results: the statement with those two as the lambda's parameters,
-/// for the type of the first.
-fn comparison(stmt: &[u8], results: &BTreeSet<&str>) -> Option<String> {
+/// A check statement that compares two variants' results, as a comparison of two values.
+struct Comparison {
+    /// The first result it compares (whose type the values compared have).
+    result: String,
+    /// The statement as a lambda of the two values `mfppr_x` and `mfppr_y`.
+    lambda: String,
+    /// Its other arguments (the context, the free variables), which must be in scope where the
+    /// values are kept.
+    others: Vec<String>,
+}
+
+/// The check statement `stmt` as a [`Comparison`], when two of its arguments are variants'
+/// results.
+fn comparison(stmt: &[u8], results: &BTreeSet<&str>) -> Option<Comparison> {
     let open = stmt.iter().position(|&b| b == b'(')?;
     let close = matching_paren(stmt, open)?;
     let callee = String::from_utf8_lossy(&stmt[..open]).trim().to_string();
@@ -395,12 +423,17 @@ fn comparison(stmt: &[u8], results: &BTreeSet<&str>) -> Option<String> {
     let mut call_args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     call_args[*x] = "mfppr_x".to_string();
     call_args[*y] = "mfppr_y".to_string();
-    Some(format!(
-        "auto mfppr_kept = mfppr_value::compare_later<std::decay_t<decltype({})>>([&](const auto& \
-         mfppr_x, const auto& mfppr_y) {{ {callee}({}); }});",
-        args[*x],
-        call_args.join(", ")
-    ))
+    Some(Comparison {
+        result: args[*x].to_string(),
+        lambda: format!(
+            "[&](const auto& mfppr_x, const auto& mfppr_y) {{ {callee}({}); }}",
+            call_args.join(", ")
+        ),
+        others: (0..args.len())
+            .filter(|i| !positions.contains(i))
+            .map(|i| args[i].to_string())
+            .collect(),
+    })
 }
 
 #[cfg(test)]
@@ -411,15 +444,17 @@ mod tests {
     fn a_check_with_two_results_compares_by_itself() {
         let results = BTreeSet::from(["r_0", "r_1"]);
         let got = comparison(
-            b"metalib::checks::check_expr_same_sat(ctx, r_1, r_0);",
+            b"metalib::checks::check_exprs_are_zero(ctx, fvs, r_1, r_0);",
             &results,
         )
         .unwrap();
-        assert!(got.contains("decltype(r_1)"), "{got}");
-        assert!(
-            got.contains("metalib::checks::check_expr_same_sat(ctx, mfppr_x, mfppr_y);"),
-            "{got}"
+        assert_eq!(got.result, "r_1");
+        assert_eq!(
+            got.lambda,
+            "[&](const auto& mfppr_x, const auto& mfppr_y) { \
+             metalib::checks::check_exprs_are_zero(ctx, fvs, mfppr_x, mfppr_y); }"
         );
+        assert_eq!(got.others, ["ctx", "fvs"]);
         assert!(comparison(b"metalib::checks::check_zero(ctx, r_1);", &results).is_none());
     }
 

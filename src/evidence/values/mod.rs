@@ -21,6 +21,8 @@ mod decide;
 mod instrument;
 mod open;
 mod probe_log;
+#[cfg(test)]
+mod runtime_tests;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -175,7 +177,7 @@ pub(crate) fn localise(name: &str, case: &Case) -> Result<Localised> {
     if found.culprit.is_empty() {
         if let Some(why) = unfinished(&judged, judge.timeout()) {
             found.undecided = Some(format!("the instrumented run: {why}"));
-        } else if instrumented.compared_by.is_none() {
+        } else if instrumented.compared_by.is_empty() {
             found.undecided = Some(
                 "the test has no check comparing two results, and no probed call throws or dies"
                     .to_string(),
@@ -223,34 +225,91 @@ fn why_no_log(
     }
 }
 
-/// The reading of the failed run's log `lines`, after the value [`knockouts`]: the reading at
-/// the wrong value the failure needs, when one names a culprit, else the whole run's; and the
-/// check runs made (the instrumented run and the knockouts).
+/// The reading of the failed run's log `lines`, after the value [`knockouts`], the two weighed
+/// ([`weigh`]); and the check runs made (the instrumented run and the knockouts).
 fn read_knocking_out(
     instrumented: &instrument::Instrumented,
     lines: &str,
     judge: &dyn Judge,
     log: &std::path::Path,
 ) -> Result<(decide::Reading, u64)> {
-    let reading = decide::read(lines, &instrumented.sites);
+    let mut reading = decide::read(lines, &instrumented.sites);
     let (needed, tried) = knockouts(instrumented, lines, judge, log)?;
-    // A knocked-out value whose own differences are all outvoted names nothing: the reading of
-    // the whole run stands.
-    let at = needed.map(|w| (w, decide::read_at(lines, &instrumented.sites, w.seq)));
-    let Some((w, mut narrowed)) = at.filter(|(_, at)| !at.culprit.is_empty()) else {
+    let Some(w) = needed else {
+        if let Some(e) = reading.evidence.as_mut().filter(|_| tried > 0) {
+            e.decided_by = Some(format!(
+                "the values ({tried} value knockouts tried, none took the failure away)"
+            ));
+        }
         return Ok((reading, 1 + tried));
     };
+    let narrowed = decide::read_at(lines, &instrumented.sites, w.seq);
     let s = &instrumented.sites[w.site];
-    if let Some(e) = &mut narrowed.evidence {
-        e.how = format!(
-            "{}; with the value of `{}` replaced by {}'s the failure goes ({tried} \
-             value knockouts)",
-            e.how,
-            s.call,
-            s.alternatives[w.way - 1].mr
-        );
+    let knocked = format!(
+        "with the value of `{}` replaced by {}'s the failure goes ({tried} value knockouts)",
+        s.call,
+        s.alternatives[w.way - 1].mr
+    );
+    Ok((weigh(reading, narrowed, s, &knocked), 1 + tried))
+}
+
+/// The whole run's `reading` weighed against a value knockout (`knocked` says which value the
+/// failure needs, that of a call of site `s`; `narrowed` reads the values from there). The
+/// knockout is evidence of cause, the values of difference: when the values read from the
+/// needed value name a culprit, it stands (whether it agrees with the whole run's or not); when
+/// they name none (its differences are outvoted), the whole run's culprit stands if the needed
+/// value computes with it, else the knockout decides: the operations the needed call computes
+/// with. The evidence says which decided.
+fn weigh(
+    reading: decide::Reading,
+    mut narrowed: decide::Reading,
+    s: &instrument::Site,
+    knocked: &str,
+) -> decide::Reading {
+    let whole = reading.culprit.join(" ");
+    if let Some(e) = narrowed
+        .evidence
+        .as_mut()
+        .filter(|_| !narrowed.culprit.is_empty())
+    {
+        e.how = format!("{}; {knocked}", e.how);
+        e.decided_by = Some(if narrowed.culprit == reading.culprit {
+            "the values and a value knockout, which agree".to_string()
+        } else if whole.is_empty() {
+            "a value knockout (the values of the whole run named none)".to_string()
+        } else {
+            format!("a value knockout (the values of the whole run named {whole})")
+        });
+        return narrowed;
     }
-    Ok((narrowed, 1 + tried))
+    let within =
+        !reading.culprit.is_empty() && reading.culprit.iter().all(|op| s.reach.contains(op));
+    if within || s.ops.is_empty() {
+        let mut reading = reading;
+        if let Some(e) = reading.evidence.as_mut() {
+            e.decided_by = Some(format!(
+                "the values ({knocked}, a value that computes with the culprit)"
+            ));
+        }
+        return reading;
+    }
+    decide::Reading {
+        culprit: s.ops.clone(),
+        evidence: Some(Evidence {
+            place: s.place.clone(),
+            call: s.call.clone(),
+            family: s.family.clone(),
+            how: knocked.to_string(),
+            decided_by: Some(if whole.is_empty() {
+                "a value knockout (the values named none)".to_string()
+            } else {
+                format!("a value knockout (the values named {whole}, which the needed value does not compute with)")
+            }),
+            ..Evidence::default()
+        }),
+        undecided: None,
+        ..reading
+    }
 }
 
 /// The operations of `culprit` that no probed call of `sites` computes alone (its value depends
@@ -620,6 +679,57 @@ mod tests {
             e.how
         );
         assert_eq!(e.values[0], ("call".to_string(), "a".to_string()));
+        // The whole run's values could not tell the two faults apart: the knockout decided.
+        let by = e.decided_by.unwrap();
+        assert!(
+            by.starts_with("a value knockout (the values of the whole run named iset::complement"),
+            "{by}"
+        );
+    }
+
+    #[test]
+    fn a_knockout_decides_when_the_values_name_an_operation_the_needed_value_does_not_compute_with()
+    {
+        let site = instrument::Site {
+            place: "main".into(),
+            call: "metalib::relations::modulo::base(fctx, r_0, 3)".into(),
+            family: "relations::modulo".into(),
+            ops: vec!["z3::mod".into()],
+            reach: vec!["z3::mod".into()],
+            alternatives: vec![instrument::Alternative {
+                mr: "modulo::mod_by_sub".into(),
+                ops: vec!["z3::operator-(x,y)".into()],
+            }],
+        };
+        let whole = decide::Reading {
+            failure: Some("check_expr_same_sat".into()),
+            culprit: vec!["z3::operator==(x,y)".into()],
+            evidence: Some(Evidence::default()),
+            undecided: None,
+        };
+        let knocked = "with the value of `modulo::base` replaced by modulo::mod_by_sub's";
+        // The values read from the needed value name nothing: the knockout decides.
+        let got = weigh(whole.clone(), decide::Reading::default(), &site, knocked);
+        assert_eq!(got.culprit, ["z3::mod"]);
+        assert_eq!(got.failure.as_deref(), Some("check_expr_same_sat"));
+        let by = got.evidence.unwrap().decided_by.unwrap();
+        assert!(
+            by.starts_with("a value knockout (the values named z3::operator==(x,y)"),
+            "{by}"
+        );
+        // A whole-run culprit the needed value computes with stands.
+        let within = decide::Reading {
+            culprit: vec!["z3::mod".into()],
+            ..whole
+        };
+        let got = weigh(within, decide::Reading::default(), &site, knocked);
+        assert_eq!(got.culprit, ["z3::mod"]);
+        assert!(got
+            .evidence
+            .unwrap()
+            .decided_by
+            .unwrap()
+            .starts_with("the values ("));
     }
 
     #[test]

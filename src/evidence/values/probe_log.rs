@@ -1,6 +1,7 @@
 //! The probes' log (see `runtime.hpp` for its lines) read into plain data: one [`Run`] per
 //! process, in the order they started, with its records (which probed call, made inside which),
-//! the values and operands each record printed, the comparisons of its values by way, the check
+//! the values and operands each record printed, the comparisons of its values by way (by the
+//! test's checks, or by the printed forms where no check compares their type), the check
 //! it was in and how it ended; and the plain questions asked of that data (do two values of a
 //! record agree, which records a call made, how deep). What the data says, the culprit, is
 //! [`super::decide`]'s.
@@ -31,6 +32,9 @@ pub(super) struct Run {
     pub operands: BTreeMap<(usize, usize), String>,
     /// The comparisons, by record and ways `i` < `j`: 1 agree, 0 differ, else not told.
     pub same: BTreeMap<(usize, usize, usize), u8>,
+    /// The comparisons told by the values' printed forms (no check of the test compares values
+    /// of their type), by record and ways.
+    pub printed: BTreeSet<(usize, usize, usize)>,
     /// The last check the program entered.
     last_check: Option<String>,
     /// The uncaught exception, if any.
@@ -77,6 +81,9 @@ pub(super) fn runs_of(log: &str) -> Vec<Run> {
             }
             ("same", [seq, i, j, s]) => {
                 run.same.insert((*seq, *i, *j), *s as u8);
+                if rest.ends_with(" printed") {
+                    run.printed.insert((*seq, *i, *j));
+                }
             }
             ("value" | "operand", _) => {
                 let mut w = rest.splitn(3, ' ');

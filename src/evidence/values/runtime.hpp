@@ -1,15 +1,20 @@
 // mfppr: the value probes of a test instrumented to localise a wrong value (src/evidence/values).
 // Each probed call logs its value and the values the spec's other MRs of its family compute at
 // the same operands; at the first check that compares two results, the values made so far are
-// kept, and compared with that check (each comparison in a child process) only if the run then
-// fails (a check's abort, a signal, an uncaught exception): a run that passes (the reference
-// run) or one with knocked-out values compares nothing. Every line goes to the log named below,
-// led by the process id.
+// kept, and compared only if the run then fails (a check's abort, a signal, an uncaught
+// exception): a run that passes (the reference run) or one with knocked-out values compares
+// nothing. Two values are the same as the spec says: by the test's checks that compare two
+// results (the oracle's own comparisons), each run in a child process bounded in time, so that
+// a failing comparison is recorded and the run goes on; a check that does not hold for a value
+// against itself cannot compare it. Identical printed forms are a shortcut; values of a type no
+// check compares are compared by their printed forms, and the log says so. Every line goes to
+// the log named below, led by the process id.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -66,7 +71,16 @@ template <class T> std::string shown(const T& v) {
 }
 
 template <class T> struct Record { int seq; int site; std::vector<T> values; std::vector<int> from; };
-template <class T> std::vector<Record<T>>& store() { static std::vector<Record<T>> s; return s; }
+// Every type whose values were kept, by the function that compares them by their printed forms.
+inline std::vector<void (*)()>& kept_types() { static std::vector<void (*)()> t; return t; }
+template <class T> void compare_printed();
+template <class T> std::vector<Record<T>>& store() {
+    static std::vector<Record<T>> s = [] {
+        kept_types().push_back(&compare_printed<T>);
+        return std::vector<Record<T>>{};
+    }();
+    return s;
+}
 
 inline void enter(int site) { say("enter " + std::to_string(site)); }
 inline void leave(int site) { say("leave " + std::to_string(site)); }
@@ -160,18 +174,68 @@ inline int same_by(const std::function<void()>& check) {
     return 0;
 }
 
-// Two values are the same when they print the same, or when the check holds in either order:
-// the check is the library's too, and a fault in it can depend on its operands' order (a
-// comparison built with a numeral first), so a difference must show both ways.
-template <class T, class F> int same(const T& x, const T& y, F& check) {
+// One of the test's checks that compare two results, on two values (throws nothing it can see).
+template <class T> using Check = std::function<void(const T&, const T&)>;
+
+// Whether check `c` holds for `x` against `x` itself: if not, it cannot compare `x` (a Z3 check
+// that asserts an arithmetic sort, given a Boolean term of the same C++ type).
+template <class T> bool applies(const Check<T>& c, const T& x) {
+    return same_by([&] { c(x, x); }) == 1;
+}
+
+// Whether `x` and `y` are the same value: 1 when they print the same, or when every check
+// that can compare both holds in either order (the check is the library's too, and a fault in
+// it can depend on its operands' order, so a difference must show both ways); 0 when one fails
+// both ways and applies to both (`fits(c)`, see `applies`, asked only then: a check that fails
+// for a value against itself cannot compare it); 2 when none could tell.
+template <class T>
+int same(const T& x, const T& y, const std::vector<Check<T>>& checks,
+         const std::function<bool(size_t)>& fits) {
     std::string a = printed(x);
     if (a != "?" && a == printed(y)) return 1;
-    int forth = same_by([&] { check(x, y); });
-    if (forth == 1) return 1;
-    int back = same_by([&] { check(y, x); });
-    if (back == 1) return 1;
-    return forth == 0 && back == 0 ? 0 : 2;
+    bool held = false;
+    for (size_t c = 0; c < checks.size(); ++c) {
+        int forth = same_by([&] { checks[c](x, y); });
+        if (forth == 1) { held = true; continue; }
+        int back = same_by([&] { checks[c](y, x); });
+        if (back == 1) { held = true; continue; }
+        if (forth == 0 && back == 0 && fits(c)) return 0;
+    }
+    return held ? 1 : 2;
 }
+
+// Every pair of values of each record of `records`, logged: `value` lines, then `same seq i j
+// s` (by the checks) or `same seq i j s printed` (by the printed forms, when `checks` is
+// empty: no check compares values of this type; a value that cannot print tells nothing).
+template <class T>
+void compare_records(const std::vector<Record<T>>& records, const std::vector<Check<T>>& checks) {
+    for (auto& r : records) {
+        std::string seq = std::to_string(r.seq);
+        for (size_t i = 0; i < r.values.size(); ++i)
+            say("value " + seq + " " + std::to_string(r.from[i]) + " " + shown(r.values[i]));
+        // Whether each check applies to each value (-1: not asked yet).
+        std::vector<std::vector<int>> fit(checks.size(), std::vector<int>(r.values.size(), -1));
+        auto fits = [&](size_t c, size_t i) {
+            if (fit[c][i] < 0) fit[c][i] = applies(checks[c], r.values[i]) ? 1 : 0;
+            return fit[c][i] == 1;
+        };
+        for (size_t i = 0; i < r.values.size(); ++i)
+            for (size_t j = i + 1; j < r.values.size(); ++j) {
+                std::string pair = "same " + seq + " " + std::to_string(r.from[i]) + " " +
+                                   std::to_string(r.from[j]) + " ";
+                if (checks.empty()) {
+                    std::string a = printed(r.values[i]), b = printed(r.values[j]);
+                    if (a != "?" && b != "?") say(pair + (a == b ? "1" : "0") + " printed");
+                    continue;
+                }
+                auto both = [&](size_t c) { return fits(c, i) && fits(c, j); };
+                say(pair + std::to_string(same(r.values[i], r.values[j], checks, both)));
+            }
+    }
+}
+
+// The values of type T kept since the last comparison, compared by their printed forms.
+template <class T> void compare_printed() { compare_records<T>(store<T>(), {}); }
 
 // The values kept for a comparison if the run fails (at most one: the first check comparing two
 // results keeps them).
@@ -188,12 +252,13 @@ inline void compare_kept() {
 }
 
 // The values of type T made so far, taken from the store and kept until the run fails (then
-// compared with `check`) or this object, a local of the test's function, goes out of scope (the
-// values released before the library objects they hang on, such as a Z3 context).
-template <class T, class F> struct Later : Deferred {
-    F check;
+// compared with `checks`, and the values of every other type by their printed forms) or this
+// object, a local of the test's function, goes out of scope (the values released before the
+// library objects they hang on, such as a Z3 context).
+template <class T> struct Later : Deferred {
+    std::vector<Check<T>> checks;
     std::vector<Record<T>> records;
-    explicit Later(F f) : check(std::move(f)), records(std::move(store<T>())) {
+    explicit Later(std::vector<Check<T>> c) : checks(std::move(c)), records(std::move(store<T>())) {
         store<T>().clear();
         if (!deferred()) deferred() = this;
         say("kept");
@@ -205,21 +270,15 @@ template <class T, class F> struct Later : Deferred {
     }
     void compare() override {
         if (!fixes().empty()) return;
-        for (auto& r : records) {
-            std::string seq = std::to_string(r.seq);
-            for (size_t i = 0; i < r.values.size(); ++i)
-                say("value " + seq + " " + std::to_string(r.from[i]) + " " + shown(r.values[i]));
-            for (size_t i = 0; i < r.values.size(); ++i)
-                for (size_t j = i + 1; j < r.values.size(); ++j) {
-                    int s = same(r.values[i], r.values[j], check);
-                    say("same " + seq + " " + std::to_string(r.from[i]) + " " +
-                        std::to_string(r.from[j]) + " " + std::to_string(s));
-                }
-        }
+        compare_records<T>(records, checks);
+        for (auto other : kept_types())
+            if (other != &compare_printed<T>) other();
         say("compared");
     }
 };
-template <class T, class F> Later<T, F> compare_later(F check) { return Later<T, F>(std::move(check)); }
+template <class T, class... F> Later<T> compare_later(F... checks) {
+    return Later<T>(std::vector<Check<T>>{Check<T>(std::move(checks))...});
+}
 
 inline void at_check(const char* name) { say(std::string("check ") + name); }
 

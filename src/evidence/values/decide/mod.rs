@@ -42,6 +42,13 @@ pub(crate) struct Evidence {
     pub values: Vec<(String, String)>,
     /// The other ways its value differs from.
     pub differs_from: Vec<String>,
+    /// Whether a difference of its values was told by their printed forms: no check of the
+    /// test compares values of their type (issue 62).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_printed_form: bool,
+    /// What decided the culprit when the values and the value knockouts are both read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
 }
 
 /// What the log of one instrumented run says.
@@ -242,8 +249,12 @@ fn read_with(log: &str, sites: &[Site], at: Option<usize>) -> Reading {
         culprit.join(" or ")
     );
     let values = shown_values(run, first.seq, s);
+    let by_printed_form = differing
+        .iter()
+        .any(|p| p.seq == first.seq && run.printed.contains(&(p.seq, p.i, p.j)));
     let mut reading = named(failure, s, culprit, how, values, differs);
     if let Some(e) = &mut reading.evidence {
+        e.by_printed_form = by_printed_form;
         e.operands = run
             .operands
             .range((first.seq, 0)..(first.seq + 1, 0))
@@ -279,6 +290,7 @@ fn named(
             operands: Vec::new(),
             values,
             differs_from,
+            ..Evidence::default()
         }),
         undecided: None,
     }
