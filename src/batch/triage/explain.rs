@@ -12,7 +12,8 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::super::journal::{self, Record};
-use super::{self as triage, GroupBy};
+use super::group_by::GroupBy;
+use super::{self as triage};
 use crate::error::{coded, ExitKind};
 use crate::export::Standalone;
 use crate::reduce::ReduceOptions;

@@ -1,4 +1,4 @@
-//! The probes' log (see `runtime.hpp` for its lines) read into plain data: one [`Run`] per
+//! The probes' log (see `runtime.hpp` for its lines) read into plain data: one [`ProcessLog`] per
 //! process, in the order they started, with its records (which probed call, made inside which),
 //! the values and operands each record printed, the comparisons of its values by way (by the
 //! test's checks, or by the printed forms where no check compares their type), the check
@@ -13,7 +13,7 @@ use super::instrument::Site;
 /// One process's lines: its records, the values and comparisons its probes wrote, and how it
 /// ended.
 #[derive(Default)]
-pub(super) struct Run {
+pub(super) struct ProcessLog {
     /// The probed calls entered and not yet left, outermost first.
     pub pending: Vec<usize>,
     /// The records made inside each pending probe so far (parallel to `pending`).
@@ -46,9 +46,9 @@ pub(super) struct Run {
 }
 
 /// The runs in the log, by process, in the order they started.
-pub(super) fn runs_of(log: &str) -> Vec<Run> {
+pub(super) fn runs_of(log: &str) -> Vec<ProcessLog> {
     let mut order: Vec<&str> = Vec::new();
-    let mut runs: BTreeMap<&str, Run> = BTreeMap::new();
+    let mut runs: BTreeMap<&str, ProcessLog> = BTreeMap::new();
     for line in log.lines() {
         let mut words = line.splitn(3, ' ');
         let (Some(pid), Some(what)) = (words.next(), words.next()) else {
@@ -109,7 +109,7 @@ pub(super) fn runs_of(log: &str) -> Vec<Run> {
 }
 
 /// The run's own failure: an uncaught exception, else the check it aborted in, else the signal.
-pub(super) fn failure_of(run: &Run) -> Option<String> {
+pub(super) fn failure_of(run: &ProcessLog) -> Option<String> {
     if let Some(e) = &run.exception {
         return Some(format!("exception {e}"));
     }
@@ -122,20 +122,20 @@ pub(super) fn failure_of(run: &Run) -> Option<String> {
 }
 
 /// The other ways of record `seq` its own value differs from, and those it agrees with.
-pub(super) fn ways_of(run: &Run, seq: usize, s: &Site) -> (Vec<usize>, Vec<usize>) {
+pub(super) fn ways_of(run: &ProcessLog, seq: usize, s: &Site) -> (Vec<usize>, Vec<usize>) {
     (1..=s.alternatives.len())
         .filter(|&k| same(run, seq, 0, k).is_some())
         .partition(|&k| same(run, seq, 0, k) == Some(false))
 }
 
 /// The site of record `seq`.
-pub(super) fn record_site<'s>(run: &Run, sites: &'s [Site], seq: usize) -> Option<&'s Site> {
+pub(super) fn record_site<'s>(run: &ProcessLog, sites: &'s [Site], seq: usize) -> Option<&'s Site> {
     let &(_, site) = run.records.iter().find(|&&(s, _)| s == seq)?;
     sites.get(site)
 }
 
 /// Whether values `i` and `j` of record `seq` agree (`Some(true)`), differ, or could not be told.
-pub(super) fn same(run: &Run, seq: usize, i: usize, j: usize) -> Option<bool> {
+pub(super) fn same(run: &ProcessLog, seq: usize, i: usize, j: usize) -> Option<bool> {
     match run.same.get(&(seq, i.min(j), i.max(j))) {
         Some(1) => Some(true),
         Some(0) => Some(false),
@@ -144,7 +144,7 @@ pub(super) fn same(run: &Run, seq: usize, i: usize, j: usize) -> Option<bool> {
 }
 
 /// Record `seq` and every record made inside its call.
-pub(super) fn subtree(run: &Run, seq: usize) -> BTreeSet<usize> {
+pub(super) fn subtree(run: &ProcessLog, seq: usize) -> BTreeSet<usize> {
     let mut out = BTreeSet::new();
     let mut queue = vec![seq];
     while let Some(s) = queue.pop() {
@@ -156,7 +156,7 @@ pub(super) fn subtree(run: &Run, seq: usize) -> BTreeSet<usize> {
 }
 
 /// How many probed calls each record's call is made inside.
-pub(super) fn depths(run: &Run) -> BTreeMap<usize, usize> {
+pub(super) fn depths(run: &ProcessLog) -> BTreeMap<usize, usize> {
     let mut depth = BTreeMap::new();
     let mut stack: Vec<(usize, usize)> = run.top.iter().map(|&seq| (seq, 0)).collect();
     while let Some((seq, d)) = stack.pop() {

@@ -1,7 +1,7 @@
 //! The probes' runtime (`runtime.hpp`) built with g++ and run: how it compares two values
 //! (issue 62), read back through [`super::probe_log`].
 
-use super::probe_log::{runs_of, Run};
+use super::probe_log::{runs_of, ProcessLog};
 
 /// A program on the runtime: a term type with two printed forms of one value (`(= 1 0)` and
 /// `(= 0 1)`), the spec's comparison of terms (`check_same`, which aborts when they differ)
@@ -41,7 +41,7 @@ int main() {
 "#;
 
 /// The run of [`PROGRAM`] on the runtime, from its probe log; `None` without g++.
-fn ran() -> Option<Run> {
+fn ran() -> Option<ProcessLog> {
     if !crate::tools::available("g++") {
         return None;
     }

@@ -22,7 +22,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::instrument::Site;
-use super::probe_log::{depths, failure_of, record_site, runs_of, same, subtree, ways_of, Run};
+use super::probe_log::{
+    depths, failure_of, record_site, runs_of, same, subtree, ways_of, ProcessLog,
+};
 
 /// The evidence for a culprit call.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -180,7 +182,7 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
 
 /// The run whose failure is read: the first that did not exit, else the first with differing
 /// values.
-fn failed_run<'r>(runs: &'r [Run], sites: &[Site]) -> Option<&'r Run> {
+fn failed_run<'r>(runs: &'r [ProcessLog], sites: &[Site]) -> Option<&'r ProcessLog> {
     let failed = runs.iter().find(|r| !r.exited);
     failed.or_else(|| runs.iter().find(|r| !pairs(r, sites).0.is_empty()))
 }
@@ -310,7 +312,7 @@ struct Pair {
 
 /// The run's pairs of values that differ, in record order, and the operations both sides of
 /// each pair that agrees compute with.
-fn pairs(run: &Run, sites: &[Site]) -> (Vec<Pair>, Vec<BTreeSet<String>>) {
+fn pairs(run: &ProcessLog, sites: &[Site]) -> (Vec<Pair>, Vec<BTreeSet<String>>) {
     let mut differing = Vec::new();
     let mut agreeing = Vec::new();
     for &(seq, site) in &run.records {
@@ -357,7 +359,7 @@ fn ops_of(s: &Site, k: usize) -> BTreeSet<String> {
 /// [`split`]); else every pair and the operations they
 /// all share (those with a call's own value, when all share none).
 fn suspects(
-    run: &Run,
+    run: &ProcessLog,
     sites: &[Site],
     differing: Vec<Pair>,
     from: Option<usize>,
@@ -411,7 +413,7 @@ fn suspects(
 /// share no library operation (agreement among ways that all apply one operation says nothing
 /// of it). Such a difference comes from that other way's computation (a second fault it
 /// reached), not from the call's.
-fn outvoted(run: &Run, sites: &[Site], pair: &Pair) -> bool {
+fn outvoted(run: &ProcessLog, sites: &[Site], pair: &Pair) -> bool {
     let Some(s) = sites.get(pair.site) else {
         return false;
     };
@@ -448,7 +450,11 @@ fn outvoted(run: &Run, sites: &[Site], pair: &Pair) -> bool {
 /// fire for some operand shapes only. With `from`, the search starts at that record instead (the
 /// wrong value a value knockout showed the failure needs). `None` when no step is wrong so
 /// plainly.
-fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTreeSet<String>)> {
+fn descend(
+    run: &ProcessLog,
+    sites: &[Site],
+    from: Option<usize>,
+) -> Option<(usize, BTreeSet<String>)> {
     let site_of: BTreeMap<usize, &Site> = run
         .records
         .iter()
@@ -521,7 +527,7 @@ fn descend(run: &Run, sites: &[Site], from: Option<usize>) -> Option<(usize, BTr
 /// The other ways of record `seq` (of site `s`) its own value differs from, when they show it
 /// wrong: when it differs from every way it was compared with (and there is at least one), or
 /// when they [`split`] its ways; `None` otherwise.
-fn wrong_against(run: &Run, seq: usize, s: &Site) -> Option<Vec<usize>> {
+fn wrong_against(run: &ProcessLog, seq: usize, s: &Site) -> Option<Vec<usize>> {
     let (differ, agree) = ways_of(run, seq, s);
     if agree.is_empty() {
         return (!differ.is_empty()).then_some(differ);
@@ -537,7 +543,7 @@ fn wrong_against(run: &Run, seq: usize, s: &Site) -> Option<Vec<usize>> {
 /// between two ways that both apply an operation says nothing of it; the ways on the second
 /// side must not share an operation the call does not compute with, or their agreement could
 /// come from a fault of their own. Returns the second side and those operations.
-fn split(run: &Run, seq: usize, s: &Site) -> Option<(Vec<usize>, BTreeSet<String>)> {
+fn split(run: &ProcessLog, seq: usize, s: &Site) -> Option<(Vec<usize>, BTreeSet<String>)> {
     let (differ, agree) = ways_of(run, seq, s);
     let common = |ways: &[usize]| {
         ways.iter()
@@ -569,7 +575,7 @@ fn split(run: &Run, seq: usize, s: &Site) -> Option<(Vec<usize>, BTreeSet<String
 /// with more of the other ways it was compared with than it differs from, they do not show it
 /// wrong ([`wrong_against`]), and each way it differs from computes with an operation the call
 /// does not (the difference may come from there).
-fn right_at(run: &Run, seq: usize, s: &Site) -> bool {
+fn right_at(run: &ProcessLog, seq: usize, s: &Site) -> bool {
     let (differ, agree) = ways_of(run, seq, s);
     agree.len() > differ.len()
         && wrong_against(run, seq, s).is_none()
@@ -587,7 +593,7 @@ fn adds_no_operation(s: &Site, k: usize) -> bool {
 /// with nothing the call does not. A call whose value agrees with other ways and differs from
 /// one that computes with more (Z3's `1 == 0` against `0 == 1 - 0`, which a faulty `0 == b` gets
 /// wrong) is not evidence against its operation.
-fn counts_against(run: &Run, sites: &[Site], pair: &Pair) -> bool {
+fn counts_against(run: &ProcessLog, sites: &[Site], pair: &Pair) -> bool {
     let Some(s) = sites.get(pair.site) else {
         return false;
     };
@@ -606,7 +612,7 @@ fn shows_wrong(s: &Site, ways: &[usize]) -> bool {
 }
 
 /// Whether record `seq` (of site `s`) is wrong and [`shows_wrong`] says so.
-fn strongly_wrong(run: &Run, seq: usize, s: &Site) -> bool {
+fn strongly_wrong(run: &ProcessLog, seq: usize, s: &Site) -> bool {
     wrong_against(run, seq, s).is_some_and(|ways| shows_wrong(s, &ways))
 }
 
@@ -657,7 +663,7 @@ fn name_of(s: &Site, k: usize) -> String {
     }
 }
 
-fn shown_values(run: &Run, seq: usize, s: &Site) -> Vec<(String, String)> {
+fn shown_values(run: &ProcessLog, seq: usize, s: &Site) -> Vec<(String, String)> {
     (0..=s.alternatives.len())
         .filter_map(|k| Some((name_of(s, k), run.values.get(&(seq, k))?.clone())))
         .collect()
