@@ -191,10 +191,6 @@ pub(super) struct Search {
     /// Fingerprints of single opportunities found uninteresting in the current kind's search (edit
     /// caching).
     failed: Learned<u64>,
-    /// Fingerprints of every single opportunity found uninteresting so far, kept when `failed`
-    /// is not: such an opportunity is judged alone before the others are cut into windows
-    /// ([`Search::cut_windows`]), so a window is not rejected again for its sake.
-    suspects: Learned<u64>,
     /// Candidates accepted so far, of any kind.
     accepts: u64,
     /// Fuzz reductions accepted so far (they change the values the test computes).
@@ -229,7 +225,6 @@ impl Search {
             resume_size: BTreeMap::new(),
             done: false,
             failed: Learned::default(),
-            suspects: Learned::default(),
             accepts: 0,
             value_accepts: 0,
             failed_before: BTreeMap::new(),
@@ -297,9 +292,10 @@ impl Search {
             pass.visited.clear();
             pass.visited_size = size;
         }
-        let fresh: Vec<(usize, Option<u64>)> = live
-            .into_iter()
+        let fresh: Vec<usize> = live
+            .iter()
             .filter(|(_, f)| f.is_none_or(|f| !pass.visited.contains(&f)))
+            .map(|(i, _)| *i)
             .collect();
         if fresh.is_empty() {
             self.next_size(pass, size);
@@ -307,27 +303,12 @@ impl Search {
         }
         pass.windows = Some(Windows {
             size,
-            list: Arc::new(self.cut(&fresh, size)),
+            list: Arc::new(fresh.chunks(size).map(<[usize]>::to_vec).collect()),
             next: 0,
             seen: HashSet::new(),
         });
         self.pass = Some(pass);
         Ok(())
-    }
-
-    /// The windows of `size` over `fresh` (opportunity indices and fingerprints), in enumeration
-    /// order, except that a suspect (an opportunity found needed earlier in the search, while its
-    /// verdict may have changed since) comes first, alone: a window holding it would likely be
-    /// rejected for its sake until the halving isolates it again (issue 60).
-    fn cut(&self, fresh: &[(usize, Option<u64>)], size: usize) -> Vec<Vec<usize>> {
-        let suspect = |f: &Option<u64>| size > 1 && f.is_some_and(|f| self.suspects.contains(&f));
-        let (alone, rest): (Vec<_>, Vec<_>) = fresh.iter().partition(|(_, f)| suspect(f));
-        let rest: Vec<usize> = rest.iter().map(|(i, _)| *i).collect();
-        alone
-            .iter()
-            .map(|(i, _)| vec![*i])
-            .chain(rest.chunks(size).map(<[usize]>::to_vec))
-            .collect()
     }
 
     /// Build the candidate of the next window: it is pending if it is new on this text, else the
@@ -426,7 +407,6 @@ impl Search {
         }
         if let Some(f) = c.fingerprint {
             self.failed.insert(f);
-            self.suspects.insert(f);
         }
         pass.visited.extend(c.prints.iter().copied());
         if let Some(w) = pass.windows.as_mut() {
@@ -596,7 +576,6 @@ impl Search {
     /// Move what this state learned into its shared sets.
     pub(super) fn settle(&mut self) {
         self.failed.settle();
-        self.suspects.settle();
         self.history.settle();
         self.beliefs.settle();
     }
@@ -647,28 +626,6 @@ mod tests {
         // After an accepted window, at most every live opportunity.
         assert_eq!(window_size(OpportunityKind::Tail, Some(8), 5), 5);
         assert_eq!(window_size(OpportunityKind::Tail, Some(2), 5), 2);
-    }
-
-    #[test]
-    fn an_opportunity_found_needed_before_is_judged_alone_first() {
-        let mut search = Search::new(b"text".to_vec(), Inputs::Anytime);
-        search.suspects.insert(30);
-        let fresh: Vec<(usize, Option<u64>)> = vec![
-            (0, Some(10)),
-            (1, None),
-            (2, Some(30)),
-            (3, Some(40)),
-            (4, Some(50)),
-        ];
-        assert_eq!(search.cut(&fresh, 2), vec![vec![2], vec![0, 1], vec![3, 4]]);
-        // At size 1 the windows stay in enumeration order.
-        assert_eq!(
-            search.cut(&fresh, 1),
-            vec![vec![0], vec![1], vec![2], vec![3], vec![4]]
-        );
-        // Without suspects, plain chunks.
-        let plain = Search::new(b"text".to_vec(), Inputs::Anytime);
-        assert_eq!(plain.cut(&fresh, 3), vec![vec![0, 1, 2], vec![3, 4]]);
     }
 
     #[test]
