@@ -139,6 +139,23 @@ pub struct Stats {
     /// The reduction curve: `[check runs started, bytes]` after each accepted candidate (the
     /// campaign page draws it).
     pub curve: Vec<[u64; 2]>,
+    /// The anytime figures: after each accepted candidate, the check runs started, the bytes,
+    /// the seconds since the reduction began and the kind accepted (a bench reads from them how
+    /// many runs reached a given size, issue 60).
+    pub anytime: Vec<AnytimePoint>,
+}
+
+/// One point of [`Stats::anytime`].
+#[derive(Clone, Debug, Serialize)]
+pub struct AnytimePoint {
+    /// Check runs started when the candidate was accepted (its own included).
+    pub calls: u64,
+    /// The size of the accepted text.
+    pub bytes: u64,
+    /// Seconds since the reduction began.
+    pub secs: f64,
+    /// The kind of the accepted candidate.
+    pub kind: OpportunityKind,
 }
 
 impl Stats {
@@ -445,6 +462,12 @@ impl<'a> Engine<'a> {
                     self.stats
                         .curve
                         .push([self.stats.oracle_calls, after as u64]);
+                    self.stats.anytime.push(AnytimePoint {
+                        calls: self.stats.oracle_calls,
+                        bytes: after as u64,
+                        secs: self.began.elapsed().as_secs_f64(),
+                        kind,
+                    });
                     if !self.options.quiet {
                         crate::messages::progress(format!(
                             "mfppr: round {}, {}: {before} -> {after} bytes ({what})",

@@ -1,6 +1,6 @@
 //! Recursion folding (design §4.3): a call to a transplanted instance is folded to its family's
 //! base MR (from the catalogue, or, without one, the base another variant calls at the same
-//! step); then chain hoisting: a transitive callee of the same family and signature replaces the
+//! step, or else the simplest instance of the family the test holds); then chain hoisting: a transitive callee of the same family and signature replaces the
 //! call. Every fold comes before every hoist.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -26,7 +26,9 @@ pub(super) fn recursion_ops(model: &TestModel, catalogue: &Catalogue) -> Vec<Opp
         let Some(inst) = model.instance(callee) else {
             continue;
         };
-        if let Some(base) = fold_target(inst, catalogue, &step_bases) {
+        let target = fold_target(inst, catalogue, &step_bases)
+            .or_else(|| simplest_instance(model, inst, span).map(str::to_string));
+        if let Some(base) = target {
             fold.push(Opportunity {
                 description: format!("fold {callee} to {base}"),
                 edits: vec![Edit::replace(span.clone(), base)],
@@ -88,6 +90,28 @@ fn fold_target(
         Some(Caller::Step { step, .. }) => step_bases.get(step).cloned(),
         _ => None,
     })
+}
+
+/// For a family with no base to fold to (its relations all call placeholders), the simplest
+/// instance of it the test already holds: one of the same kind and signature that calls no
+/// other instance, defined before the call at `span`, the shortest (issue 60).
+fn simplest_instance<'m>(model: &'m TestModel, inst: &Instance, span: &Span) -> Option<&'m str> {
+    let family = inst.family.as_ref()?;
+    model
+        .instances
+        .iter()
+        .filter(|o| {
+            o.name != inst.name
+                && o.family.as_ref() == Some(family)
+                && o.kind == inst.kind
+                && o.callees.is_empty()
+                && (o.span.len() < inst.span.len() || !inst.callees.is_empty())
+                && o.span.end <= span.start
+                && o.param_types == inst.param_types
+                && o.return_type == inst.return_type
+        })
+        .min_by_key(|o| (o.span.len(), o.span.start))
+        .map(|o| o.name.as_str())
 }
 
 /// Hoists for the call of `inst` at `span`: a transitive callee of the same family and

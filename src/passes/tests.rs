@@ -438,6 +438,46 @@ fn tail_wrappers_are_inlined_with_the_callers_arguments() {
 }
 
 #[test]
+fn tail_a_call_of_a_copy_of_an_instance_calls_the_first_one() {
+    let (text, red) = reduction(tail_on());
+    let copy = "fuzz::set_term\n  subtract_by_unite_1_9(fuzz::fuzz_context ctx, fuzz::set_term a, \
+                fuzz::set_term b)\n  {\n    fuzz::set_term u = metalib::relations::unite::base(ctx, \
+                a, b);\n    return subtract_by_unite_0_6(ctx, u, b);\n  }\n";
+    let t = String::from_utf8(text.clone())
+        .unwrap()
+        .replacen(
+            "    fuzz::set_term\n    unite_by_parts_1_2(",
+            &format!("{copy}    fuzz::set_term\n    unite_by_parts_1_2("),
+            1,
+        )
+        .replace(
+            "r_1 = subtract_by_intersect_1_4(",
+            "r_1 = subtract_by_unite_1_9(",
+        );
+    assert!(t.contains("subtract_by_unite_1_9(fuzz::fuzz_context"));
+    let c = tail_candidate(
+        &red,
+        t.as_bytes(),
+        OpportunityKind::TailEquivalence,
+        "call subtract_by_unite_0_4 instead of its copy subtract_by_unite_1_9",
+    );
+    assert!(c.contains("r_1 = subtract_by_unite_0_4(fctx, r_1, output_var_0);"));
+    // The copy, called no more, is swept.
+    assert!(!c.contains("subtract_by_unite_1_9"), "{c}");
+    // The fixture holds one copy already (MF++ transplants the same MR twice): only that one is
+    // offered, not instances that differ in more than their name.
+    let g = red.gather(&text, OpportunityKind::TailEquivalence).unwrap();
+    let copies: Vec<String> = (0..g.len())
+        .map(|i| g.describe(i))
+        .filter(|d| d.contains("instead of its copy"))
+        .collect();
+    assert_eq!(
+        copies,
+        ["call unite_by_parts_0_2 instead of its copy unite_by_parts_1_2"]
+    );
+}
+
+#[test]
 fn tail_inputs_go_with_what_only_they_read_but_only_before_the_first_variant() {
     let (text, red) = reduction(tail_on());
     let c = tail_candidate(

@@ -354,6 +354,7 @@ fn check_and_search(
     setup: &Setup<'_, '_, '_>,
     paths: &ReducePaths,
 ) -> anyhow::Result<(anyhow::Result<()>, Stats, usize, Duration)> {
+    let began = Instant::now();
     let (opts, original) = (setup.opts, setup.original);
     let (text, endings) = (original.text, original.endings);
     let initial = check_original(setup)?;
@@ -390,11 +391,16 @@ fn check_and_search(
         ahead: initial.ahead,
         in_flight: initial.in_flight,
     };
+    let before_search = began.elapsed();
     let (mut result, mut stats, on_disk) =
         search(opts, original.opportunities, &oracle, paths, from);
     // The curve counts the setup checks that ran before the search, as `oracle_calls` does.
     for point in &mut stats.curve {
         point[0] += setup_calls;
+    }
+    for point in &mut stats.anytime {
+        point.calls += setup_calls;
+        point.secs += before_search.as_secs_f64();
     }
     if !settled && result.is_ok() && stats.candidates == stats.accepted {
         match warn_if_trivial_is_interesting(&oracle, trivial) {

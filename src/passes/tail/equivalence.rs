@@ -1,7 +1,9 @@
 //! Tail equivalences (design §10.1): a call of a spec MR whose family is an identity (the family's
 //! base returns its argument, read from the catalogue) becomes that argument, and a call of a
 //! transplanted instance whose body only forwards to one call (a wrapper) becomes that call, with
-//! the wrapper's parameters replaced by the caller's arguments. Checks and fuzz-region markers
+//! the wrapper's parameters replaced by the caller's arguments; a call of an instance whose
+//! definition is the same text as an earlier instance's (but for the name) calls that one (the
+//! same code computes the same value; the sweep deletes the copy). Checks and fuzz-region markers
 //! are left alone.
 
 use crate::catalogue::Catalogue;
@@ -14,7 +16,8 @@ use crate::passes::{lines, slice, Effect, Opportunity};
 use super::within;
 use crate::cpp_text::is_ident;
 
-/// Wrapper inlinings first (they cut whole instances), then identity calls.
+/// Wrapper inlinings first (they cut whole instances), then identity calls, then calls of
+/// copies.
 pub(super) fn equivalence_ops(
     text: &[u8],
     model: &TestModel,
@@ -22,6 +25,8 @@ pub(super) fn equivalence_ops(
 ) -> Vec<Opportunity> {
     let mut wrappers = Vec::new();
     let mut identities = Vec::new();
+    let mut merges = Vec::new();
+    let definitions = unnamed_definitions(text, model);
     for stmt in editable_stmts(model) {
         for call in &stmt.calls {
             if let Some(op) = inline_op(text, model, call) {
@@ -30,10 +35,43 @@ pub(super) fn equivalence_ops(
             if let Some(op) = identity_op(text, catalogue, stmt, call) {
                 identities.push(op);
             }
+            merges.extend(merge_op(&definitions, call));
         }
     }
     wrappers.extend(identities);
+    wrappers.extend(merges);
     wrappers
+}
+
+/// Each instance's name and its definition with the name taken out and the whitespace
+/// squeezed, in definition order.
+fn unnamed_definitions<'m>(text: &[u8], model: &'m TestModel) -> Vec<(&'m str, String)> {
+    let mut defs: Vec<(usize, &str, String)> = model
+        .instances
+        .iter()
+        .filter_map(|inst| {
+            let def = slice(text, &inst.span);
+            let at = def.find(inst.name.as_str())?;
+            let rest = [&def[..at], &def[at + inst.name.len()..]];
+            let squeezed: Vec<&str> = rest.iter().flat_map(|r| r.split_whitespace()).collect();
+            Some((inst.span.start, inst.name.as_str(), squeezed.join(" ")))
+        })
+        .collect();
+    defs.sort_by_key(|(start, _, _)| *start);
+    defs.into_iter().map(|(_, n, d)| (n, d)).collect()
+}
+
+/// `call` of an instance whose definition is an earlier instance's (the name aside) calls the
+/// earliest such instance instead (issue 60).
+fn merge_op(definitions: &[(&str, String)], call: &Call) -> Option<Opportunity> {
+    let at = definitions.iter().position(|(n, _)| *n == call.callee)?;
+    let same = &definitions[at].1;
+    let (first, _) = definitions[..at].iter().find(|(_, d)| d == same)?;
+    Some(Opportunity {
+        description: format!("call {first} instead of its copy {}", call.callee),
+        edits: vec![Edit::replace(call.callee_span.clone(), first.to_string())],
+        effect: Effect::Rewrite,
+    })
 }
 
 /// The statements of `main` and of the instances, less the checks and the fuzz markers.
