@@ -20,10 +20,13 @@ struct Set { std::string s; std::string to_str() const { return s; } };
 struct Opaque { int v; };
 int main() {
     Set a{std::string(300, 'x') + "a"}, b{std::string(300, 'x') + "b"};
-    auto check = [](const Set& x, const Set& y) { if (x.s != y.s) std::abort(); };
+    std::vector<mfppr_value::Check<Set>> checks{
+        [](const Set& x, const Set& y) { if (x.s != y.s) std::abort(); }};
+    auto fits = [](size_t) { return true; };
     std::cout << mfppr_value::shown(a).size() << " " << mfppr_value::shown(Set{"{ [1] }"})
-              << " " << mfppr_value::shown(Opaque{1}) << " " << mfppr_value::same(a, a, check)
-              << " " << mfppr_value::same(a, b, check) << "\n";
+              << " " << mfppr_value::shown(Opaque{1}) << " "
+              << mfppr_value::same(a, a, checks, fits) << " "
+              << mfppr_value::same(a, b, checks, fits) << "\n";
 }
 "#;
 
