@@ -16,7 +16,6 @@ use anyhow::Context;
 
 use super::journal::{Outcome, Record};
 use crate::atomic::write_atomic;
-use crate::catalogue::Catalogue;
 use crate::document::Document;
 use crate::evidence::{calls_of, folded_everywhere};
 use crate::judge::Judge;
@@ -74,27 +73,21 @@ fn slip_suspect(
     Ok(Some((judge.judge(&folded)?.interesting(), folded)))
 }
 
-/// A campaign's original test, read once: its text, its model and the catalogue of its MRs.
-struct FoldableOriginal {
-    text: Vec<u8>,
-    model: TestModel,
-    catalogue: Catalogue,
-}
+/// A campaign's original test, read once ([`LoadedTest`]), as the slip check folds it.
+struct FoldableOriginal(LoadedTest);
 
 impl FoldableOriginal {
     fn load(path: &Path, ro: &ReduceOptions) -> anyhow::Result<FoldableOriginal> {
-        let loaded = LoadedTest::read(path, &ro.spec_paths())?;
-        Ok(FoldableOriginal {
-            text: loaded.text().to_vec(),
-            model: loaded.model,
-            catalogue: loaded.catalogue,
-        })
+        Ok(FoldableOriginal(LoadedTest::read(path, &ro.spec_paths())?))
     }
 
     /// The text with every call of `mrs` folded to its family's base and swept
     /// ([`folded_everywhere`]); `None` when it has no such call.
     fn folded(&self, mrs: &[String]) -> Option<Vec<u8>> {
-        folded_everywhere(&self.text, &self.model, &self.catalogue, mrs)
+        let LoadedTest {
+            model, catalogue, ..
+        } = &self.0;
+        folded_everywhere(self.0.text(), model, catalogue, mrs)
     }
 
     /// Whether folding the MRs `second` everywhere also takes calls of the MRs `first` with it
@@ -104,11 +97,11 @@ impl FoldableOriginal {
         let Some(folded) = self.folded(second) else {
             return Ok(false);
         };
-        let after = TestModel::build(&Document::parse(folded)?, &self.catalogue)?;
-        Ok(
-            calls_of(&after, &self.catalogue, first)
-                < calls_of(&self.model, &self.catalogue, first),
-        )
+        let LoadedTest {
+            model, catalogue, ..
+        } = &self.0;
+        let after = TestModel::build(&Document::parse(folded)?, catalogue)?;
+        Ok(calls_of(&after, catalogue, first) < calls_of(model, catalogue, first))
     }
 }
 
