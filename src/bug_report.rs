@@ -186,8 +186,7 @@ pub(crate) fn write(opts: &BugReportOptions, out: &BugReportDir) -> Result<BugRe
     let sa = standalone(opts, text, out)?;
     let library_version = opts.library_version.as_deref().map(library_version);
     let variants = variants(model);
-    let dirs = crate::program::check_include_dirs(&opts.include_dirs, &opts.file, &opts.env);
-    let compiles = |candidate: &[u8]| crate::program::compiles(candidate, &dirs, &opts.env);
+    let compiles = crate::program::compile_probe(&opts.include_dirs, &opts.file, &opts.env);
     let case = crate::case::Case {
         test: &loaded,
         judge: &oracle,

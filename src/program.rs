@@ -138,10 +138,22 @@ pub(crate) fn compiles(
     }
 }
 
+/// The compile probe of a test at `file` ([`crate::case::Case::compiles`]): [`compiles`] with the
+/// directories [`check_include_dirs`] gives for `include_dirs`, `file` and the check's `env`.
+pub(crate) fn compile_probe(
+    include_dirs: &[PathBuf],
+    file: &Path,
+    env: &[(String, String)],
+) -> impl Fn(&[u8]) -> Result<(), String> {
+    let dirs = check_include_dirs(include_dirs, file, env);
+    let env = env.to_vec();
+    move |candidate: &[u8]| compiles(candidate, &dirs, &env)
+}
+
 /// The directories a bundled check script's build searches for `file`'s includes: `include_dirs`
 /// (`-I`), the file's own directory, and `MFPPR_INCLUDES` (of the check's environment `env`, else
 /// mfppr's), as the scripts read it.
-pub(crate) fn check_include_dirs(
+fn check_include_dirs(
     include_dirs: &[PathBuf],
     file: &Path,
     env: &[(String, String)],

@@ -37,7 +37,6 @@ mod report;
 mod safety;
 mod same_failure;
 mod tail;
-mod values_runtime;
 mod z3;
 
 /// With `autotests = false`, a file in `tests/` that is not a module here would never run: every

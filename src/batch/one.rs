@@ -230,8 +230,7 @@ fn look_into(
     timeout: std::time::Duration,
 ) -> Suspects {
     let loaded = LoadedTest::load(&ro.input, reduced.to_vec(), &ro.spec_paths());
-    let dirs = crate::program::check_include_dirs(&ro.include_dirs, &ro.input, &ro.extra_env);
-    let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &ro.extra_env);
+    let compiles = crate::program::compile_probe(&ro.include_dirs, &ro.input, &ro.extra_env);
     let case = loaded.as_ref().map(|test| Case {
         test,
         judge: oracle,
@@ -406,8 +405,7 @@ mod tests {
         let oracle = ScriptOracle::new(&check, &input, Vec::new()).unwrap();
         let text = std::fs::read(&input).unwrap();
         let loaded = LoadedTest::load(&input, text, &ro.spec_paths()).unwrap();
-        let dirs = crate::program::check_include_dirs(&ro.include_dirs, &input, &[]);
-        let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &[]);
+        let compiles = crate::program::compile_probe(&ro.include_dirs, &input, &[]);
         let case = Case {
             test: &loaded,
             judge: &oracle,

@@ -155,9 +155,7 @@ fn relocalise(out_dir: &Path, records: &mut [Record], ro: &ReduceOptions) -> any
         let before = r.triage.value.as_ref().map_or(0, |v| v.runs);
         let mut own = ro.clone();
         own.input = r.input.clone();
-        let dirs =
-            crate::program::check_include_dirs(&own.include_dirs, &own.input, &own.extra_env);
-        let compiles = |c: &[u8]| crate::program::compiles(c, &dirs, &own.extra_env);
+        let compiles = crate::program::compile_probe(&own.include_dirs, &own.input, &own.extra_env);
         let patient = oracle.with_timeout(Some(timeout * super::one::PATIENCE));
         let case = crate::case::Case {
             test: &loaded,
