@@ -100,7 +100,10 @@ pub(super) struct Wrong {
 /// wrong by two other ways or more (or by one that computes with no library operation, see
 /// [`shows_wrong`]) before those shown by one (a single other way that differs may be the wrong
 /// one: `one::one_by_div` computes with a faulty `/`), then the latest first: the values a
-/// knockout may replace. A record is wrong at its own operands, so replacing a later one asks
+/// knockout may replace; last of all, a record shown by one other way inside a call its own
+/// other ways do not show wrong (its difference did not reach that call: `one::base` against a
+/// `one_by_div` whose `/` is faulty, inside a `neg_by_sub_times_two` that agrees with
+/// `neg_by_sub_zero`). A record is wrong at its own operands, so replacing a later one asks
 /// whether the failure needs that call's own value; replacing an earlier one also changes the
 /// operands of the calls after it, and a fault that fires for some operand shapes only
 /// (`mod(x, 1)`) goes with them.
@@ -170,12 +173,35 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
                 .is_some_and(|reach| !extra.is_disjoint(reach))
         })
     };
+    // A record shown by one other way, inside a call whose value its other ways do not show
+    // wrong, is knocked out last: its difference did not reach that call, so replacing it can
+    // take the failure away only by making the call wrong (two faults that cancel).
+    let masked = |w: &Wrong| {
+        let mut at = w.seq;
+        std::iter::from_fn(|| {
+            at = *parent.get(&at)?;
+            Some(at)
+        })
+        .find_map(|outer| {
+            let s = record_site(run, sites, outer)?;
+            let (_, agree) = ways_of(run, outer, s);
+            let compared = (1..=s.alternatives.len()).any(|k| same(run, outer, 0, k).is_some());
+            compared.then(|| !agree.is_empty() && wrong_against(run, outer, s).is_none())
+        })
+        .unwrap_or(false)
+    };
     out.sort_by_key(|&(shown, at, w)| {
         let (depth, shown) = match after(&w).filter(|_| !shown) {
             Some(outer) => (depth_of(outer), false),
             None => (depth_of(w.seq), shown),
         };
-        (std::cmp::Reverse(depth), !shown, std::cmp::Reverse(at))
+        let last = !shown && masked(&w);
+        (
+            last,
+            std::cmp::Reverse(depth),
+            !shown,
+            std::cmp::Reverse(at),
+        )
     });
     out.into_iter().map(|(_, _, w)| w).collect()
 }

@@ -509,3 +509,43 @@ fn an_inner_call_that_differs_from_one_other_way_does_not_show_its_step_wrong() 
     let r = read(log, &sites);
     assert_eq!(r.culprit, vec![".complement".to_string()], "{r:?}");
 }
+
+#[test]
+fn a_value_shown_by_one_way_inside_a_call_its_ways_find_right_is_knocked_out_last() {
+    // Seed 123's z3_15 (z3_div, z3_mul, z3_uminus and z3_gt on): inside the step
+    // `neg_by_sub_times_two(t)` (record 1), `one::base` (record 0) gives 1 and its one other
+    // way `one_by_div` -1 (its `/` is faulty); the step agrees with `neg_by_sub_zero`, so the
+    // 1 did not make it wrong. `neg::base` (record 2, the other variant's step) gives 1 where
+    // both its other ways give -1 (`-x` is faulty). Replacing the 1 of `one::base` by -1
+    // takes the failure away too, by making the first step as wrong as the second: `neg::base`
+    // is knocked out first.
+    let div_ops = [".int_val", "z3::ite", "z3::operator/(x,y)"];
+    let sites = [
+        site(&[".int_val"], &[("one::one_by_div", &div_ops)]),
+        site(
+            &[".int_val", "z3::operator*(x,y)", "z3::operator-(x,y)"],
+            &[
+                ("neg::base", &["z3::operator-(x)"]),
+                ("neg::neg_by_sub_zero", &[".int_val", "z3::operator-(x,y)"]),
+            ],
+        ),
+        site(
+            &["z3::operator-(x)"],
+            &[
+                (
+                    "neg::neg_by_sub_times_two",
+                    &[".int_val", "z3::operator*(x,y)", "z3::operator-(x,y)"],
+                ),
+                ("neg::neg_by_sub_zero", &[".int_val", "z3::operator-(x,y)"]),
+            ],
+        ),
+    ];
+    let log = "5 start\n5 enter 1\n5 enter 0\n5 leave 0\n5 record 0 0\n5 leave 1\n5 record 1 1\n\
+               5 enter 2\n5 leave 2\n5 record 2 2\n5 check check_expr_same_sat\n5 signal 6\n\
+               5 same 0 0 1 0\n5 same 1 0 1 0\n5 same 1 0 2 1\n5 same 1 1 2 0\n\
+               5 same 2 0 1 0\n5 same 2 0 2 0\n5 same 2 1 2 1\n5 compared\n";
+    let order: Vec<usize> = wrong_records(log, &sites).iter().map(|w| w.seq).collect();
+    assert_eq!(order, [2, 0]);
+    let r = read_at(log, &sites, 2);
+    assert_eq!(r.culprit, ["z3::operator-(x)"], "{r:?}");
+}
