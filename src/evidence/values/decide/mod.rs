@@ -147,6 +147,15 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
         .iter()
         .flat_map(|(&outer, inner)| inner.iter().map(move |&i| (i, outer)))
         .collect();
+    // The records whose calls enclose record `seq`'s, innermost first.
+    let ancestors = |seq: usize| {
+        let parent = &parent;
+        let mut at = seq;
+        std::iter::from_fn(move || {
+            at = *parent.get(&at)?;
+            Some(at)
+        })
+    };
     let shown_at: BTreeMap<usize, BTreeSet<String>> = out
         .iter()
         .filter(|&&(shown, _, _)| shown)
@@ -162,12 +171,7 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
             .difference(&ops_of(s, 0))
             .cloned()
             .collect();
-        let mut at = w.seq;
-        std::iter::from_fn(|| {
-            at = *parent.get(&at)?;
-            Some(at)
-        })
-        .find(|outer| {
+        ancestors(w.seq).find(|outer| {
             shown_at
                 .get(outer)
                 .is_some_and(|reach| !extra.is_disjoint(reach))
@@ -177,20 +181,16 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
     // wrong, is knocked out last: its difference did not reach that call, so replacing it can
     // take the failure away only by making the call wrong (two faults that cancel).
     let masked = |w: &Wrong| {
-        let mut at = w.seq;
-        std::iter::from_fn(|| {
-            at = *parent.get(&at)?;
-            Some(at)
-        })
-        .find_map(|outer| {
-            let s = record_site(run, sites, outer)?;
-            let (_, agree) = ways_of(run, outer, s);
-            let compared = (1..=s.alternatives.len()).any(|k| same(run, outer, 0, k).is_some());
-            compared.then(|| !agree.is_empty() && wrong_against(run, outer, s).is_none())
-        })
-        .unwrap_or(false)
+        ancestors(w.seq)
+            .find_map(|outer| {
+                let s = record_site(run, sites, outer)?;
+                let (differ, agree) = ways_of(run, outer, s);
+                (!differ.is_empty() || !agree.is_empty())
+                    .then(|| !agree.is_empty() && wrong_against(run, outer, s).is_none())
+            })
+            .unwrap_or(false)
     };
-    out.sort_by_key(|&(shown, at, w)| {
+    out.sort_by_cached_key(|&(shown, at, w)| {
         let (depth, shown) = match after(&w).filter(|_| !shown) {
             Some(outer) => (depth_of(outer), false),
             None => (depth_of(w.seq), shown),
