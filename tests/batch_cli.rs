@@ -479,10 +479,11 @@ fn batch_killed_and_resumed_then_the_same_through_parallel_and_collect() {
         assert!(out.join(t).join("stats.json").is_file());
     }
 
-    // Grouped by value, `--repair-slips` asks the slip check with the MR the wrong value points
-    // at (blame's trigger here): the original, run once with it folded away, passes (the merge
-    // bug needs it), so nothing is flagged or reduced again. The reduction's verdicts are the
-    // memo's, so only the localisation and that run are new.
+    // Grouped by value, the slip check (on by default since issue 62; `--repair-slips` is still
+    // taken) folds the MR the wrong value points at (blame's trigger here): the original, run
+    // once with it folded away, passes (the merge bug needs it), so nothing is flagged or
+    // reduced again. The reduction's verdicts are the memo's, so only the localisation and that
+    // run are new.
     let valued = dir.path().join("valued");
     let ran = mfppr()
         .arg("batch")

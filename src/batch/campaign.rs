@@ -38,7 +38,8 @@ pub(crate) struct BatchOptions {
     /// What the triage groups by.
     pub group_by: triage::GroupBy,
     /// Reduce the original again, with the result's trigger folded, when the slip check flags a
-    /// result ([`slips::repair_slip`]). Grouped by value, the slip check itself runs only then.
+    /// result ([`slips::repair_slip`]); the default (`--keep-slips` turns it off). Grouped by
+    /// value, the slip check itself runs only then.
     pub repair_slips: bool,
 }
 

@@ -135,11 +135,7 @@ pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::R
     for (k, v) in &ro.extra_env {
         words.push(quote_word(format!("--env={k}={v}").as_bytes()));
     }
-    let value = opts.group_by == crate::batch::triage::GroupBy::Value;
-    if opts.repair_slips && value {
-        words.push("--repair-slips".to_string());
-    }
-    if !opts.repair_slips && !value {
+    if !opts.repair_slips {
         words.push("--keep-slips".to_string());
     }
     if opts.group_by != crate::batch::triage::GroupBy::default() {
@@ -212,7 +208,7 @@ mod tests {
             resume: false,
             quiet: false,
             group_by: crate::batch::triage::GroupBy::default(),
-            repair_slips: false,
+            repair_slips: true,
         }
     }
 
@@ -238,18 +234,17 @@ mod tests {
         anytime.reduce.inputs = Inputs::Anytime;
         let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
         assert!(cmd.contains(" --inputs=anytime "), "{cmd}");
-        anytime.repair_slips = true;
+        assert!(!cmd.contains("slips"), "{cmd}");
+        anytime.repair_slips = false;
         let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
-        assert!(cmd.contains(" --repair-slips "), "{cmd}");
+        assert!(cmd.contains(" --keep-slips "), "{cmd}");
+        anytime.repair_slips = true;
         anytime.group_by = crate::batch::triage::GroupBy::Library;
         let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
         assert!(
             !cmd.contains("slips") && cmd.contains(" --group-by=library "),
             "{cmd}"
         );
-        anytime.repair_slips = false;
-        let cmd = command(Path::new("/bin/mfppr"), &test, &anytime).unwrap();
-        assert!(cmd.contains(" --keep-slips "), "{cmd}");
     }
 
     /// What bash makes of `quoted` as the arguments of `printf %s`.
