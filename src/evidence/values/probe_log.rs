@@ -36,7 +36,10 @@ pub(super) struct ProcessLog {
     /// of their type), by record and ways.
     pub printed: BTreeSet<(usize, usize, usize)>,
     /// The last check the program entered.
-    last_check: Option<String>,
+    pub last_check: Option<String>,
+    /// How many check statements the program entered (the last one is the `checks`-th of the
+    /// test's, in text order: `main` runs straight through).
+    pub checks: usize,
     /// The uncaught exception, if any.
     pub exception: Option<String>,
     /// The signal the program died of, if any.
@@ -98,7 +101,10 @@ pub(super) fn runs_of(log: &str) -> Vec<ProcessLog> {
                     into.insert((seq, k), w.next().unwrap_or("").to_string());
                 }
             }
-            ("check", _) => run.last_check = Some(rest.to_string()),
+            ("check", _) => {
+                run.last_check = Some(rest.to_string());
+                run.checks += 1;
+            }
             ("exception", _) => run.exception = Some(rest.to_string()),
             ("signal", _) => run.signal = Some(rest.to_string()),
             ("exit", _) => run.exited = true,

@@ -15,7 +15,8 @@
 //! the pairs inside the calls the failure comes from count, when the log shows them: the calls
 //! outside any probe (the variants' steps) whose value differs from every other way, and the
 //! probed calls inside them; a wrong value that only another way computed (a second fault that
-//! an alternative reached) is left out.
+//! an alternative reached) is left out. A run that fails in a check although every value
+//! compared agrees names the check's own calls (`in CHECK`): the values it was given are right.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -206,6 +207,15 @@ pub(super) fn wrong_records(log: &str, sites: &[Site]) -> Vec<Wrong> {
     out.into_iter().map(|(_, _, w)| w).collect()
 }
 
+/// In the failed run of `log`, the position of the check statement the program failed in,
+/// among the test's check statements in text order; `None` when it did not fail in a check.
+pub(super) fn failed_check(log: &str, sites: &[Site]) -> Option<usize> {
+    let runs = runs_of(log);
+    let run = failed_run(&runs, sites)?;
+    let check = run.last_check.as_ref()?;
+    (failure_of(run).as_ref() == Some(check)).then(|| run.checks - 1)
+}
+
 /// The run whose failure is read: the first that did not exit, else the first with differing
 /// values.
 fn failed_run<'r>(runs: &'r [ProcessLog], sites: &[Site]) -> Option<&'r ProcessLog> {
@@ -236,6 +246,11 @@ fn read_with(log: &str, sites: &[Site], at: Option<usize>) -> Reading {
         return named(failure, s, s.ops.clone(), how, Vec::new(), Vec::new());
     }
     let (differing, agreeing) = pairs(run, sites);
+    if differing.is_empty() {
+        if let Some(reading) = in_the_check(run, &agreeing) {
+            return reading;
+        }
+    }
     let (differing, culprit) = suspects(run, sites, differing, at);
     if culprit.is_empty() {
         let why = if differing.is_empty() {
@@ -290,6 +305,35 @@ fn read_with(log: &str, sites: &[Site], at: Option<usize>) -> Reading {
             .collect();
     }
     reading
+}
+
+/// The culprit named `in CHECK` when the run failed in a check although every value probed agrees
+/// (some pair compared, none differing): the values the check was given are right, so the
+/// wrong step is in the check's own library calls (a Z3 model evaluation), or in the check
+/// itself (a spec bug). `None` when the run did not fail in a check or nothing was compared.
+fn in_the_check(run: &ProcessLog, agreeing: &[BTreeSet<String>]) -> Option<Reading> {
+    let check = run.last_check.as_ref()?;
+    if agreeing.is_empty() || failure_of(run).as_ref() != Some(check) {
+        return None;
+    }
+    let how = format!(
+        "every probed value agrees with the other ways the spec computes it ({} pairs), yet \
+         `{check}` fails: the wrong step is in the check's own library calls, or in the check \
+         itself (a spec bug)",
+        agreeing.len()
+    );
+    Some(Reading {
+        failure: Some(check.clone()),
+        culprit: vec![format!("in {check}")],
+        evidence: Some(Evidence {
+            place: "main".to_string(),
+            call: check.clone(),
+            family: "the spec's check".to_string(),
+            how,
+            ..Evidence::default()
+        }),
+        undecided: None,
+    })
 }
 
 fn undecided(why: &str) -> Reading {

@@ -400,11 +400,34 @@ fn a_call_that_throws_is_the_culprit_and_nothing_named_is_undecided() {
     let r = read(log, &sites);
     assert_eq!(r.failure.as_deref(), Some("exception std::out_of_range"));
     assert_eq!(r.culprit, vec!["iset::complement".to_string()]);
-    let log = "9 start\n9 record 0 0\n9 value 0 0 a\n9 value 0 1 a\n9 same 0 0 1 1\n9 check c\n9 signal 6\n";
+    let log = "9 start\n9 record 0 0\n9 value 0 0 a\n9 check c\n9 signal 6\n";
     let r = read(log, &sites);
     assert!(r.culprit.is_empty());
     assert!(r.undecided.is_some());
     assert!(read("", &sites).undecided.unwrap().contains("no probe log"));
+}
+
+#[test]
+fn a_check_that_fails_on_values_that_all_agree_is_named_itself() {
+    // z3_eval: the model evaluation inside `check_exprs_are_zero` is wrong; every value the
+    // variants compute agrees with its other ways, so the wrong step is in the check.
+    let sites = [site(
+        &["z3::operator-(x)"],
+        &[("neg::by_sub", &["z3::operator-(x,y)"])],
+    )];
+    let log = "9 start\n9 record 0 0\n9 value 0 0 (- x)\n9 value 0 1 (- 0 x)\n9 same 0 0 1 1\n\
+               9 check check_expr_same_sat\n9 check check_exprs_are_zero\n9 signal 6\n";
+    let r = read(log, &sites);
+    assert_eq!(r.failure.as_deref(), Some("check_exprs_are_zero"));
+    assert_eq!(r.culprit, vec!["in check_exprs_are_zero".to_string()]);
+    let how = r.evidence.unwrap().how;
+    assert!(how.contains("check's own library calls"), "{how}");
+    // A value that differs keeps the reading on the values, whichever check fired.
+    let log = log.replace("same 0 0 1 1", "same 0 0 1 0");
+    assert_eq!(
+        read(&log, &sites).culprit,
+        vec!["z3::operator-(x)".to_string()]
+    );
 }
 
 /// Two variant steps compared by the check: `modulo::base` (site 0, one other way) and an
