@@ -813,3 +813,55 @@ fn a_candidate_ahead_still_running_goes_on_in_the_search() {
         "it ran to its end, after the original's:\n{runs}"
     );
 }
+
+#[test]
+fn a_guided_cut_with_a_check_that_never_runs_the_program_costs_one_run_and_says_so() {
+    let t = Setup::new();
+    // A check that reads the text and never builds or runs it: no probe log.
+    let script = t.script("grep.sh", "#!/bin/sh\ngrep -q check_equal \"$1\"\n", true);
+    let (plain, guided) = (t.path("plain.json"), t.path("guided.json"));
+    let spec = common::root().join("fixtures/iset/spec");
+    let out = t.run(&[
+        s(&t.input),
+        "--check",
+        s(&script),
+        "-I",
+        s(&spec),
+        "-j1",
+        "--stats",
+        s(&plain),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = std::fs::read(t.default_output()).unwrap();
+    let out = t.run(&[
+        s(&t.input),
+        "--check",
+        s(&script),
+        "-I",
+        s(&spec),
+        "-j1",
+        "--guided-cut",
+        "--stats",
+        s(&guided),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("guided first cut: none (the check wrote no probe log"),
+        "{said}"
+    );
+    let (plain, guided) = (stats_of(&plain), stats_of(&guided));
+    assert!(plain.get("guided_cut").is_none(), "{plain}");
+    assert!(
+        guided["guided_cut"]
+            .as_str()
+            .unwrap()
+            .starts_with("no cut: the check wrote no probe log"),
+        "{guided}"
+    );
+    assert_eq!(
+        guided["oracle_calls"].as_u64().unwrap(),
+        plain["oracle_calls"].as_u64().unwrap() + 1
+    );
+    assert_eq!(std::fs::read(t.default_output()).unwrap(), first);
+}

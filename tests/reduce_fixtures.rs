@@ -88,7 +88,14 @@ fn non_blank_lines(text: &str) -> usize {
 
 /// Reduce `input` (in its own temp dir) with `jobs` workers, to `output` or the default path.
 /// Reduce `input` with `-j jobs` and `check` (the failure's script, or a memo of it).
-fn reduce(input: &Path, failure: &Failure, check: &Path, jobs: usize, output: Option<&Path>) {
+fn reduce(
+    input: &Path,
+    failure: &Failure,
+    check: &Path,
+    jobs: usize,
+    output: Option<&Path>,
+    extra: &[&str],
+) {
     let mut cmd = common::mfppr_cached();
     cmd.arg("reduce")
         .arg(input)
@@ -97,7 +104,8 @@ fn reduce(input: &Path, failure: &Failure, check: &Path, jobs: usize, output: Op
         .arg("-I")
         .arg(root().join("fixtures/iset/spec"))
         .arg(format!("-j{jobs}"))
-        .arg("-q");
+        .arg("-q")
+        .args(extra);
     if let Some(output) = output {
         cmd.arg("-o").arg(output);
     }
@@ -113,12 +121,8 @@ fn reduce(input: &Path, failure: &Failure, check: &Path, jobs: usize, output: Op
     );
 }
 
-/// Reduce fixture `name` with `-j1` and check the result; then with each of `other_jobs`, which
-/// must give the same bytes.
-fn reduce_fixture(name: &str, other_jobs: &[usize]) {
-    if !require_tools(&["g++", "python3"]) {
-        return;
-    }
+/// The bug fixture `name` fails with, and how (from `fixtures/tests/manifest.json`).
+fn fixture_failure(name: &str) -> (String, Failure) {
     let manifest: Value = serde_json::from_slice(
         &std::fs::read(root().join("fixtures/tests/manifest.json")).unwrap(),
     )
@@ -133,30 +137,18 @@ fn reduce_fixture(name: &str, other_jobs: &[usize]) {
         .find(|e| e["file"] == format!("{name}.cpp"))
         .expect("fixture in manifest");
     let bug = entry["fails_with"][0].as_str().expect("a failing fixture");
-    let failure = failure_for(bug, entry["failed_check"][bug].as_str());
+    (
+        bug.to_string(),
+        failure_for(bug, entry["failed_check"][bug].as_str()),
+    )
+}
 
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join(format!("{name}.cpp"));
-    let original =
-        std::fs::read(root().join("fixtures/tests").join(format!("{name}.cpp"))).unwrap();
-    std::fs::write(&input, &original).unwrap();
-    // Verdicts are remembered for the determinism runs below (see `memo_check`).
-    let memo = memo_check(
-        &root().join("interestingness").join(failure.script),
-        &dir.path().join("memo"),
-    );
-    reduce(&input, &failure, &memo, 1, None);
-    assert_eq!(std::fs::read(&input).unwrap(), original, "input untouched");
-    let reduced_path = dir.path().join(format!("{name}.reduced.cpp"));
-    let reduced = std::fs::read_to_string(&reduced_path).unwrap();
-    assert!(
-        reduced.len() < original.len() / 3,
-        "{name}: {} bytes left",
-        reduced.len()
-    );
-
+/// The result at `reduced_path` is a valid metamorphic test that fails with `bug` as `failure`
+/// says and passes with it switched off (no slip).
+fn assert_valid_and_no_slip(name: &str, bug: &str, failure: &Failure, reduced_path: &Path) {
+    let dir = reduced_path.parent().unwrap();
     // Still a valid metamorphic test: r_0, another variant, a check.
-    let report = inspect(&reduced_path);
+    let report = inspect(reduced_path);
     let variants = report["variants"].as_array().unwrap();
     assert!(variants.iter().any(|v| v["index"] == 0), "r_0 kept");
     assert!(variants.len() >= 2, "a non-reference variant kept");
@@ -167,17 +159,13 @@ fn reduce_fixture(name: &str, other_jobs: &[usize]) {
         "a check kept"
     );
     // Fails the same way with the bug, and passes without it (no slip).
-    assert_eq!(
-        check(&failure, &reduced_path, &[]),
-        0,
-        "{name}: still fails"
-    );
+    assert_eq!(check(failure, reduced_path, &[]), 0, "{name}: still fails");
     let spec = root().join("fixtures/iset/spec");
-    let exe = dir.path().join("fixed");
+    let exe = dir.join("fixed");
     let built = Command::new("g++")
         .args(["-std=c++17", "-w", "-DEXECUTE=1", "-I"])
         .arg(&spec)
-        .arg(&reduced_path)
+        .arg(reduced_path)
         .arg("-o")
         .arg(&exe)
         .status()
@@ -187,7 +175,36 @@ fn reduce_fixture(name: &str, other_jobs: &[usize]) {
         Command::new(&exe).status().unwrap().success(),
         "{name}: passes when {bug} is off"
     );
+}
 
+/// Reduce fixture `name` with `-j1` and check the result; then with each of `other_jobs`, which
+/// must give the same bytes.
+fn reduce_fixture(name: &str, other_jobs: &[usize]) {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let (bug, failure) = fixture_failure(name);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join(format!("{name}.cpp"));
+    let original =
+        std::fs::read(root().join("fixtures/tests").join(format!("{name}.cpp"))).unwrap();
+    std::fs::write(&input, &original).unwrap();
+    // Verdicts are remembered for the determinism runs below (see `memo_check`).
+    let memo = memo_check(
+        &root().join("interestingness").join(failure.script),
+        &dir.path().join("memo"),
+    );
+    reduce(&input, &failure, &memo, 1, None, &[]);
+    assert_eq!(std::fs::read(&input).unwrap(), original, "input untouched");
+    let reduced_path = dir.path().join(format!("{name}.reduced.cpp"));
+    let reduced = std::fs::read_to_string(&reduced_path).unwrap();
+    assert!(
+        reduced.len() < original.len() / 3,
+        "{name}: {} bytes left",
+        reduced.len()
+    );
+
+    assert_valid_and_no_slip(name, &bug, &failure, &reduced_path);
     let expected_path = root()
         .join("fixtures/expected")
         .join(format!("{name}.reduced.cpp"));
@@ -203,7 +220,7 @@ fn reduce_fixture(name: &str, other_jobs: &[usize]) {
     // Determinism: the result does not depend on the number of workers.
     for &jobs in other_jobs {
         let output = dir.path().join(format!("j{jobs}.cpp"));
-        reduce(&input, &failure, &memo, jobs, Some(&output));
+        reduce(&input, &failure, &memo, jobs, Some(&output), &[]);
         let other = std::fs::read_to_string(&output).unwrap();
         assert!(
             other == reduced,
@@ -240,6 +257,51 @@ fn bound_small_a() {
 #[test]
 fn bound_small_b() {
     reduce_fixture("iset_bound_small_b", &[2, 4]);
+}
+
+/// `--guided-cut` on a real build and run: the instrumented original runs through the check as
+/// given (its probe log read), the cut is judged, and the result is still a valid test that fails
+/// only because of the bug, the same bytes at `-j1` and `-j3`.
+#[test]
+fn a_guided_cut_leaves_a_valid_result_without_a_slip_at_every_job_count() {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let name = "iset_merge_small_a";
+    let (bug, failure) = fixture_failure(name);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join(format!("{name}.cpp"));
+    std::fs::copy(
+        root().join("fixtures/tests").join(format!("{name}.cpp")),
+        &input,
+    )
+    .unwrap();
+    let memo = memo_check(
+        &root().join("interestingness").join(failure.script),
+        &dir.path().join("memo"),
+    );
+    let mut results = Vec::new();
+    for jobs in [1, 3] {
+        let (output, stats) = (
+            dir.path().join(format!("j{jobs}.cpp")),
+            dir.path().join(format!("j{jobs}.json")),
+        );
+        let stats_arg = format!("--stats={}", stats.display());
+        reduce(
+            &input,
+            &failure,
+            &memo,
+            jobs,
+            Some(&output),
+            &["--guided-cut", &stats_arg],
+        );
+        let said: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let cut = said["guided_cut"].as_str().unwrap_or_default().to_string();
+        assert!(cut == "held" || cut == "rejected", "{said}");
+        assert_valid_and_no_slip(name, &bug, &failure, &output);
+        results.push((std::fs::read(&output).unwrap(), cut));
+    }
+    assert_eq!(results[0], results[1], "-j1 and -j3 differ");
 }
 
 /// The real MF++ example of `../shared/examples` (the test skips when absent, see `common::shared`): strictly smaller than the original MF++R's

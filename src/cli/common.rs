@@ -114,6 +114,12 @@ pub struct ReductionArgs {
     #[arg(long, help_heading = "Reduction")]
     pub no_tail: bool,
 
+    /// Before the search, one instrumented run of the original, read for the check that failed
+    /// and the calls the wrong value is computed in, and the candidate that keeps only those,
+    /// judged first (off by default: it cost bytes on bench-real, docs/results/real.md).
+    #[arg(long, help_heading = "Reduction")]
+    pub guided_cut: bool,
+
     /// When the fuzzed inputs are reduced [default: anytime for reduce, last for batch].
     #[arg(
         long = "inputs",
@@ -132,6 +138,7 @@ impl ReductionArgs {
         opts.keep_checks = self.keep_checks;
         opts.drop_oracle = self.drop_oracle;
         opts.tail = !self.no_tail;
+        opts.guided_cut = self.guided_cut;
         if let Some(inputs) = self.inputs_when {
             opts.inputs = inputs.inputs();
         }

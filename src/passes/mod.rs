@@ -9,7 +9,7 @@
 //! stays, one non-reference variant and a check stay unless `--drop-oracle`, one step stays),
 //! then swept (module `sweep`). A candidate equal to the current text is never offered.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::catalogue::Catalogue;
@@ -124,20 +124,77 @@ impl Opportunities for MfppOpportunities {
         }
         let read = self.read(text)?;
         let ops = opportunities(text, &read.model, &self.catalogue, &self.options, kind);
+        Ok(Box::new(self.gathering(read, ops)))
+    }
+}
+
+impl MfppOpportunities {
+    /// `ops`, gathered from `read`, ready to be turned into candidates.
+    fn gathering(&self, read: Arc<ParsedTest>, ops: Vec<Opportunity>) -> Gathering<'_> {
         let known_instances = read
             .model
             .instances
             .iter()
             .map(|i| i.name.clone())
             .collect();
-        Ok(Box::new(Gathering {
+        Gathering {
             read,
             ops,
             catalogue: &self.catalogue,
             options: self.options,
             known_instances,
             definitions: OnceLock::new(),
-        }))
+        }
+    }
+
+    /// The catalogue the passes fold to.
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.catalogue
+    }
+
+    /// The model of `text`; `Err` when it cannot be read as a test.
+    pub fn model(&self, text: &[u8]) -> anyhow::Result<TestModel> {
+        Ok(self.read(text)?.model.clone())
+    }
+
+    /// The guided first cut of `text` (issue 60): every variant but the reference and the one
+    /// whose check failed removed, with that variant's other checks (unless `--keep-checks`);
+    /// then, when `keep` names the instances the wrong value is computed in, every call of
+    /// another instance folded to its base, all in one window of each kind (its invariants and
+    /// the sweep as for any candidate). `None` when that changes nothing.
+    pub fn guided_cut(
+        &self,
+        text: &[u8],
+        failing_check: Option<(usize, usize)>,
+        keep: Option<&BTreeSet<String>>,
+    ) -> Option<Vec<u8>> {
+        let mut cut = text.to_vec();
+        if let Some((variant, check)) = failing_check {
+            let read = self.read(&cut).ok()?;
+            let ops = variant::variant_ops(&cut, &read.model, &self.options);
+            let window: Vec<usize> = (0..ops.len())
+                .filter(|&i| match ops[i].effect {
+                    Effect::RemoveVariant(v) => v != variant,
+                    Effect::RemoveCheck {
+                        variant: v,
+                        check: c,
+                    } => v == variant && c != check,
+                    _ => false,
+                })
+                .collect();
+            if let Some(t) = self.gathering(read, ops).candidate(&window) {
+                cut = t;
+            }
+        }
+        if let Some(keep) = keep {
+            let read = self.read(&cut).ok()?;
+            let ops = recursion::folds(&read.model, &self.catalogue, keep);
+            let window: Vec<usize> = (0..ops.len()).collect();
+            if let Some(t) = self.gathering(read, ops).candidate(&window) {
+                cut = t;
+            }
+        }
+        (cut != text).then_some(cut)
     }
 }
 

@@ -3,7 +3,7 @@
 //! step, or else the simplest instance of the family the test holds); then chain hoisting: a transitive callee of the same family and signature replaces the
 //! call. Every fold comes before every hoist.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 use crate::catalogue::Catalogue;
 use crate::document::Span;
@@ -19,11 +19,25 @@ const MAX_HOIST_SEARCH: usize = 64;
 
 /// Recursion folding to the family's base MR, then chain hoisting within a family.
 pub(super) fn recursion_ops(model: &TestModel, catalogue: &Catalogue) -> Vec<Opportunity> {
+    let mut ops = folds(model, catalogue, &BTreeSet::new());
+    for (callee, span) in &call_sites(model) {
+        if let Some(inst) = model.instance(callee) {
+            ops.extend(hoists(model, inst, span));
+        }
+    }
+    ops
+}
+
+/// The folds of every call of an instance not named in `keep`, in source order.
+pub(super) fn folds(
+    model: &TestModel,
+    catalogue: &Catalogue,
+    keep: &BTreeSet<String>,
+) -> Vec<Opportunity> {
     let step_bases = step_bases(model);
     let mut fold = Vec::new();
-    let mut hoist = Vec::new();
     for (callee, span) in &call_sites(model) {
-        let Some(inst) = model.instance(callee) else {
+        let Some(inst) = model.instance(callee).filter(|_| !keep.contains(*callee)) else {
             continue;
         };
         let target = fold_target(inst, catalogue, &step_bases)
@@ -35,9 +49,7 @@ pub(super) fn recursion_ops(model: &TestModel, catalogue: &Catalogue) -> Vec<Opp
                 effect: Effect::Rewrite,
             });
         }
-        hoist.extend(hoists(model, inst, span));
     }
-    fold.extend(hoist);
     fold
 }
 

@@ -805,3 +805,32 @@ fn a_declaration_read_by_a_context_built_from_names_stays() {
         }
     }
 }
+
+#[test]
+fn the_guided_cut_keeps_the_failing_check_and_the_calls_the_wrong_value_is_computed_in() {
+    let (text, red) = reduction(PassOptions::default());
+    let has = |t: &[u8], s: &str| String::from_utf8_lossy(t).contains(s);
+    // The program failed in r_1's second check; the wrong value is computed in
+    // `unite_by_parts_0_2`, called from `iden_by_fuzz_split_0_0`.
+    let keep: BTreeSet<String> = ["unite_by_parts_0_2", "iden_by_fuzz_split_0_0"]
+        .map(String::from)
+        .into();
+    let cut = red.guided_cut(&text, Some((1, 1)), Some(&keep)).unwrap();
+    assert!(!has(&cut, "check_card(r_1, r_0)"));
+    assert!(has(&cut, "check_equal(r_1, r_0)"));
+    assert!(has(
+        &cut,
+        "r_0 = iden_by_fuzz_split_0_0(fctx, output_var_0)"
+    ));
+    assert!(has(&cut, "return unite_by_parts_0_2(ctx, in, out)"));
+    // Every other instance call is folded to its family's base.
+    for folded in ["subtract_by_unite_0_4(fctx", "iden_by_unite_empty_1_0(fctx"] {
+        assert!(!has(&cut, folded), "{folded}");
+    }
+    assert!(model_of(&cut, red.catalogue()).variants.len() == 2);
+    // With no culprit named, nothing is folded; the variant's other check still goes.
+    let cut = red.guided_cut(&text, Some((1, 1)), None).unwrap();
+    assert!(has(&cut, "subtract_by_unite_0_4(fctx") && !has(&cut, "check_card(r_1"));
+    // Nothing to cut: no check known and no culprit.
+    assert_eq!(red.guided_cut(&text, None, None), None);
+}

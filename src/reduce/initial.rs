@@ -13,8 +13,9 @@ use crate::engine::{candidates_ahead, InFlight, InFlightEnd};
 use crate::error::{coded, ExitKind};
 use crate::judge::INITIAL_TIMEOUT;
 use crate::line_endings::LineEndings;
-use crate::opportunity::{Opportunities, OpportunityKind};
+use crate::opportunity::OpportunityKind;
 use crate::oracle::{lock, Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
+use crate::passes::MfppOpportunities;
 use crate::pool::{spawn_workers, JobQueue};
 
 /// Interval between two looks at the initial checks.
@@ -33,7 +34,7 @@ pub(super) struct Original<'a> {
     /// The input, with LF line endings.
     pub(super) text: &'a [u8],
     pub(super) endings: LineEndings,
-    pub(super) opportunities: &'a dyn Opportunities,
+    pub(super) opportunities: &'a MfppOpportunities,
 }
 
 /// What the initial checks run with: the options, the check, the input, the spare slots' queue

@@ -5,6 +5,7 @@
 //! text so far is always on disk (written atomically at the start and after every accepted
 //! candidate); Ctrl-C / SIGTERM stop the search with the best result kept.
 
+mod guided;
 mod initial;
 mod plan;
 mod recheck;
@@ -52,6 +53,8 @@ pub struct ReduceOptions {
     pub drop_oracle: bool,
     /// Run the tail passes after the four kinds reach their fixpoint (`--no-tail` clears it).
     pub tail: bool,
+    /// Judge the guided first cut before the search (`--guided-cut`).
+    pub guided_cut: bool,
     /// When fuzz reduction runs (`--inputs`).
     pub inputs: Inputs,
     /// Per-run timeout (default derived from the initial run).
@@ -97,6 +100,7 @@ impl ReduceOptions {
             keep_checks: false,
             drop_oracle: false,
             tail: true,
+            guided_cut: false,
             inputs: Inputs::Anytime,
             timeout: None,
             interesting_exit_auto: false,
@@ -369,12 +373,33 @@ fn check_and_search(
     let timeout = initial.timeout;
 
     let mut start = text.to_vec();
+    let mut resumed = false;
     if opts.resume {
         setup_calls += 1;
-        start = resume_from(opts, &oracle, paths, text)?.unwrap_or(start);
+        if let Some(best) = resume_from(opts, &oracle, paths, text)? {
+            (start, resumed) = (best, true);
+        }
     }
     paths.write_result(&endings.to_file(&start))?;
     paths.write_origin(&opts.input, text)?;
+    let mut ahead = initial.ahead;
+    let mut guided_cut = None;
+    if opts.guided_cut && !resumed {
+        let cut = guided::first_cut(
+            original.opportunities,
+            text,
+            initial.judge,
+            &oracle,
+            timeout,
+        )?;
+        setup_calls += cut.runs;
+        if let Some(cut) = cut.text {
+            paths.write_result(&endings.to_file(&cut))?;
+            start = cut;
+        }
+        ahead.extend(cut.rejected);
+        guided_cut = Some(cut.said);
+    }
     // The trivial tests that ran on spare slots (free in wall time) are known now. Those that
     // did not would cost runs of their own: they run after the search, and only when the search
     // found no candidate uninteresting — a check that rejected one has shown it tells tests
@@ -388,12 +413,13 @@ fn check_and_search(
     let from = SearchFrom {
         text,
         start,
-        ahead: initial.ahead,
+        ahead,
         in_flight: initial.in_flight,
     };
     let before_search = began.elapsed();
     let (mut result, mut stats, on_disk) =
         search(opts, original.opportunities, &oracle, paths, from);
+    stats.guided_cut = guided_cut;
     // The curve counts the setup checks that ran before the search, as `oracle_calls` does.
     for point in &mut stats.curve {
         point[0] += setup_calls;

@@ -18,6 +18,7 @@
 //! directory removed on every path.
 
 mod decide;
+mod guide;
 mod instrument;
 mod open;
 mod probe_log;
@@ -28,6 +29,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use decide::Evidence;
+pub(crate) use guide::{guide, NOTHING_TO_PROBE};
 
 use crate::case::{Case, Compiles};
 use crate::catalogue::Catalogue;
