@@ -821,30 +821,17 @@ fn a_guided_cut_with_a_check_that_never_runs_the_program_costs_one_run_and_says_
     let script = t.script("grep.sh", "#!/bin/sh\ngrep -q check_equal \"$1\"\n", true);
     let (plain, guided) = (t.path("plain.json"), t.path("guided.json"));
     let spec = common::root().join("fixtures/iset/spec");
-    let out = t.run(&[
-        s(&t.input),
-        "--check",
-        s(&script),
-        "-I",
-        s(&spec),
-        "-j1",
-        "--stats",
-        s(&plain),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let reduce = |stats: &Path, extra: &[&str]| {
+        let mut args = vec![s(&t.input), "--check", s(&script), "-I", s(&spec), "-j1"];
+        args.extend(extra);
+        args.extend(["--stats", s(stats)]);
+        let out = t.run(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    };
+    reduce(&plain, &[]);
     let first = std::fs::read(t.default_output()).unwrap();
-    let out = t.run(&[
-        s(&t.input),
-        "--check",
-        s(&script),
-        "-I",
-        s(&spec),
-        "-j1",
-        "--guided-cut",
-        "--stats",
-        s(&guided),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let out = reduce(&guided, &["--guided-cut"]);
     let said = stderr(&out);
     assert!(
         said.contains("guided first cut: none (the check wrote no probe log"),
