@@ -1,7 +1,7 @@
 //! What the failing run already tells the search (issue 60): the original, instrumented as the
 //! localiser instruments a result ([`super::open_and_instrument`]) and run once through the check
 //! as given, read with the localiser's reader ([`super::decide`]) for the check statement the
-//! program failed in and the calls its wrong values are computed in. The search's guided
+//! program failed in and the calls its first wrong value is computed in. The search's guided
 //! first cut keeps those and cuts the rest (`crate::passes::MfppOpportunities::guided_cut`).
 
 use std::collections::BTreeSet;
@@ -19,9 +19,10 @@ pub(crate) struct Guide {
     /// The variant (its index) whose check the program failed in, and that check's position
     /// among the variant's checks; `None` when it did not fail in a check.
     pub failing_check: Option<(usize, usize)>,
-    /// The instances the program's wrong values are computed in: for each probed call whose own
-    /// value differs from every other way, its callee, the function it is in, and every
-    /// instance that calls that function, directly or not; `None` when no culprit was named or
+    /// The instances the first wrong value is computed in: of the probed calls whose own value
+    /// differs from every other way (deepest first, as the value knockouts order them), the
+    /// first outside the variants the cut removes: its callee, the function it is in, and every
+    /// instance that calls that function, directly or not. `None` when no culprit was named or
     /// no call's own value is wrong (nothing may be folded then).
     pub keep: Option<BTreeSet<String>>,
     /// The culprit's library operations, for the log line.
