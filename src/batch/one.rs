@@ -15,6 +15,7 @@ use super::triage;
 use crate::atomic::write_atomic;
 use crate::case::Case;
 use crate::error::{coded, exit_kind, ExitKind};
+use crate::evidence::values::PATIENCE;
 use crate::input::MAX_TEST_BYTES;
 use crate::judge::{Judge, Judged};
 use crate::loaded::LoadedTest;
@@ -366,10 +367,6 @@ fn unblamed(model: &crate::model::TestModel) -> Suspects {
         ..Suspects::default()
     }
 }
-
-/// How many times the reduction's timeout the value localiser's instrumented run is given (the
-/// probes compare every value in child processes): its case is judged by a patient judge.
-pub(super) const PATIENCE: u32 = 4;
 
 /// The result's wrong value ([`crate::evidence::values`]), judged by `case`'s judge (a
 /// [`PATIENCE`] times patient one); a localisation that cannot run is undecided with the reason.

@@ -156,7 +156,7 @@ fn relocalise(out_dir: &Path, records: &mut [Record], ro: &ReduceOptions) -> any
         let mut own = ro.clone();
         own.input = r.input.clone();
         let compiles = crate::program::compile_probe(&own.include_dirs, &own.input, &own.extra_env);
-        let patient = oracle.with_timeout(Some(timeout * super::one::PATIENCE));
+        let patient = oracle.with_timeout(Some(timeout * crate::evidence::values::PATIENCE));
         let case = crate::case::Case {
             test: &loaded,
             judge: &patient,

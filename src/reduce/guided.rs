@@ -8,13 +8,10 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use crate::evidence::values::PATIENCE;
 use crate::line_endings::EndingsOracle;
 use crate::oracle::{Oracle, ScriptOracle, Verdict};
 use crate::passes::MfppOpportunities;
-
-/// The instrumented run may take this many times the derived timeout (its probes compare
-/// values in child processes).
-const PATIENCE: u32 = 4;
 
 /// How the guided first cut ended.
 pub(super) struct Cut {

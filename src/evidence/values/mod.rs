@@ -73,6 +73,11 @@ pub(crate) struct Localised {
     pub log_cut: bool,
 }
 
+/// How many times the reduction's timeout an instrumented run is given (the probes compare
+/// every value in child processes): the localisation and the guided first cut judge it with a
+/// judge this many times as patient.
+pub(crate) const PATIENCE: u32 = 4;
+
 /// The most of a probe log that is read (a test that loops can write gigabytes of it): past
 /// this, the log is cut at its last whole line and the result says so (`log_cut`).
 pub(crate) const MAX_PROBE_LOG: u64 = 64 << 20;
