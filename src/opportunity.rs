@@ -134,4 +134,11 @@ pub trait Gathered: Sync {
     fn fingerprint(&self, _i: usize) -> Option<u64> {
         None
     }
+
+    /// The opportunity whose edit removes opportunity `i` along with what it touches (a fold
+    /// of the call of the instance `i` is in). The engine offers `i` only once that one was
+    /// found needed alone (issue 60: hierarchical search); `None` (the default): always.
+    fn parent(&self, _i: usize) -> Option<usize> {
+        None
+    }
 }

@@ -14,6 +14,12 @@
 //! kind is gathered again on the new text and goes on at the same size with the opportunities
 //! not yet in an uninteresting window of that size, then the smaller sizes.
 //!
+//! **Hierarchy.** An opportunity with a parent ([`Gathered::parent`]: a recursion fold inside
+//! the instance another fold removes) is not live until its parent was found uninteresting
+//! alone: the folds inside a call are tried only once that call is known to be needed. When a
+//! pass has judged its windows of one and its opportunities shown since then are not all
+//! judged, it starts again from half of them (hierarchical delta debugging).
+//!
 //! **Batches.** A batching kind ([`OpportunityKind::batches`]) whose window of at most
 //! [`BATCH_MAX`] opportunities is rejected judges each alone on that same text, then merges the
 //! interesting ones into one more candidate (else the first of them goes in). What it judges
@@ -40,7 +46,7 @@ use std::sync::Arc;
 use super::beliefs::Beliefs;
 use super::workshop::Workshop;
 use super::{Candidate, Text};
-use crate::opportunity::OpportunityKind;
+use crate::opportunity::{Gathered, OpportunityKind};
 use crate::oracle::Verdict;
 
 /// When fuzz reduction (the kind that changes the test's input values) runs.
@@ -153,6 +159,9 @@ struct Pass {
     accepted: bool,
     /// The pass was deferred and goes on after the round's other kinds.
     resumed: bool,
+    /// Fingerprints of the opportunities cut into windows of one: an opportunity shown once its
+    /// parent was found needed ([`Search::revealed`]) and not among them starts the sizes again.
+    singles: HashSet<u64>,
     /// A batching kind's windows of one opportunity found interesting on the current text, in
     /// enumeration order, with their candidates: merged once every window is judged.
     batch: Vec<(Vec<usize>, Candidate)>,
@@ -278,10 +287,7 @@ impl Search {
     fn cut_windows(&mut self, mut pass: Pass, workshop: &mut Workshop<'_>) -> anyhow::Result<()> {
         let kind = pass.kind;
         let gathered = workshop.gather(&self.text, kind)?;
-        let live: Vec<(usize, Option<u64>)> = (0..gathered.len())
-            .map(|i| (i, gathered.fingerprint(i)))
-            .filter(|(_, f)| f.is_none_or(|f| !self.failed.contains(&f)))
-            .collect();
+        let live = self.live(&*gathered);
         if live.is_empty() {
             self.end_pass(&pass);
             return Ok(());
@@ -298,8 +304,11 @@ impl Search {
             .map(|(i, _)| *i)
             .collect();
         if fresh.is_empty() {
-            self.next_size(pass, size);
-            return Ok(());
+            return self.next_size(pass, size, workshop);
+        }
+        if size == 1 {
+            pass.singles
+                .extend(fresh.iter().filter_map(|&i| gathered.fingerprint(i)));
         }
         pass.windows = Some(Windows {
             size,
@@ -345,7 +354,7 @@ impl Search {
     ) -> anyhow::Result<Option<Step>> {
         if pass.batch.is_empty() {
             // Nothing interesting at this size on this text.
-            self.next_size(pass, windows.size);
+            self.next_size(pass, windows.size, workshop)?;
             return Ok(None);
         }
         let merge = match pass.merging || pass.batch.len() == 1 {
@@ -417,11 +426,23 @@ impl Search {
     /// The pass goes on at the size after `size`, or ends after size 1. A main kind's pass that
     /// has accepted nothing, has at least [`DEFER_MIN`] live opportunities and is not the last
     /// main kind is deferred instead: it goes on at the smaller size after the round's other
-    /// kinds, if none of them accepts.
-    fn next_size(&mut self, mut pass: Pass, size: usize) {
+    /// kinds, if none of them accepts. After size 1, opportunities shown since (their parent
+    /// was found needed alone) start the sizes again.
+    fn next_size(
+        &mut self,
+        mut pass: Pass,
+        size: usize,
+        workshop: &mut Workshop<'_>,
+    ) -> anyhow::Result<()> {
         if size <= 1 {
-            self.end_pass(&pass);
-            return;
+            if self.revealed(&pass, workshop)? {
+                pass.size = None;
+                pass.windows = None;
+                self.pass = Some(pass);
+            } else {
+                self.end_pass(&pass);
+            }
+            return Ok(());
         }
         // A batching kind with few live opportunities judges them one by one.
         pass.size = Some(match pass.kind.batches() && pass.live <= BATCH_MAX {
@@ -445,6 +466,35 @@ impl Search {
         } else {
             self.pass = Some(pass);
         }
+        Ok(())
+    }
+
+    /// The opportunities of `gathered` still to try, with their fingerprints: not found
+    /// uninteresting alone, and shown: without a parent, or with one found needed alone
+    /// ([`Gathered::parent`]; a fold is tried before the folds inside what it removes).
+    fn live(&self, gathered: &dyn Gathered) -> Vec<(usize, Option<u64>)> {
+        let prints: Vec<Option<u64>> = (0..gathered.len())
+            .map(|i| gathered.fingerprint(i))
+            .collect();
+        let needed = |f: Option<u64>| f.is_some_and(|f| self.failed.contains(&f));
+        (0..gathered.len())
+            .filter(|&i| !needed(prints[i]))
+            .filter(|&i| {
+                gathered
+                    .parent(i)
+                    .is_none_or(|p| prints.get(p).copied().flatten().is_none() || needed(prints[p]))
+            })
+            .map(|i| (i, prints[i]))
+            .collect()
+    }
+
+    /// Some opportunity was shown after `pass` cut its windows of one.
+    fn revealed(&self, pass: &Pass, workshop: &mut Workshop<'_>) -> anyhow::Result<bool> {
+        let gathered = workshop.gather(&self.text, pass.kind)?;
+        Ok(self
+            .live(&*gathered)
+            .iter()
+            .any(|(_, f)| f.is_some_and(|f| !pass.singles.contains(&f))))
     }
 
     /// The pass is over: the search goes on with the next kind (a resumed pass was not the
@@ -536,6 +586,7 @@ impl Search {
                 live: 0,
                 accepted: false,
                 resumed: false,
+                singles: HashSet::new(),
                 batch: Vec::new(),
                 merging: false,
             });

@@ -100,6 +100,8 @@ struct Opportunity {
 struct Gathering<'a> {
     read: Arc<ParsedTest>,
     ops: Vec<Opportunity>,
+    /// Per opportunity, the one whose edit removes it ([`Gathered::parent`]); empty: none.
+    parents: Vec<Option<usize>>,
     catalogue: &'a Catalogue,
     options: PassOptions,
     known_instances: HashSet<String>,
@@ -123,8 +125,16 @@ impl Opportunities for MfppOpportunities {
             return Ok(Box::new(combined.unwrap_or_default()));
         }
         let read = self.read(text)?;
-        let ops = opportunities(text, &read.model, &self.catalogue, &self.options, kind);
-        Ok(Box::new(self.gathering(read, ops)))
+        let (ops, parents) = match kind {
+            OpportunityKind::Recursion => recursion::recursion_ops(&read.model, &self.catalogue),
+            _ => (
+                opportunities(text, &read.model, &self.catalogue, &self.options, kind),
+                Vec::new(),
+            ),
+        };
+        let mut gathering = self.gathering(read, ops);
+        gathering.parents = parents;
+        Ok(Box::new(gathering))
     }
 }
 
@@ -140,6 +150,7 @@ impl MfppOpportunities {
         Gathering {
             read,
             ops,
+            parents: Vec::new(),
             catalogue: &self.catalogue,
             options: self.options,
             known_instances,
@@ -223,6 +234,10 @@ impl Gathered for Gathering<'_> {
             .get(i)
             .map(|o| o.description.clone())
             .unwrap_or_default()
+    }
+
+    fn parent(&self, i: usize) -> Option<usize> {
+        self.parents.get(i).copied().flatten()
     }
 
     fn fingerprint(&self, i: usize) -> Option<u64> {
@@ -433,7 +448,7 @@ fn opportunities(
     match kind {
         OpportunityKind::Variant => variant::variant_ops(text, model, options),
         OpportunityKind::Sequence => sequence::sequence_ops(text, model),
-        OpportunityKind::Recursion => recursion::recursion_ops(model, catalogue),
+        OpportunityKind::Recursion => recursion::recursion_ops(model, catalogue).0,
         OpportunityKind::Fuzz => fuzz::fuzz_ops(text, model, catalogue),
         _ if options.tail => tail::tail_ops(text, model, catalogue, kind),
         _ => Vec::new(),

@@ -1,7 +1,9 @@
 //! Recursion folding (design §4.3): a call to a transplanted instance is folded to its family's
 //! base MR (from the catalogue, or, without one, the base another variant calls at the same
-//! step, or else the simplest instance of the family the test holds); then chain hoisting: a transitive callee of the same family and signature replaces the
-//! call. Every fold comes before every hoist.
+//! step, or else the simplest instance of the family the test holds); then chain hoisting: a
+//! transitive callee of the same family and signature replaces the call. Every fold comes before
+//! every hoist. Each opportunity at a call inside an instance names the fold of that instance's
+//! call as its parent: the search tries it only once that fold was found needed (issue 60).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
@@ -17,15 +19,39 @@ const MAX_HOISTS_PER_CALL: usize = 4;
 /// Callees looked at per call site when searching for hoisting candidates.
 const MAX_HOIST_SEARCH: usize = 64;
 
-/// Recursion folding to the family's base MR, then chain hoisting within a family.
-pub(super) fn recursion_ops(model: &TestModel, catalogue: &Catalogue) -> Vec<Opportunity> {
-    let mut ops = folds(model, catalogue, &BTreeSet::new());
-    for (callee, span) in &call_sites(model) {
-        if let Some(inst) = model.instance(callee) {
-            ops.extend(hoists(model, inst, span));
+/// Recursion folding to the family's base MR, then chain hoisting within a family; with each
+/// opportunity, the index of the fold that removes it, for the hierarchical search
+/// ([`Gathered::parent`]): the fold of the one call of the instance its call site is in.
+///
+/// [`Gathered::parent`]: crate::opportunity::Gathered::parent
+pub(super) fn recursion_ops(
+    model: &TestModel,
+    catalogue: &Catalogue,
+) -> (Vec<Opportunity>, Vec<Option<usize>>) {
+    let folded = fold_sites(model, catalogue, &BTreeSet::new());
+    let mut within: Vec<Option<&str>> = folded.iter().map(|(_, site)| site.within).collect();
+    let mut ops: Vec<Opportunity> = folded.iter().map(|(op, _)| op.clone()).collect();
+    for site in &call_sites(model) {
+        if let Some(inst) = model.instance(site.callee) {
+            for hoist in hoists(model, inst, &site.span) {
+                ops.push(hoist);
+                within.push(site.within);
+            }
         }
     }
-    ops
+    // The fold of each instance called once.
+    let mut fold_of: BTreeMap<&str, Option<usize>> = BTreeMap::new();
+    for (i, (_, site)) in folded.iter().enumerate() {
+        fold_of
+            .entry(site.callee)
+            .and_modify(|f| *f = None)
+            .or_insert(Some(i));
+    }
+    let parents = within
+        .iter()
+        .map(|w| w.and_then(|name| fold_of.get(name).copied().flatten()))
+        .collect();
+    (ops, parents)
 }
 
 /// The folds of every call of an instance not named in `keep`, in source order.
@@ -34,43 +60,75 @@ pub(super) fn folds(
     catalogue: &Catalogue,
     keep: &BTreeSet<String>,
 ) -> Vec<Opportunity> {
+    fold_sites(model, catalogue, keep)
+        .into_iter()
+        .map(|(op, _)| op)
+        .collect()
+}
+
+/// [`folds`], each with its call site.
+fn fold_sites<'m>(
+    model: &'m TestModel,
+    catalogue: &Catalogue,
+    keep: &BTreeSet<String>,
+) -> Vec<(Opportunity, Site<'m>)> {
     let step_bases = step_bases(model);
     let mut fold = Vec::new();
-    for (callee, span) in &call_sites(model) {
-        let Some(inst) = model.instance(callee).filter(|_| !keep.contains(*callee)) else {
+    for site in call_sites(model) {
+        let Some(inst) = model
+            .instance(site.callee)
+            .filter(|_| !keep.contains(site.callee))
+        else {
             continue;
         };
         let target = fold_target(inst, catalogue, &step_bases)
-            .or_else(|| simplest_instance(model, inst, span).map(str::to_string));
+            .or_else(|| simplest_instance(model, inst, &site.span).map(str::to_string));
         if let Some(base) = target {
-            fold.push(Opportunity {
-                description: format!("fold {callee} to {base}"),
-                edits: vec![Edit::replace(span.clone(), base)],
+            let op = Opportunity {
+                description: format!("fold {} to {base}", site.callee),
+                edits: vec![Edit::replace(site.span.clone(), base)],
                 effect: Effect::Rewrite,
-            });
+            };
+            fold.push((op, site));
         }
     }
     fold
 }
 
-/// Every call site of an instance: (callee, callee span), in source order.
-fn call_sites(model: &TestModel) -> Vec<(&str, Span)> {
-    let mut sites: Vec<(&str, Span)> = Vec::new();
+/// A call of an instance: the callee, the callee's span, and the instance whose body holds the
+/// call (`None` for a variant's step).
+struct Site<'m> {
+    callee: &'m str,
+    span: Span,
+    within: Option<&'m str>,
+}
+
+/// Every call site of an instance, in source order.
+fn call_sites(model: &TestModel) -> Vec<Site<'_>> {
+    let mut sites = Vec::new();
     for inst in &model.instances {
         for c in &inst.calls {
-            sites.push((c.callee.as_str(), c.callee_span.clone()));
+            sites.push(Site {
+                callee: c.callee.as_str(),
+                span: c.callee_span.clone(),
+                within: Some(inst.name.as_str()),
+            });
         }
     }
     for v in &model.variants {
         for s in &v.steps {
             for name in &s.instances {
                 if name == &s.callee {
-                    sites.push((name.as_str(), s.callee_span.clone()));
+                    sites.push(Site {
+                        callee: name.as_str(),
+                        span: s.callee_span.clone(),
+                        within: None,
+                    });
                 }
             }
         }
     }
-    sites.sort_by_key(|(_, span)| span.start);
+    sites.sort_by_key(|site| site.span.start);
     sites
 }
 
