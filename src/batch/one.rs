@@ -415,7 +415,7 @@ mod tests {
     #[test]
     fn blame_gives_the_suspect_families_or_base_operations() {
         // The failure needs the shift_by_parts instance: folding it to shift's base removes it.
-        let (_dir, found) = blamed(r#"grep -q 'shift_by_parts_2_5(fctx' "$1""#);
+        let (_dir, found) = blamed(r#"grep -q 'shift_by_parts_2_6(fctx' "$1""#);
         assert_eq!(found.suspects, ["relations::shift"]);
         assert_eq!(found.from, "blame");
         assert_eq!(found.blame_calls, 1, "one site, no fold-all run");

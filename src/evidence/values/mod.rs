@@ -587,22 +587,22 @@ mod tests {
             "namespace metalib { namespace generators { namespace fuzz_set {\n\
              fuzz::set_term get_by_fuzz(fuzz::fuzz_context ctx) {\n\
              fuzz::set_term f = fuzz::fuzz_new<fuzz::set_term>(); return f; }\n} } }\n",
-            "fuzz::set_term\nshift_by_parts_2_5(fuzz::fuzz_context ctx, fuzz::set_term a, long k)\n{\n    \
+            "fuzz::set_term\nshift_by_parts_2_6(fuzz::fuzz_context ctx, fuzz::set_term a, long k)\n{\n    \
              long p = (iset::lower(a)",
-            "fuzz::set_term\nget_by_fuzz_2_6(fuzz::fuzz_context ctx)\n{\n    fuzz::set_term f = \
+            "fuzz::set_term\nget_by_fuzz_2_7(fuzz::fuzz_context ctx)\n{\n    fuzz::set_term f = \
              iset::complement(iset::from_point(3));\n    return f;\n}\n\
-             fuzz::set_term\nshift_by_parts_2_5(fuzz::fuzz_context ctx, fuzz::set_term a, long k)\n{\n    \
-             fuzz::set_term f = get_by_fuzz_2_6(ctx);\n    long p = (iset::lower(f)",
+             fuzz::set_term\nshift_by_parts_2_6(fuzz::fuzz_context ctx, fuzz::set_term a, long k)\n{\n    \
+             fuzz::set_term f = get_by_fuzz_2_7(ctx);\n    long p = (iset::lower(f)",
         );
-        assert!(t.model.instance("get_by_fuzz_2_6").is_some());
+        assert!(t.model.instance("get_by_fuzz_2_7").is_some());
         let sites = probed(&t);
         assert!(
-            sites.iter().all(|s| s.place != "get_by_fuzz_2_6"),
+            sites.iter().all(|s| s.place != "get_by_fuzz_2_7"),
             "a call inside the fuzzed input is probed: {sites:?}"
         );
         let site = sites
             .iter()
-            .find(|s| s.call.starts_with("shift_by_parts_2_5("))
+            .find(|s| s.call.starts_with("shift_by_parts_2_6("))
             .unwrap_or_else(|| panic!("not probed: {sites:?}"));
         assert!(
             !site
