@@ -480,9 +480,13 @@ impl Search {
         (0..gathered.len())
             .filter(|&i| !needed(prints[i]))
             .filter(|&i| {
-                gathered
-                    .parent(i)
-                    .is_none_or(|p| prints.get(p).copied().flatten().is_none() || needed(prints[p]))
+                gathered.parent(i).is_none_or(|p| {
+                    prints
+                        .get(p)
+                        .copied()
+                        .flatten()
+                        .is_none_or(|f| self.failed.contains(&f))
+                })
             })
             .map(|i| (i, prints[i]))
             .collect()

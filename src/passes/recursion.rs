@@ -29,16 +29,6 @@ pub(super) fn recursion_ops(
     catalogue: &Catalogue,
 ) -> (Vec<Opportunity>, Vec<Option<usize>>) {
     let folded = fold_sites(model, catalogue, &BTreeSet::new());
-    let mut within: Vec<Option<&str>> = folded.iter().map(|(_, site)| site.within).collect();
-    let mut ops: Vec<Opportunity> = folded.iter().map(|(op, _)| op.clone()).collect();
-    for site in &call_sites(model) {
-        if let Some(inst) = model.instance(site.callee) {
-            for hoist in hoists(model, inst, &site.span) {
-                ops.push(hoist);
-                within.push(site.within);
-            }
-        }
-    }
     // The fold of each instance called once.
     let mut fold_of: BTreeMap<&str, Option<usize>> = BTreeMap::new();
     for (i, (_, site)) in folded.iter().enumerate() {
@@ -47,10 +37,20 @@ pub(super) fn recursion_ops(
             .and_modify(|f| *f = None)
             .or_insert(Some(i));
     }
-    let parents = within
-        .iter()
-        .map(|w| w.and_then(|name| fold_of.get(name).copied().flatten()))
-        .collect();
+    let parent =
+        |within: Option<&str>| within.and_then(|name| fold_of.get(name).copied().flatten());
+    let (mut ops, mut parents): (Vec<Opportunity>, Vec<Option<usize>>) = folded
+        .into_iter()
+        .map(|(op, site)| (op, parent(site.within)))
+        .unzip();
+    for site in &call_sites(model) {
+        if let Some(inst) = model.instance(site.callee) {
+            for hoist in hoists(model, inst, &site.span) {
+                ops.push(hoist);
+                parents.push(parent(site.within));
+            }
+        }
+    }
     (ops, parents)
 }
 
