@@ -39,13 +39,14 @@ pub enum OpportunityKind {
 }
 
 impl OpportunityKind {
-    /// Every kind, in search order: the four main kinds (design §4.1–§4.4), then the six tail
-    /// kinds (§4.6).
+    /// Every kind, in search order: the four main kinds (design §4.1–§4.4; fuzz reduction before
+    /// recursion, so recursion's verdicts are found on the reduced inputs and the next round
+    /// keeps them), then the six tail kinds (§4.6).
     pub const ALL: [OpportunityKind; 10] = [
         OpportunityKind::Variant,
         OpportunityKind::Sequence,
-        OpportunityKind::Recursion,
         OpportunityKind::Fuzz,
+        OpportunityKind::Recursion,
         OpportunityKind::TailAll,
         OpportunityKind::TailInputs,
         OpportunityKind::Tail,

@@ -403,20 +403,20 @@ fn with_one_job_and_the_cache_no_text_is_judged_twice() {
 
 #[test]
 fn a_kind_that_fails_at_its_first_size_waits_for_the_next_kinds() {
-    // Every `r` line is needed while `f1` is there; the fuzz kind, after recursion, removes it.
-    let r_lines: BTreeSet<String> = (0..16).map(|i| format!("r{i}")).collect();
-    let mut lines: Vec<String> = r_lines.iter().cloned().collect();
+    // Every `v` line is needed while `f1` is there; the fuzz kind, after variants, removes it.
+    let v_lines: BTreeSet<String> = (0..16).map(|i| format!("v{i}")).collect();
+    let mut lines: Vec<String> = v_lines.iter().cloned().collect();
     lines.extend(["f0".to_string(), "f1".to_string()]);
-    let rule = Rule::Locked(BTreeSet::from(["f0".to_string()]), "f1".into(), r_lines);
+    let rule = Rule::Locked(BTreeSet::from(["f0".to_string()]), "f1".into(), v_lines);
     let reference = reduce(&join(&lines), rule.clone(), 1, true, 0);
     assert_eq!(String::from_utf8_lossy(&reference.result), "f0\n");
-    // Round 1 tries the two halves of the `r` lines, not every smaller window down to single
+    // Round 1 tries the two halves of the `v` lines, not every smaller window down to single
     // lines (2 + 4 + 8 + 16 candidates if it did not wait); round 2 removes them.
-    let recursion = &reference.stats.kinds[&OpportunityKind::Recursion];
+    let variant = &reference.stats.kinds[&OpportunityKind::Variant];
     assert!(
-        recursion.candidates <= 8,
-        "{} recursion candidates",
-        recursion.candidates
+        variant.candidates <= 8,
+        "{} variant candidates",
+        variant.candidates
     );
     assert_eq!(reference.stats.rounds, 3);
     for jobs in [2, 4, 16] {
@@ -424,6 +424,22 @@ fn a_kind_that_fails_at_its_first_size_waits_for_the_next_kinds() {
         assert_eq!(other.result, reference.result, "jobs {jobs}");
         assert_eq!(other.accepted, reference.accepted, "jobs {jobs}");
     }
+}
+
+#[test]
+fn recursion_judges_after_fuzz_reduction_so_the_next_round_keeps_its_verdicts() {
+    // Every `r` line is needed; `f0` goes. Fuzz reduction runs before recursion, so the accepted
+    // fuzz edit does not make the next round judge the `r` lines again (it would, after them:
+    // it changes the values the test computes).
+    let r_lines: BTreeSet<String> = (0..4).map(|i| format!("r{i}")).collect();
+    let mut lines: Vec<String> = r_lines.iter().cloned().collect();
+    lines.push("f0".to_string());
+    let out = reduce(&join(&lines), Rule::Keeps(r_lines.clone()), 1, true, 0);
+    let kept: Vec<String> = r_lines.into_iter().collect();
+    assert_eq!(out.result, join(&kept));
+    // Windows of two, then the four single lines, once.
+    assert_eq!(out.stats.kinds[&OpportunityKind::Recursion].candidates, 6);
+    assert_eq!(out.stats.kinds[&OpportunityKind::Fuzz].accepted, 1);
 }
 
 #[test]

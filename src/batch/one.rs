@@ -396,7 +396,7 @@ mod tests {
         let check = dir.path().join("check.sh");
         std::fs::write(&check, format!("#!/bin/sh\n{script}\n")).unwrap();
         std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let input = root.join("fixtures/expected/iset_merge_small_a.reduced.cpp");
+        let input = root.join("fixtures/expected/iset_merge_small_b.reduced.cpp");
         let mut ro = ReduceOptions::new(&input, &check);
         ro.include_dirs = vec![root.join("fixtures/iset/spec")];
         let oracle = ScriptOracle::new(&check, &input, Vec::new()).unwrap();
@@ -415,12 +415,12 @@ mod tests {
     #[test]
     fn blame_gives_the_suspect_families_or_base_operations() {
         // The failure needs the shift_by_parts instance: folding it to shift's base removes it.
-        let (_dir, found) = blamed(r#"grep -q 'shift_by_parts_2_6(fctx' "$1""#);
+        let (_dir, found) = blamed(r#"grep -q 'shift_by_parts_1_15(fctx' "$1""#);
         assert_eq!(found.suspects, ["relations::shift"]);
         assert_eq!(found.from, "blame");
         assert_eq!(found.blame_calls, 1, "one site, no fold-all run");
         assert!(found.library_calls.contains(&"iset::unite".to_string()));
-        assert!(found.mrs.contains(&"relations::complement".to_string()));
+        assert!(found.mrs.contains(&"relations::shift".to_string()));
         // A failure no fold removes: the base operations alone.
         let (_dir, found) = blamed("exit 0");
         assert!(found.suspects.is_empty());

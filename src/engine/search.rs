@@ -52,7 +52,7 @@ use crate::oracle::Verdict;
 /// When fuzz reduction (the kind that changes the test's input values) runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Inputs {
-    /// In every round, after the structural kinds (variant, sequence, recursion).
+    /// In every round, after variant elimination and sequence shortening, before recursion.
     #[default]
     Anytime,
     /// Only once the structural kinds reached their fixpoint on the original inputs; after it,
