@@ -12,6 +12,7 @@ use mfppr::error::{exit_kind, ExitKind};
 use mfppr::opportunity::{Gathered, Opportunities, OpportunityKind};
 use mfppr::oracle::{Oracle, Verdict};
 
+mod order;
 mod tree;
 
 /// A text is lines. A line starting with `v`, `s`, `r`, `f` or `t` (tail_text, a batching kind)
@@ -424,22 +425,6 @@ fn a_kind_that_fails_at_its_first_size_waits_for_the_next_kinds() {
         assert_eq!(other.result, reference.result, "jobs {jobs}");
         assert_eq!(other.accepted, reference.accepted, "jobs {jobs}");
     }
-}
-
-#[test]
-fn recursion_judges_after_fuzz_reduction_so_the_next_round_keeps_its_verdicts() {
-    // Every `r` line is needed; `f0` goes. Fuzz reduction runs before recursion, so the accepted
-    // fuzz edit does not make the next round judge the `r` lines again (it would, after them:
-    // it changes the values the test computes).
-    let r_lines: BTreeSet<String> = (0..4).map(|i| format!("r{i}")).collect();
-    let mut lines: Vec<String> = r_lines.iter().cloned().collect();
-    lines.push("f0".to_string());
-    let out = reduce(&join(&lines), Rule::Keeps(r_lines.clone()), 1, true, 0);
-    let kept: Vec<String> = r_lines.into_iter().collect();
-    assert_eq!(out.result, join(&kept));
-    // Windows of two, then the four single lines, once.
-    assert_eq!(out.stats.kinds[&OpportunityKind::Recursion].candidates, 6);
-    assert_eq!(out.stats.kinds[&OpportunityKind::Fuzz].accepted, 1);
 }
 
 #[test]

@@ -450,12 +450,16 @@ impl Search {
             false => smaller(size),
         });
         pass.windows = None;
-        // Something can still unblock it in this round: a later main kind, or (once the round
-        // accepted nothing) the other deferred kinds' smaller sizes.
-        let later = pass.resumed
-            || OpportunityKind::ALL
-                .get(self.kind + 1)
-                .is_some_and(|k| !k.is_tail());
+        // Something can still unblock it: a later main kind in this round, (once the round
+        // accepted nothing) the other deferred kinds' smaller sizes, or, for the last main kind,
+        // the next round that an accept earlier in this round starts.
+        // Fuzz reduction alone after the structure ([`Inputs::Last`]) waits for nothing.
+        let later = !self.inputs_phase
+            && (pass.resumed
+                || self.accepted_in_round
+                || OpportunityKind::ALL
+                    .get(self.kind + 1)
+                    .is_some_and(|k| !k.is_tail()));
         if !pass.accepted && !pass.kind.is_tail() && pass.live >= DEFER_MIN && later {
             self.end_pass(&pass);
             if let Some(size) = pass.size {
@@ -538,8 +542,11 @@ impl Search {
     fn start_pass(&mut self) {
         let kinds = OpportunityKind::ALL;
         loop {
-            let main_done = kinds.get(self.kind).is_none_or(|k| k.is_tail());
             let fuzz_at = kinds.iter().position(|k| *k == OpportunityKind::Fuzz);
+            // Once the structure reached its fixpoint ([`Inputs::Last`]), fuzz reduction is the
+            // only main kind left.
+            let main_done = kinds.get(self.kind).is_none_or(|k| k.is_tail())
+                || (self.inputs_phase && Some(self.kind) != fuzz_at);
             if self.inputs_last && !self.inputs_phase && Some(self.kind) == fuzz_at {
                 self.kind += 1;
                 continue;
@@ -551,6 +558,10 @@ impl Search {
                     continue;
                 }
                 self.in_tail = true;
+                self.kind = kinds
+                    .iter()
+                    .position(|k| k.is_tail())
+                    .unwrap_or(kinds.len());
             }
             if main_done && !self.in_tail {
                 if self.accepted_in_round {

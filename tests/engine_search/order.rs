@@ -1,0 +1,60 @@
+//! The order of the main kinds: fuzz reduction before recursion (issue 60), and with
+//! `Inputs::Last` no recursion after the inputs were reduced.
+
+use std::collections::BTreeSet;
+
+use mfppr::engine::Inputs;
+use mfppr::opportunity::OpportunityKind;
+
+use super::{join, lines_of, reduce, reduce_inputs, set, LineReduction, Rule};
+
+#[test]
+fn recursion_judges_after_fuzz_reduction_so_the_next_round_keeps_its_verdicts() {
+    // Every `r` line is needed; `f0` goes. Fuzz reduction runs before recursion, so the accepted
+    // fuzz edit does not make the next round judge the `r` lines again (it would, after them:
+    // it changes the values the test computes).
+    let r_lines: BTreeSet<String> = (0..4).map(|i| format!("r{i}")).collect();
+    let mut lines: Vec<String> = r_lines.iter().cloned().collect();
+    lines.push("f0".to_string());
+    let out = reduce(&join(&lines), Rule::Keeps(r_lines.clone()), 1, true, 0);
+    let kept: Vec<String> = r_lines.into_iter().collect();
+    assert_eq!(out.result, join(&kept));
+    // Windows of two, then the four single lines, once.
+    assert_eq!(out.stats.kinds[&OpportunityKind::Recursion].candidates, 6);
+    assert_eq!(out.stats.kinds[&OpportunityKind::Fuzz].accepted, 1);
+}
+
+/// With `Inputs::Last`, recursion (the main kind after fuzz reduction in the search order) does
+/// not run again after the inputs were reduced: `r1`, which only `f1`'s removal lets go, stays.
+#[test]
+fn with_inputs_last_recursion_does_not_run_after_fuzz_reduction() {
+    let text = join(&["r1", "r2", "f1", "f2"].map(String::from));
+    let rule = Rule::Locked(set(&["r2", "f2"]), "f1".into(), set(&["r1"]));
+    for jobs in [1, 3] {
+        let out = reduce_inputs(
+            &LineReduction,
+            &text,
+            rule.clone(),
+            (jobs, true, 2),
+            Inputs::Last,
+        );
+        assert_eq!(
+            out.result,
+            join(&["r1", "r2", "f2"].map(String::from)),
+            "-j{jobs}"
+        );
+        if jobs > 1 {
+            continue; // speculation may judge a candidate early, guessing verdicts
+        }
+        let fuzz = out
+            .calls
+            .iter()
+            .position(|c| !lines_of(c).contains(&"f1".into()));
+        assert!(
+            out.calls[fuzz.unwrap()..]
+                .iter()
+                .all(|c| lines_of(c).contains(&"r1".into())),
+            "a recursion candidate after fuzz reduction"
+        );
+    }
+}
