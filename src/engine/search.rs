@@ -25,9 +25,10 @@
 //! interesting ones into one more candidate (else the first of them goes in). What it judges
 //! next never depends on those verdicts, so with `jobs` > 1 they all run at once.
 //!
-//! **Deferral.** A main kind other than the last with at least [`DEFER_MIN`] live opportunities
-//! that accepts nothing at a size waits until the round's other kinds accepted nothing. When one
-//! of them accepts, the next round starts; the deferred kind's pass there starts at the size it
+//! **Deferral.** A main kind with at least [`DEFER_MIN`] live opportunities that accepts nothing
+//! at a size waits until the round's other kinds accepted nothing (the last main kind waits only
+//! when the round already accepted something: the next round follows). When one of them accepts,
+//! the next round starts; the deferred kind's pass there starts at the size it
 //! was deferred at (its larger windows just failed). Every size still ends at 1, so the fixpoint
 //! is 1-minimal as before.
 //!
@@ -424,9 +425,9 @@ impl Search {
     }
 
     /// The pass goes on at the size after `size`, or ends after size 1. A main kind's pass that
-    /// has accepted nothing, has at least [`DEFER_MIN`] live opportunities and is not the last
-    /// main kind is deferred instead: it goes on at the smaller size after the round's other
-    /// kinds, if none of them accepts. After size 1, opportunities shown since (their parent
+    /// has accepted nothing and has at least [`DEFER_MIN`] live opportunities is deferred instead
+    /// (the last main kind only when the round accepted something): it goes on at the smaller
+    /// size after the round's other kinds, if none of them accepts. After size 1, opportunities shown since (their parent
     /// was found needed alone) start the sizes again.
     fn next_size(
         &mut self,
