@@ -27,10 +27,10 @@
 //!
 //! **Deferral.** A main kind with at least [`DEFER_MIN`] live opportunities that accepts nothing
 //! at a size waits until the round's other kinds accepted nothing (the last main kind waits only
-//! when the round already accepted something: the next round follows). When one of them accepts,
-//! the next round starts; the deferred kind's pass there starts at the size it
-//! was deferred at (its larger windows just failed). Every size still ends at 1, so the fixpoint
-//! is 1-minimal as before.
+//! when the round already accepted something: the next round follows). When one of them
+//! accepts, the next round starts; the deferred kind's pass there starts at the size it was
+//! deferred at (its larger windows just failed). Every size still ends at 1, so the fixpoint is
+//! 1-minimal as before.
 //!
 //! **Edit caching.** A single opportunity found uninteresting is remembered by its
 //! [`Gathered::fingerprint`](crate::opportunity::Gathered::fingerprint) for the rest of the
@@ -427,8 +427,8 @@ impl Search {
     /// The pass goes on at the size after `size`, or ends after size 1. A main kind's pass that
     /// has accepted nothing and has at least [`DEFER_MIN`] live opportunities is deferred instead
     /// (the last main kind only when the round accepted something): it goes on at the smaller
-    /// size after the round's other kinds, if none of them accepts. After size 1, opportunities shown since (their parent
-    /// was found needed alone) start the sizes again.
+    /// size after the round's other kinds, if none of them accepts. After size 1, opportunities
+    /// shown since (their parent was found needed alone) start the sizes again.
     fn next_size(
         &mut self,
         mut pass: Pass,
@@ -454,13 +454,11 @@ impl Search {
         // Something can still unblock it: a later main kind in this round, (once the round
         // accepted nothing) the other deferred kinds' smaller sizes, or, for the last main kind,
         // the next round that an accept earlier in this round starts.
-        // Fuzz reduction alone after the structure ([`Inputs::Last`]) waits for nothing.
-        let later = !self.inputs_phase
-            && (pass.resumed
-                || self.accepted_in_round
-                || OpportunityKind::ALL
-                    .get(self.kind + 1)
-                    .is_some_and(|k| !k.is_tail()));
+        let later = pass.resumed
+            || self.accepted_in_round
+            || OpportunityKind::ALL
+                .get(self.kind + 1)
+                .is_some_and(|k| self.runs_now(*k));
         if !pass.accepted && !pass.kind.is_tail() && pass.live >= DEFER_MIN && later {
             self.end_pass(&pass);
             if let Some(size) = pass.size {
@@ -539,15 +537,18 @@ impl Search {
         }
     }
 
+    /// Whether `kind` is a main kind the rounds run now: once the structure reached its fixpoint
+    /// ([`Inputs::Last`]), fuzz reduction is the only one left.
+    fn runs_now(&self, kind: OpportunityKind) -> bool {
+        !kind.is_tail() && (!self.inputs_phase || kind == OpportunityKind::Fuzz)
+    }
+
     /// Start the next kind, the next round, the tail, or end the search.
     fn start_pass(&mut self) {
         let kinds = OpportunityKind::ALL;
         loop {
             let fuzz_at = kinds.iter().position(|k| *k == OpportunityKind::Fuzz);
-            // Once the structure reached its fixpoint ([`Inputs::Last`]), fuzz reduction is the
-            // only main kind left.
-            let main_done = kinds.get(self.kind).is_none_or(|k| k.is_tail())
-                || (self.inputs_phase && Some(self.kind) != fuzz_at);
+            let main_done = kinds.get(self.kind).is_none_or(|k| !self.runs_now(*k));
             if self.inputs_last && !self.inputs_phase && Some(self.kind) == fuzz_at {
                 self.kind += 1;
                 continue;
