@@ -96,6 +96,10 @@ pub struct Catalogue {
     pub reducers: Vec<ReductionFn>,
     /// Headers read.
     pub headers: Vec<PathBuf>,
+    /// The identifiers the headers of the `EXECUTE` build name in their code: a `#define` of the
+    /// test whose name is one of them is read by the build that runs (issue 60).
+    #[serde(skip)]
+    pub execute_names: BTreeSet<String>,
     /// Quoted includes that were not found.
     pub missing: Vec<String>,
     /// The same includes with where they come from and where they were looked for.
@@ -162,6 +166,8 @@ struct Headers {
     seen: HashMap<PathBuf, HashSet<Branch>>,
     /// The outline of each header read.
     parsed: HashMap<PathBuf, crate::document::Outline>,
+    /// The identifiers of each header read ([`crate::cpp_text::identifiers`]).
+    names: HashMap<PathBuf, BTreeSet<String>>,
     /// The headers in the order they were first read.
     order: Vec<PathBuf>,
     /// Includes found in no search directory.
@@ -204,6 +210,8 @@ impl Headers {
             if !self.parsed.contains_key(&path) {
                 let bytes = std::fs::read(&path)
                     .with_context(|| format!("cannot read spec header {}", path.display()))?;
+                let names = crate::cpp_text::identifiers(&bytes).into_iter().collect();
+                self.names.insert(path.clone(), names);
                 let outline = Document::parse(bytes)?.outline().clone();
                 self.parsed.insert(path.clone(), outline);
                 self.order.push(path.clone());
@@ -262,6 +270,9 @@ impl Catalogue {
                 .iter()
                 .any(|b| matches!(b, Branch::Both | Branch::Execute));
             cat.add_functions(&headers.parsed[path].functions, executable_header);
+            if executable_header {
+                cat.execute_names.extend(headers.names[path].iter().cloned());
+            }
         }
         // Reduction functions may also be defined in the test's own preamble.
         cat.add_functions(&test_outline.functions, true);

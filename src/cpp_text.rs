@@ -179,6 +179,34 @@ pub(crate) fn split_top(s: &str, sep: u8) -> Vec<&str> {
     out
 }
 
+/// The identifiers of the code of `text` ([`code_bytes`]: none from comments or literals), in
+/// order, each as often as it occurs (keywords too; numbers are not identifiers).
+pub(crate) fn identifiers(text: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word: Option<std::ops::Range<usize>> = None;
+    let mut flush = |word: &mut Option<std::ops::Range<usize>>| {
+        if let Some(w) = word.take() {
+            let w = String::from_utf8_lossy(&text[w]).into_owned();
+            if is_ident(&w) {
+                out.push(w);
+            }
+        }
+    };
+    code_bytes(text, |i, b| {
+        let part = b.is_ascii_alphanumeric() || b == b'_';
+        match &mut word {
+            Some(w) if part && w.end == i => w.end = i + 1,
+            _ => {
+                flush(&mut word);
+                word = part.then_some(i..i + 1);
+            }
+        }
+        true
+    });
+    flush(&mut word);
+    out
+}
+
 /// The byte offset of the start of every line of `text`.
 pub(crate) fn line_starts(text: &[u8]) -> Vec<usize> {
     std::iter::once(0)
@@ -216,6 +244,15 @@ pub(crate) fn string_literal(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identifiers_skip_comments_and_literals() {
+        let text = b"#define FV_COUNT 100\nint x[FV_COUNT]; // BV_SIZE\n/* A */ f(\"B C\", 2u, a/**/b);";
+        assert_eq!(
+            identifiers(text),
+            ["define", "FV_COUNT", "int", "x", "FV_COUNT", "f", "a", "b"]
+        );
+    }
 
     #[test]
     fn a_string_literal_holds_exactly_the_bytes() {

@@ -42,7 +42,7 @@ pub(super) fn tail_ops(
             ops
         }
         OpportunityKind::TailInputs => inputs::input_ops(text, model),
-        OpportunityKind::TailText => text::text_ops(text, model),
+        OpportunityKind::TailText => text::text_ops(text, model, catalogue),
         OpportunityKind::TailTidy => tidy::tidy_ops(text, model),
         _ => Vec::new(),
     }

@@ -3,16 +3,22 @@
 //! before the first definition, an `#else` with nothing under it, and a conditional group left
 //! empty. Quoted includes stay, in both `#ifdef EXECUTE` branches: they are the spec headers
 //! mfppr reads the MR families from, so the result stays an MF++ test mfppr reads as well as the
-//! input (`mfppr export` is what replaces them). The oracle says which of the rest the test
-//! needs; the sweep checks it is still an MF++ test.
+//! input (`mfppr export` is what replaces them). So does a `#define` whose name the test's own
+//! code or a header of the `EXECUTE` build reads (`FV_COUNT`, an array bound in a spec's type
+//! header): deleting it only breaks the build, and every window holding it would fail (issue 60).
+//! The oracle says which of the rest the test needs; the sweep checks it is still an MF++ test.
 
+use std::collections::HashMap;
+
+use crate::catalogue::Catalogue;
+use crate::cpp_text::identifiers;
 use crate::document::StmtKind;
 use crate::edit::Edit;
 use crate::model::TestModel;
 use crate::passes::{lines, slice, Effect, Opportunity};
 
 /// Markers first, then comments, then preprocessor lines.
-pub(super) fn text_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
+pub(super) fn text_ops(text: &[u8], model: &TestModel, catalogue: &Catalogue) -> Vec<Opportunity> {
     let mut ops: Vec<Opportunity> = model
         .regions
         .iter()
@@ -38,7 +44,7 @@ pub(super) fn text_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
             });
         }
     }
-    ops.extend(preprocessor_ops(text, model));
+    ops.extend(preprocessor_ops(text, model, catalogue));
     ops
 }
 
@@ -87,13 +93,40 @@ fn directive(content: &str, name: &str) -> bool {
         })
 }
 
-fn preprocessor_ops(text: &[u8], model: &TestModel) -> Vec<Opportunity> {
+/// The name a `#define` line defines.
+fn defined_name(content: &str) -> Option<&str> {
+    let rest = content.strip_prefix('#')?.trim_start().strip_prefix("define")?;
+    let rest = rest.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// How often each identifier occurs in the code of `text`.
+fn name_counts(text: &[u8]) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for name in identifiers(text) {
+        *counts.entry(name).or_insert(0) += 1;
+    }
+    counts
+}
+
+fn preprocessor_ops(text: &[u8], model: &TestModel, catalogue: &Catalogue) -> Vec<Opportunity> {
     let lines = preamble_lines(text, model);
+    let counts = name_counts(text);
+    // A macro the build reads: named by a header of the EXECUTE build, or by the test's code
+    // outside its own `#define` line.
+    let read = |line: &Line<'_>, name: &str| {
+        let own = name_counts(line.content.as_bytes()).get(name).copied();
+        catalogue.execute_names.contains(name) || counts.get(name).copied() > own
+    };
     let mut ops = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let spec_header = directive(line.content, "include") && line.content.contains('"');
-        if (directive(line.content, "include") && !spec_header) || directive(line.content, "define")
-        {
+        let define = directive(line.content, "define")
+            && defined_name(line.content).is_none_or(|name| !read(line, name));
+        if (directive(line.content, "include") && !spec_header) || define {
             ops.push(Opportunity {
                 description: format!("delete `{}`", line.content),
                 edits: vec![Edit::delete(line.span.clone())],
