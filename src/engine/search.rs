@@ -15,9 +15,8 @@
 //! not yet in an uninteresting window of that size, then the smaller sizes.
 //!
 //! **Hierarchy.** An opportunity with a parent ([`Gathered::parent`]: a recursion fold inside
-//! the instance another fold removes, a hoist at the call another fold replaces) is not live
-//! until its parent was found uninteresting alone: the folds inside a call, and the hoists into
-//! it, are tried only once that call is known to be needed. When a
+//! the instance another fold removes) is not live until its parent was found uninteresting
+//! alone: the folds inside a call are tried only once that call is known to be needed. When a
 //! pass has judged its windows of one and its opportunities shown since then are not all
 //! judged, it starts again from half of them (hierarchical delta debugging).
 //!
