@@ -2,9 +2,8 @@
 //! base MR (from the catalogue, or, without one, the base another variant calls at the same
 //! step, or else the simplest instance of the family the test holds); then chain hoisting: a
 //! transitive callee of the same family and signature replaces the call. Every fold comes before
-//! every hoist. Each fold at a call inside an instance names the fold of that instance's call as
-//! its parent, and each hoist the fold at its own call site: the search tries it only once that
-//! fold was found needed (issue 60).
+//! every hoist. Each opportunity at a call inside an instance names the fold of that instance's
+//! call as its parent: the search tries it only once that fold was found needed (issue 60).
 
 use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
@@ -21,9 +20,8 @@ const MAX_HOISTS_PER_CALL: usize = 4;
 const MAX_HOIST_SEARCH: usize = 64;
 
 /// Recursion folding to the family's base MR, then chain hoisting within a family; with each
-/// opportunity, the index of the fold that makes it moot, for the hierarchical search
-/// ([`Gathered::parent`]): for a fold, the fold of the one call of the instance its call site is
-/// in; for a hoist, the fold at its own call site (or, without one, that same fold).
+/// opportunity, the index of the fold that removes it, for the hierarchical search
+/// ([`Gathered::parent`]): the fold of the one call of the instance its call site is in.
 ///
 /// [`Gathered::parent`]: crate::opportunity::Gathered::parent
 pub(super) fn recursion_ops(
@@ -39,12 +37,6 @@ pub(super) fn recursion_ops(
             .and_modify(|f| *f = None)
             .or_insert(Some(i));
     }
-    // The fold at each call site, by where its callee starts.
-    let fold_at: BTreeMap<usize, usize> = folded
-        .iter()
-        .enumerate()
-        .map(|(i, (_, site))| (site.span.start, i))
-        .collect();
     let parent =
         |within: Option<&str>| within.and_then(|name| fold_of.get(name).copied().flatten());
     let (mut ops, mut parents): (Vec<Opportunity>, Vec<Option<usize>>) = folded
@@ -53,15 +45,9 @@ pub(super) fn recursion_ops(
         .unzip();
     for site in &call_sites(model) {
         if let Some(inst) = model.instance(site.callee) {
-            // A hoist folds part of the chain the fold at its site folds whole: it is tried once
-            // that fold was found needed (else the one of the instance the site is in).
-            let hoist_parent = fold_at
-                .get(&site.span.start)
-                .copied()
-                .or_else(|| parent(site.within));
             for hoist in hoists(model, inst, &site.span) {
                 ops.push(hoist);
-                parents.push(hoist_parent);
+                parents.push(parent(site.within));
             }
         }
     }
