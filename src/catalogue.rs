@@ -271,7 +271,8 @@ impl Catalogue {
                 .any(|b| matches!(b, Branch::Both | Branch::Execute));
             cat.add_functions(&headers.parsed[path].functions, executable_header);
             if executable_header {
-                cat.execute_names.extend(headers.names[path].iter().cloned());
+                cat.execute_names
+                    .extend(headers.names[path].iter().cloned());
             }
         }
         // Reduction functions may also be defined in the test's own preamble.

@@ -247,7 +247,8 @@ mod tests {
 
     #[test]
     fn identifiers_skip_comments_and_literals() {
-        let text = b"#define FV_COUNT 100\nint x[FV_COUNT]; // BV_SIZE\n/* A */ f(\"B C\", 2u, a/**/b);";
+        let text =
+            b"#define FV_COUNT 100\nint x[FV_COUNT]; // BV_SIZE\n/* A */ f(\"B C\", 2u, a/**/b);";
         assert_eq!(
             identifiers(text),
             ["define", "FV_COUNT", "int", "x", "FV_COUNT", "f", "a", "b"]

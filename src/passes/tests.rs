@@ -842,9 +842,12 @@ fn the_guided_cut_keeps_the_failing_check_and_the_calls_the_wrong_value_is_compu
 fn tail_text_keeps_a_define_the_build_reads() {
     let (text, red) = reduction(tail_on());
     let text = String::from_utf8(text).unwrap();
-    let defines = "#define ISET_BUG_MERGE\n#define _ISET_SPEC_DEFS_HPP\n#define UNREAD 3\n#define BOUND 48\n";
+    let defines =
+        "#define ISET_BUG_MERGE\n#define _ISET_SPEC_DEFS_HPP\n#define UNREAD 3\n#define BOUND 48\n";
     let text = format!("{defines}{}", text).replace("fctx(-48, 48)", "fctx(-BOUND, BOUND)");
-    let g = red.gather(text.as_bytes(), OpportunityKind::TailText).unwrap();
+    let g = red
+        .gather(text.as_bytes(), OpportunityKind::TailText)
+        .unwrap();
     let offered: Vec<String> = (0..g.len())
         .map(|i| g.describe(i))
         .filter(|d| d.contains("#define"))

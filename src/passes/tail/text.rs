@@ -95,7 +95,10 @@ fn directive(content: &str, name: &str) -> bool {
 
 /// The name a `#define` line defines.
 fn defined_name(content: &str) -> Option<&str> {
-    let rest = content.strip_prefix('#')?.trim_start().strip_prefix("define")?;
+    let rest = content
+        .strip_prefix('#')?
+        .trim_start()
+        .strip_prefix("define")?;
     let rest = rest.trim_start();
     let end = rest
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
