@@ -93,19 +93,6 @@ fn directive(content: &str, name: &str) -> bool {
         })
 }
 
-/// The name a `#define` line defines.
-fn defined_name(content: &str) -> Option<&str> {
-    let rest = content
-        .strip_prefix('#')?
-        .trim_start()
-        .strip_prefix("define")?;
-    let rest = rest.trim_start();
-    let end = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
-    (end > 0).then(|| &rest[..end])
-}
-
 /// How often each identifier occurs in the code of `text`.
 fn name_counts(text: &[u8]) -> HashMap<String, usize> {
     let mut counts = HashMap::new();
@@ -119,16 +106,18 @@ fn preprocessor_ops(text: &[u8], model: &TestModel, catalogue: &Catalogue) -> Ve
     let lines = preamble_lines(text, model);
     let counts = name_counts(text);
     // A macro the build reads: named by a header of the EXECUTE build, or by the test's code
-    // outside its own `#define` line.
-    let read = |line: &Line<'_>, name: &str| {
-        let own = name_counts(line.content.as_bytes()).get(name).copied();
-        catalogue.execute_names.contains(name) || counts.get(name).copied() > own
+    // outside its own `#define` line (`#define NAME …`: NAME is the line's second identifier).
+    let read = |line: &Line<'_>| {
+        let own = identifiers(line.content.as_bytes());
+        own.get(1).is_some_and(|name| {
+            let in_line = own.iter().filter(|n| *n == name).count();
+            catalogue.execute_names.contains(name) || counts.get(name).is_some_and(|&c| c > in_line)
+        })
     };
     let mut ops = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let spec_header = directive(line.content, "include") && line.content.contains('"');
-        let define = directive(line.content, "define")
-            && defined_name(line.content).is_none_or(|name| !read(line, name));
+        let define = directive(line.content, "define") && !read(line);
         if (directive(line.content, "include") && !spec_header) || define {
             ops.push(Opportunity {
                 description: format!("delete `{}`", line.content),
