@@ -11,7 +11,10 @@
 //! computed with (agreement at other operands clears an operation only weakly: a fault may fire
 //! for some operand shapes only). When the differing pairs share no operation (two faults in one
 //! run), only the pairs with the call's own value count; when those share none either, the
-//! reading is `undecided` (the value knockouts of `super` may then tell the faults apart). Only
+//! reading is `undecided` (the value knockouts of `super` may then tell the faults apart). A call
+//! whose own value is built only from probed calls that each agree with their other ways at their
+//! own operands is right, and the other way it differs from names the culprit, even by an
+//! operation both apply (a fault that fires for some operands only). Only
 //! the pairs inside the calls the failure comes from count, when the log shows them: the calls
 //! outside any probe (the variants' steps) whose value differs from every other way, and the
 //! probed calls inside them; a wrong value that only another way computed (a second fault that
@@ -251,7 +254,11 @@ fn read_with(log: &str, sites: &[Site], at: Option<usize>) -> Reading {
             return reading;
         }
     }
-    let (differing, culprit) = suspects(run, sites, differing, at);
+    let Suspects {
+        differing,
+        culprit,
+        built_right,
+    } = suspects(run, sites, differing, at);
     if culprit.is_empty() {
         let why = if differing.is_empty() {
             "every probed call agrees with the other ways the spec computes it"
@@ -284,13 +291,19 @@ fn read_with(log: &str, sites: &[Site], at: Option<usize>) -> Reading {
         .filter(|p| p.seq == first.seq && p.i == first.i)
         .map(|p| name_of(s, p.j))
         .collect();
-    let how = format!(
+    let mut how = format!(
         "{} differs from {}; each of the run's {} differing pairs of values involves {}",
         name_of(s, first.i),
         differs.join(", "),
         differing.len(),
         culprit.join(" or ")
     );
+    if built_right {
+        how.push_str(
+            "; the call's value is built from values that each agree with the spec's other \
+             ways at their own operands, so the other way is the wrong one",
+        );
+    }
     let values = shown_values(run, first.seq, s);
     let by_printed_form = differing
         .iter()
@@ -419,21 +432,36 @@ fn ops_of(s: &Site, k: usize) -> BTreeSet<String> {
     }
 }
 
+/// The differing pairs that count and the operations they suspect ([`suspects`]).
+struct Suspects {
+    differing: Vec<Pair>,
+    culprit: BTreeSet<String>,
+    /// Whether the call's own value was shown right ([`built_right`]), the culprit its other
+    /// way's.
+    built_right: bool,
+}
+
 /// The differing pairs that count and the operations they suspect: inside the deepest call the
 /// failure plainly comes from ([`descend`]), the pairs with that subtree's own values and the
 /// operations they share among that call's suspects, but the operation of a call inside it
 /// that computes with one operation only and gave a right value at its own operands (see
 /// [`right_at`]; a right value of several operations may be two faults that cancel, as in
-/// `-(-x)`), unless none would be left (when another way agrees with that call's
-/// wrong value, the pairs with its own value and the operations that split its ways, see
-/// [`split`]); else every pair and the operations they
-/// all share (those with a call's own value, when all share none).
+/// `-(-x)`), unless none would be left: then, when the call's value is built from right values
+/// only, the operations of the other ways it differs from ([`built_right`]), else all of them
+/// (when another way agrees with that call's wrong value, the pairs with its own value and the
+/// operations that split its ways, see [`split`]); else every pair and the operations they all
+/// share (those with a call's own value, when all share none).
 fn suspects(
     run: &ProcessLog,
     sites: &[Site],
     differing: Vec<Pair>,
     from: Option<usize>,
-) -> (Vec<Pair>, BTreeSet<String>) {
+) -> Suspects {
+    let plain = |differing, culprit| Suspects {
+        differing,
+        culprit,
+        built_right: false,
+    };
     match descend(run, sites, from) {
         Some((at, suspects)) => {
             let within = subtree(run, at);
@@ -442,7 +470,7 @@ fn suspects(
                     .into_iter()
                     .filter(|p| p.i == 0 && p.seq == at)
                     .collect();
-                return (own, split);
+                return plain(own, split);
             }
             let own: Vec<Pair> = differing
                 .into_iter()
@@ -466,16 +494,65 @@ fn suspects(
                 .flat_map(|(_, s)| s.reach.iter().cloned())
                 .collect();
             let left: BTreeSet<String> = culprit.difference(&right).cloned().collect();
-            (own, if left.is_empty() { culprit } else { left })
+            if !left.is_empty() {
+                return plain(own, left);
+            }
+            match built_right(run, sites, at, &right) {
+                Some(wrong_way) => Suspects {
+                    differing: own,
+                    culprit: wrong_way,
+                    built_right: true,
+                },
+                None => plain(own, culprit),
+            }
         }
         None => {
             let mut culprit = shared(differing.iter());
             if culprit.is_empty() {
                 culprit = shared(differing.iter().filter(|p| p.i == 0));
             }
-            (differing, culprit)
+            plain(differing, culprit)
         }
     }
+}
+
+/// When record `at`'s own value is built from right values only, the operations every other way
+/// it differs from computes with: its own body makes no library call outside a probed call, each
+/// operation it reaches is in `right` (a call of that operation alone gave a right value at its
+/// own operands inside it), and every probed call inside it agrees with each of its other ways.
+/// Then the call's value is right at its operands, and the other way that differs from it is the
+/// wrong one, whatever operations both apply (isl's `s1 ∪ (s2 ∪ s3)` by De Morgan, each step
+/// confirmed, against `unite_assoc::base_front`'s `(s1 ∪ s2) ∪ s3`, which a faulty union of an
+/// empty set gets wrong). `None` otherwise, or when those ways share no operation.
+fn built_right(
+    run: &ProcessLog,
+    sites: &[Site],
+    at: usize,
+    right: &BTreeSet<String>,
+) -> Option<BTreeSet<String>> {
+    let s = record_site(run, sites, at)?;
+    let inner_agree = subtree(run, at)
+        .into_iter()
+        .filter(|&seq| seq != at)
+        .all(|seq| {
+            record_site(run, sites, seq).is_some_and(|inner| {
+                let (differ, agree) = ways_of(run, seq, inner);
+                differ.is_empty() && !agree.is_empty()
+            })
+        });
+    let (differ, _) = ways_of(run, at, s);
+    if !s.ops.is_empty()
+        || !inner_agree
+        || differ.is_empty()
+        || !s.reach.iter().all(|op| right.contains(op))
+    {
+        return None;
+    }
+    let wrong_way = differ
+        .iter()
+        .map(|&k| ops_of(s, k))
+        .reduce(|a, b| a.intersection(&b).cloned().collect())?;
+    (!wrong_way.is_empty()).then_some(wrong_way)
 }
 
 /// Whether the other way of `pair` (a call's own value against another way's) is the odd one

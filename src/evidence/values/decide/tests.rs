@@ -572,3 +572,58 @@ fn a_value_shown_by_one_way_inside_a_call_its_ways_find_right_is_knocked_out_las
     let r = read_at(log, &sites, 2);
     assert_eq!(r.culprit, ["z3::operator-(x)"], "{r:?}");
 }
+
+#[test]
+fn a_call_built_from_right_values_names_the_other_way_it_differs_from() {
+    // Seed 144's isl_24: `unite_assoc_back` computes `s1 ∪ (s2 ∪ s3)` by De Morgan, and every
+    // probed call inside it agrees with its other ways at its own operands; `base_front`'s
+    // `(s1 ∪ s2) ∪ s3` differs, as a faulty union of an empty set makes it. Union is on both
+    // sides, yet the other way is the wrong one.
+    let instance = |reach: &[&str], alts: &[(&str, &[&str])]| Site {
+        ops: Vec::new(),
+        ..site(reach, alts)
+    };
+    let sites = [
+        site(
+            &[".unite"],
+            &[
+                ("unite::unite_demorgan", &[".complement", ".intersect"]),
+                ("unite::unite_commutativity", &[".unite"]),
+            ],
+        ),
+        site(
+            &[".complement"],
+            &[("complement::by_subtract", &[".subtract"])],
+        ),
+        site(
+            &[".intersect"],
+            &[("intersect::intersect_commutativity", &[".intersect"])],
+        ),
+        instance(
+            &[".complement", ".intersect"],
+            &[
+                ("unite::base", &[".unite"]),
+                ("unite::unite_commutativity", &[".unite"]),
+            ],
+        ),
+        instance(
+            &[".complement", ".intersect", ".unite"],
+            &[("unite_assoc::base_front", &[".unite"])],
+        ),
+    ];
+    let log = "7 start\n7 enter 4\n7 enter 0\n7 leave 0\n7 record 0 0\n7 enter 3\n7 enter 1\n\
+               7 leave 1\n7 record 1 1\n7 enter 2\n7 leave 2\n7 record 2 2\n7 leave 3\n\
+               7 record 3 3\n7 leave 4\n7 record 4 4\n7 kept\n7 check check_is_equal\n\
+               7 signal 6\n7 same 0 0 1 1\n7 same 0 0 2 1\n7 same 0 1 2 1\n7 same 1 0 1 1\n\
+               7 same 2 0 1 1\n7 same 3 0 1 1\n7 same 3 0 2 1\n7 same 3 1 2 1\n\
+               7 same 4 0 1 0\n7 compared\n";
+    let r = read(log, &sites);
+    assert_eq!(r.culprit, vec![".unite".to_string()], "{r:?}");
+    let how = r.evidence.unwrap().how;
+    assert!(how.contains("the other way is the wrong one"), "{how}");
+    // One probed call inside that differs from its other way: the call is not shown right,
+    // and the operations one side applies alone are named, as before.
+    let log = log.replace("7 same 1 0 1 1", "7 same 1 0 1 0");
+    let r = read(&log, &sites);
+    assert_ne!(r.culprit, vec![".unite".to_string()], "{r:?}");
+}
