@@ -122,6 +122,29 @@ fn the_last_variant_and_the_last_step_cannot_go() {
 }
 
 #[test]
+fn a_variant_no_check_reads_is_offered_first() {
+    let path = root().join("fixtures/tests/iset_subtract_small_b.cpp");
+    let text = std::fs::read(&path).unwrap();
+    let cat = Catalogue::load(&path, &text, &[root().join("fixtures/iset/spec")], &[]).unwrap();
+    let red = MfppOpportunities::new(cat, PassOptions::default());
+    let g = red.gather(&text, OpportunityKind::Variant).unwrap();
+    // Every variant is checked: in index order, then the checks.
+    assert_eq!(g.describe(0), "remove variant r_1");
+    assert_eq!(g.describe(1), "remove variant r_2");
+    let r_2_checks: Vec<usize> = (0..g.len())
+        .filter(|&i| g.describe(i).ends_with("of r_2"))
+        .collect();
+    assert_eq!(r_2_checks.len(), 2);
+    let unchecked = g.candidate(&r_2_checks).expect("r_1 keeps the oracle");
+    // r_2 has no check left: its removal comes first, so a window of the first half of the
+    // opportunities removes it and keeps r_1 with its checks.
+    let g = red.gather(&unchecked, OpportunityKind::Variant).unwrap();
+    assert_eq!(g.describe(0), "remove variant r_2");
+    assert_eq!(g.describe(1), "remove variant r_1");
+    assert!(g.candidate(&[0]).is_some());
+}
+
+#[test]
 fn drop_oracle_allows_removing_every_variant_but_r_0() {
     let (text, red) = reduction(PassOptions {
         drop_oracle: true,
