@@ -18,7 +18,12 @@ fn root() -> PathBuf {
 }
 
 fn fixture() -> (Vec<u8>, Catalogue) {
-    let path = root().join("fixtures/tests/iset_pass_tiny.cpp");
+    fixture_named("iset_pass_tiny.cpp")
+}
+
+/// The fixture `fixtures/tests/<name>` and its catalogue (the iset spec).
+fn fixture_named(name: &str) -> (Vec<u8>, Catalogue) {
+    let path = root().join("fixtures/tests").join(name);
     let text = std::fs::read(&path).unwrap();
     let cat = Catalogue::load(&path, &text, &[root().join("fixtures/iset/spec")], &[]).unwrap();
     (text, cat)
@@ -123,9 +128,7 @@ fn the_last_variant_and_the_last_step_cannot_go() {
 
 #[test]
 fn a_variant_no_check_reads_is_offered_first() {
-    let path = root().join("fixtures/tests/iset_subtract_small_b.cpp");
-    let text = std::fs::read(&path).unwrap();
-    let cat = Catalogue::load(&path, &text, &[root().join("fixtures/iset/spec")], &[]).unwrap();
+    let (text, cat) = fixture_named("iset_subtract_small_b.cpp");
     let red = MfppOpportunities::new(cat, PassOptions::default());
     let g = red.gather(&text, OpportunityKind::Variant).unwrap();
     // Every variant is checked: in index order, then the checks.
@@ -446,9 +449,7 @@ fn tail_tidy_moves_a_block_with_its_statement() {
 
 #[test]
 fn tail_wrappers_are_inlined_with_the_callers_arguments() {
-    let path = root().join("fixtures/tests/iset_pass_small.cpp");
-    let text = std::fs::read(&path).unwrap();
-    let cat = Catalogue::load(&path, &text, &[root().join("fixtures/iset/spec")], &[]).unwrap();
+    let (text, cat) = fixture_named("iset_pass_small.cpp");
     let red = MfppOpportunities::new(cat, tail_on());
     let c = tail_candidate(
         &red,
@@ -640,9 +641,7 @@ fn golden_fake_reduction_with_tail_is_smaller_and_the_same_for_every_job_count()
 #[test]
 fn a_step_keeps_its_fingerprint_when_an_earlier_step_goes() {
     // A test with three steps in each variant.
-    let path = root().join("fixtures/tests/iset_merge_small_a.cpp");
-    let text = std::fs::read(&path).unwrap();
-    let cat = Catalogue::load(&path, &text, &[root().join("fixtures/iset/spec")], &[]).unwrap();
+    let (text, cat) = fixture_named("iset_merge_small_a.cpp");
     let red = MfppOpportunities::new(cat, PassOptions::default());
     let find = |g: &dyn Gathered, what: &str| {
         (0..g.len())
@@ -764,9 +763,7 @@ fn no_candidate_of_a_whole_reduction_reads_a_deleted_variable() {
         ),
     ];
     for (name, keeps) in cases {
-        let path = root().join("fixtures/tests").join(name);
-        let text = std::fs::read(&path).unwrap();
-        let cat = Catalogue::load(&path, &text, &[root().join("fixtures/iset/spec")], &[]).unwrap();
+        let (text, cat) = fixture_named(name);
         let original = model_of(&text, &cat);
         for keep in keeps {
             let red = MfppOpportunities::new(cat.clone(), PassOptions::default());
