@@ -497,7 +497,7 @@ fn suspects(
             if !left.is_empty() {
                 return plain(own, left);
             }
-            match built_right(run, sites, at, &right) {
+            match built_right(run, sites, at, &within, &right) {
                 Some(wrong_way) => Suspects {
                     differing: own,
                     culprit: wrong_way,
@@ -516,10 +516,11 @@ fn suspects(
     }
 }
 
-/// When record `at`'s own value is built from right values only, the operations every other way
-/// it differs from computes with: its own body makes no library call outside a probed call, each
-/// operation it reaches is in `right` (a call of that operation alone gave a right value at its
-/// own operands inside it), and every probed call inside it agrees with each of its other ways.
+/// When record `at`'s own value (its call's records `within`) is built from right values only,
+/// the operations every other way it differs from computes with: its own body makes no library
+/// call outside a probed call, each operation it reaches is in `right` (a call of that operation
+/// alone gave a right value at its own operands inside it), and every probed call inside it
+/// agrees with each of its other ways.
 /// Then the call's value is right at its operands, and the other way that differs from it is the
 /// wrong one, whatever operations both apply (isl's `s1 ∪ (s2 ∪ s3)` by De Morgan, each step
 /// confirmed, against `unite_assoc::base_front`'s `(s1 ∪ s2) ∪ s3`, which a faulty union of an
@@ -528,18 +529,16 @@ fn built_right(
     run: &ProcessLog,
     sites: &[Site],
     at: usize,
+    within: &BTreeSet<usize>,
     right: &BTreeSet<String>,
 ) -> Option<BTreeSet<String>> {
     let s = record_site(run, sites, at)?;
-    let inner_agree = subtree(run, at)
-        .into_iter()
-        .filter(|&seq| seq != at)
-        .all(|seq| {
-            record_site(run, sites, seq).is_some_and(|inner| {
-                let (differ, agree) = ways_of(run, seq, inner);
-                differ.is_empty() && !agree.is_empty()
-            })
-        });
+    let inner_agree = within.iter().copied().filter(|&seq| seq != at).all(|seq| {
+        record_site(run, sites, seq).is_some_and(|inner| {
+            let (differ, agree) = ways_of(run, seq, inner);
+            differ.is_empty() && !agree.is_empty()
+        })
+    });
     let (differ, _) = ways_of(run, at, s);
     if !s.ops.is_empty()
         || !inner_agree
