@@ -3,7 +3,8 @@
 //!
 //! **Rounds.** Kinds are visited in [`OpportunityKind::ALL`] order. Rounds over the four main
 //! kinds repeat until a round accepts nothing (fixpoint); the tail kinds then run once, each from
-//! a first window of all its opportunities (their edits keep every variant's meaning).
+//! a first window of all its opportunities (their edits keep every variant's meaning), except
+//! `tail_inputs` after a rejected `tail_all`, which held that window ([`Search::first_size`]).
 //!
 //! **Inputs last** ([`Inputs::Last`], the campaign default): fuzz reduction is left out of the
 //! rounds; once they reach their fixpoint it runs alone, again until it accepts nothing, and the
@@ -216,6 +217,10 @@ pub(super) struct Search {
     inputs_last: bool,
     /// The structural kinds reached their fixpoint (with `inputs_last`).
     inputs_phase: bool,
+    /// [`OpportunityKind::TailAll`]'s candidate was judged uninteresting: every input deletion
+    /// at once is then uninteresting too (the tail edits it adds keep the test's meaning), so
+    /// `tail_inputs` does not judge that window again ([`Search::first_size`]).
+    tail_all_rejected: bool,
 }
 
 impl Search {
@@ -242,6 +247,7 @@ impl Search {
             beliefs: Beliefs::default(),
             inputs_last: inputs == Inputs::Last,
             inputs_phase: false,
+            tail_all_rejected: false,
         }
     }
 
@@ -294,7 +300,11 @@ impl Search {
             return Ok(());
         }
         pass.live = live.len();
-        let size = window_size(kind, pass.size, live.len());
+        let Some(first) = self.first_size(&pass) else {
+            self.end_pass(&pass);
+            return Ok(());
+        };
+        let size = window_size(kind, first, live.len());
         if pass.visited_size != size {
             pass.visited.clear();
             pass.visited_size = size;
@@ -390,6 +400,7 @@ impl Search {
         };
         let interesting = verdict == Verdict::Interesting;
         self.beliefs.judged(c.kind, c.size, &c.prints, interesting);
+        self.tail_all_rejected |= c.kind == OpportunityKind::TailAll && !interesting;
         if pass.merging {
             // The merge goes in if it is interesting, else the batch's first (the next `next`).
             if interesting {
@@ -422,6 +433,19 @@ impl Search {
         if let Some(w) = pass.windows.as_mut() {
             w.next += 1;
         }
+    }
+
+    /// The size `pass` cuts its windows at: its own, except that `tail_inputs`' first window of
+    /// every input deletion is skipped when `tail_all` was rejected (it holds those deletions):
+    /// it starts at half of them, and with one opportunity it has nothing left to judge (`None`).
+    fn first_size(&self, pass: &Pass) -> Option<Option<usize>> {
+        if pass.kind != OpportunityKind::TailInputs
+            || pass.size.is_some()
+            || !self.tail_all_rejected
+        {
+            return Some(pass.size);
+        }
+        (pass.live > 1).then(|| Some(pass.live.div_ceil(2)))
     }
 
     /// The pass goes on at the size after `size`, or ends after size 1. A main kind's pass that
