@@ -814,12 +814,14 @@ fn a_candidate_ahead_still_running_goes_on_in_the_search() {
     );
 }
 
+/// Both cuts read what one run of the original tells; with a check that never runs the program
+/// each costs that one run, says so, and leaves the result as it was (the check cut is on by
+/// default).
 #[test]
-fn a_guided_cut_with_a_check_that_never_runs_the_program_costs_one_run_and_says_so() {
+fn a_cut_with_a_check_that_never_runs_the_program_costs_one_run_and_says_so() {
     let t = Setup::new();
     // A check that reads the text and never builds or runs it: no probe log.
     let script = t.script("grep.sh", "#!/bin/sh\ngrep -q check_equal \"$1\"\n", true);
-    let (plain, guided) = (t.path("plain.json"), t.path("guided.json"));
     let spec = common::root().join("fixtures/iset/spec");
     let reduce = |stats: &Path, extra: &[&str]| {
         let mut args = vec![s(&t.input), "--check", s(&script), "-I", s(&spec), "-j1"];
@@ -829,26 +831,39 @@ fn a_guided_cut_with_a_check_that_never_runs_the_program_costs_one_run_and_says_
         assert!(out.status.success(), "{}", stderr(&out));
         out
     };
-    reduce(&plain, &[]);
+    let plain = t.path("plain.json");
+    reduce(&plain, &["--no-check-cut"]);
     let first = std::fs::read(t.default_output()).unwrap();
-    let out = reduce(&guided, &["--guided-cut"]);
-    let said = stderr(&out);
-    assert!(
-        said.contains("guided first cut: none (the check wrote no probe log"),
-        "{said}"
-    );
-    let (plain, guided) = (stats_of(&plain), stats_of(&guided));
-    assert!(plain.get("guided_cut").is_none(), "{plain}");
-    assert!(
-        guided["guided_cut"]
-            .as_str()
-            .unwrap()
-            .starts_with("no cut: the check wrote no probe log"),
-        "{guided}"
-    );
-    assert_eq!(
-        guided["oracle_calls"].as_u64().unwrap(),
-        plain["oracle_calls"].as_u64().unwrap() + 1
-    );
-    assert_eq!(std::fs::read(t.default_output()).unwrap(), first);
+    let plain = stats_of(&plain);
+    for (flags, key, said) in [
+        (
+            &["--no-check-cut", "--guided-cut"][..],
+            "guided_cut",
+            "guided first cut: none (the check wrote no probe log",
+        ),
+        (
+            &[][..],
+            "check_cut",
+            "check cut: none (the check wrote no log of the checks",
+        ),
+    ] {
+        let stats = t.path(&format!("{key}.json"));
+        let out = reduce(&stats, flags);
+        assert!(stderr(&out).contains(said), "{}", stderr(&out));
+        let cut = stats_of(&stats);
+        assert!(plain.get(key).is_none(), "{plain}");
+        let why = said.split_once(": none (").unwrap().1;
+        assert!(
+            cut[key]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("no cut: {why}")),
+            "{cut}"
+        );
+        assert_eq!(
+            cut["oracle_calls"].as_u64().unwrap(),
+            plain["oracle_calls"].as_u64().unwrap() + 1
+        );
+        assert_eq!(std::fs::read(t.default_output()).unwrap(), first);
+    }
 }

@@ -126,6 +126,9 @@ pub(crate) fn command(exe: &Path, test: &Test, opts: &BatchOptions) -> anyhow::R
     if !ro.tail {
         words.push("--no-tail".to_string());
     }
+    if !ro.check_cut {
+        words.push("--no-check-cut".to_string());
+    }
     if ro.guided_cut {
         words.push("--guided-cut".to_string());
     }

@@ -114,6 +114,13 @@ pub struct ReductionArgs {
     #[arg(long, help_heading = "Reduction")]
     pub no_tail: bool,
 
+    /// Skip the check cut: before the search, one run of the original with every check run to
+    /// its end (each in a child process) says which checks fail, and the candidate that keeps
+    /// only the reference and the variants whose checks fail as the original does is judged
+    /// first (issue 60; docs/reduce.md).
+    #[arg(long, help_heading = "Reduction")]
+    pub no_check_cut: bool,
+
     /// Before the search, one instrumented run of the original, read for the check that failed
     /// and the calls the wrong value is computed in, and the candidate that keeps only those,
     /// judged first (off by default: it cost bytes on bench-real, docs/results/real.md).
@@ -138,6 +145,7 @@ impl ReductionArgs {
         opts.keep_checks = self.keep_checks;
         opts.drop_oracle = self.drop_oracle;
         opts.tail = !self.no_tail;
+        opts.check_cut = !self.no_check_cut;
         opts.guided_cut = self.guided_cut;
         if let Some(inputs) = self.inputs_when {
             opts.inputs = inputs.inputs();

@@ -143,6 +143,10 @@ pub struct Stats {
     /// the seconds since the reduction began and the kind accepted (a bench reads from them how
     /// many runs reached a given size, issue 60).
     pub anytime: Vec<AnytimePoint>,
+    /// How the check cut ended (issue 60): `held`, `rejected` or `no cut: WHY`; absent when it
+    /// was not tried (`--no-check-cut`, or a resumed run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check_cut: Option<String>,
     /// How the guided first cut ended (issue 60): `held`, `rejected` or `no cut: WHY`; absent
     /// when it was not tried (no `--guided-cut`, or a resumed run).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -168,28 +168,28 @@ impl MfppOpportunities {
         Ok(self.read(text)?.model.clone())
     }
 
-    /// The guided first cut of `text` (issue 60): every variant but the reference and the one
-    /// whose check failed removed, with that variant's other checks (unless `--keep-checks`);
+    /// The guided first cut of `text` (issue 60): every variant but the reference and those of
+    /// the checks `kept` removed, with those variants' other checks (unless `--keep-checks`);
     /// then, when `keep` names the instances the wrong value is computed in, every call of
     /// another instance folded to its base, all in one window of each kind (its invariants and
     /// the sweep as for any candidate). `None` when that changes nothing.
     pub fn guided_cut(
         &self,
         text: &[u8],
-        failing_check: Option<(usize, usize)>,
+        kept: &[(usize, usize)],
         keep: Option<&BTreeSet<String>>,
     ) -> Option<Vec<u8>> {
         let mut cut = text.to_vec();
-        if let Some((variant, check)) = failing_check {
+        if !kept.is_empty() {
             let read = self.read(&cut).ok()?;
             let ops = variant::variant_ops(&cut, &read.model, &self.options);
             let window: Vec<usize> = (0..ops.len())
                 .filter(|&i| match ops[i].effect {
-                    Effect::RemoveVariant(v) => v != variant,
+                    Effect::RemoveVariant(v) => kept.iter().all(|&(k, _)| k != v),
                     Effect::RemoveCheck {
                         variant: v,
                         check: c,
-                    } => v == variant && c != check,
+                    } => kept.iter().any(|&(k, _)| k == v) && !kept.contains(&(v, c)),
                     _ => false,
                 })
                 .collect();

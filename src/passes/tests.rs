@@ -835,7 +835,7 @@ fn the_guided_cut_keeps_the_failing_check_and_the_calls_the_wrong_value_is_compu
     let keep: BTreeSet<String> = ["unite_by_parts_0_2", "iden_by_fuzz_split_0_0"]
         .map(String::from)
         .into();
-    let cut = red.guided_cut(&text, Some((1, 1)), Some(&keep)).unwrap();
+    let cut = red.guided_cut(&text, &[(1, 1)], Some(&keep)).unwrap();
     assert!(!has(&cut, "check_card(r_1, r_0)"));
     assert!(has(&cut, "check_equal(r_1, r_0)"));
     assert!(has(
@@ -849,10 +849,36 @@ fn the_guided_cut_keeps_the_failing_check_and_the_calls_the_wrong_value_is_compu
     }
     assert!(model_of(&cut, red.catalogue()).variants.len() == 2);
     // With no culprit named, nothing is folded; the variant's other check still goes.
-    let cut = red.guided_cut(&text, Some((1, 1)), None).unwrap();
+    let cut = red.guided_cut(&text, &[(1, 1)], None).unwrap();
     assert!(has(&cut, "subtract_by_unite_0_4(fctx") && !has(&cut, "check_card(r_1"));
     // Nothing to cut: no check known and no culprit.
-    assert_eq!(red.guided_cut(&text, None, None), None);
+    assert_eq!(red.guided_cut(&text, &[], None), None);
+}
+
+/// The check cut keeps every failing check's variant, each with only those checks; every other
+/// variant goes (issue 60).
+#[test]
+fn the_check_cut_keeps_each_failing_checks_variant_with_only_that_check() {
+    let (text, cat) = fixture_named("iset_merge_small_a.cpp");
+    let red = MfppOpportunities::new(cat, PassOptions::default());
+    let cut = |kept: &[(usize, usize)]| {
+        String::from_utf8(red.guided_cut(&text, kept, None).unwrap()).unwrap()
+    };
+    let both = cut(&[(1, 1), (2, 1)]);
+    for (kept, gone) in [
+        ("check_equal(r_1, r_0)", "check_card(r_1, r_0)"),
+        ("check_equal(r_2, r_0)", "check_card(r_2, r_0)"),
+    ] {
+        assert!(both.contains(kept) && !both.contains(gone), "{kept}");
+    }
+    let indices = |t: &str| -> Vec<usize> {
+        let model = model_of(t.as_bytes(), red.catalogue());
+        model.variants.iter().map(|v| v.index).collect()
+    };
+    assert_eq!(indices(&both), vec![0, 1, 2]);
+    let second = cut(&[(2, 1)]);
+    assert_eq!(indices(&second), vec![0, 2]);
+    assert!(second.contains("check_equal(r_2, r_0)") && !second.contains("check_card"));
 }
 
 /// A `#define` the build reads is not offered: one a header of the `EXECUTE` build names

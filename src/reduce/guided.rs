@@ -58,17 +58,91 @@ pub(super) fn first_cut(
             return Ok(no_cut(why, ran));
         }
     };
-    let Some(cut) = mfpp.guided_cut(text, guide.failing_check, guide.keep.as_ref()) else {
+    let Some(cut) = mfpp.guided_cut(text, guide.failing_check.as_slice(), guide.keep.as_ref())
+    else {
         return Ok(no_cut("it would change nothing".to_string(), 1));
     };
-    let verdict = oracle.verdict(&cut, &AtomicBool::new(false))?;
     let culprit = match guide.culprit.as_slice() {
         [] => "no culprit named".to_string(),
         ops => format!("culprit {}", ops.join(" or ")),
     };
+    judge_cut(oracle, text, cut, &format!("guided first cut ({culprit})"))
+}
+
+/// The check cut of `text` (the original, LF line endings): one run through `judge` with every
+/// check run to its end says which checks fail; the candidate that keeps the reference and the
+/// variants of the failing checks, each with only those, is judged through `oracle`.
+pub(super) fn check_cut(
+    mfpp: &MfppOpportunities,
+    text: &[u8],
+    judge: &ScriptOracle,
+    oracle: &EndingsOracle<'_, ScriptOracle>,
+    timeout: Duration,
+) -> anyhow::Result<Cut> {
+    crate::messages::progress(
+        "mfppr: check cut: running the original once with every check run to its end (which \
+         checks fail)",
+    );
+    let model = mfpp.model(text)?;
+    let patient = judge.with_timeout(Some(timeout * PATIENCE));
+    let no_cut = |why: String| {
+        crate::messages::progress(format!("mfppr: check cut: none ({why})"));
+        Cut {
+            text: None,
+            rejected: None,
+            runs: 1,
+            said: format!("no cut: {why}"),
+        }
+    };
+    let failing = match crate::evidence::values::failing_checks(text, &model, &patient)? {
+        Ok(failing) => failing,
+        Err(why) => return Ok(no_cut(why)),
+    };
+    // Which of the failing variants reduces smallest is not known before the search: the cut
+    // keeps them all (the checks of the first one's function, the failure the original shows).
+    let named: Vec<String> = failing
+        .iter()
+        .map(|&(v, c)| describe(&model, v, c))
+        .collect();
+    crate::messages::progress(format!(
+        "mfppr: check cut: failing {}; the cut keeps them",
+        named.join(", ")
+    ));
+    let Some(cut) = mfpp.guided_cut(text, &failing, None) else {
+        return Ok(no_cut("it would change nothing".to_string()));
+    };
+    judge_cut(oracle, text, cut, "check cut")
+}
+
+/// A check as the log names it: `r_2 check_is_equal (1234 B)`, the bytes of the variant and
+/// its instances.
+fn describe(model: &crate::model::TestModel, v: usize, c: usize) -> String {
+    let Some(variant) = model.variants.iter().find(|x| x.index == v) else {
+        return String::new();
+    };
+    let own: usize = model
+        .instances
+        .iter()
+        .filter(|i| i.variant == v)
+        .map(|i| i.span.len())
+        .sum::<usize>()
+        + variant.span().len();
+    let check = variant.checks.get(c).map_or("", |c| c.name.as_str());
+    format!("{} {check} ({own} B)", variant.name)
+}
+
+/// Judge `cut` of `text` through `oracle` (`what` names it in the log): the search starts from
+/// it when it holds.
+fn judge_cut(
+    oracle: &EndingsOracle<'_, ScriptOracle>,
+    text: &[u8],
+    cut: Vec<u8>,
+    what: &str,
+) -> anyhow::Result<Cut> {
+    let verdict = oracle.verdict(&cut, &AtomicBool::new(false))?;
     let held = verdict == Verdict::Interesting;
     crate::messages::progress(format!(
-        "mfppr: guided first cut ({culprit}): {} → {} bytes, {}",
+        "mfppr: {what}: {} → {} bytes, {}",
         text.len(),
         cut.len(),
         if held {

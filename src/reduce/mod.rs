@@ -53,6 +53,8 @@ pub struct ReduceOptions {
     pub drop_oracle: bool,
     /// Run the tail passes after the four kinds reach their fixpoint (`--no-tail` clears it).
     pub tail: bool,
+    /// Judge the check cut before the search (`--no-check-cut` clears it).
+    pub check_cut: bool,
     /// Judge the guided first cut before the search (`--guided-cut`).
     pub guided_cut: bool,
     /// When fuzz reduction runs (`--inputs`).
@@ -100,6 +102,7 @@ impl ReduceOptions {
             keep_checks: false,
             drop_oracle: false,
             tail: true,
+            check_cut: true,
             guided_cut: false,
             inputs: Inputs::Anytime,
             timeout: None,
@@ -383,22 +386,30 @@ fn check_and_search(
     paths.write_result(&endings.to_file(&start))?;
     paths.write_origin(&opts.input, text)?;
     let mut ahead = initial.ahead;
-    let mut guided_cut = None;
-    if opts.guided_cut && !resumed {
-        let cut = guided::first_cut(
-            original.opportunities,
-            text,
-            initial.judge,
-            &oracle,
-            timeout,
-        )?;
-        setup_calls += cut.runs;
-        if let Some(cut) = cut.text {
-            paths.write_result(&endings.to_file(&cut))?;
-            start = cut;
+    let (mut check_cut, mut guided_cut) = (None, None);
+    if !resumed {
+        let (mfpp, judge) = (original.opportunities, initial.judge);
+        // The check cut first; the guided cut (which also folds) reads what it left.
+        for (on, guided) in [(opts.check_cut, false), (opts.guided_cut, true)] {
+            if !on {
+                continue;
+            }
+            let cut = match guided {
+                false => guided::check_cut(mfpp, &start, judge, &oracle, timeout)?,
+                true => guided::first_cut(mfpp, &start, judge, &oracle, timeout)?,
+            };
+            setup_calls += cut.runs;
+            if let Some(cut) = cut.text {
+                paths.write_result(&endings.to_file(&cut))?;
+                start = cut;
+            }
+            ahead.extend(cut.rejected);
+            *(if guided {
+                &mut guided_cut
+            } else {
+                &mut check_cut
+            }) = Some(cut.said);
         }
-        ahead.extend(cut.rejected);
-        guided_cut = Some(cut.said);
     }
     // The trivial tests that ran on spare slots (free in wall time) are known now. Those that
     // did not would cost runs of their own: they run after the search, and only when the search
@@ -419,6 +430,7 @@ fn check_and_search(
     let before_search = began.elapsed();
     let (mut result, mut stats, on_disk) =
         search(opts, original.opportunities, &oracle, paths, from);
+    stats.check_cut = check_cut;
     stats.guided_cut = guided_cut;
     // The curve counts the setup checks that ran before the search, as `oracle_calls` does.
     for point in &mut stats.curve {

@@ -83,6 +83,43 @@ pub(crate) fn guide(
     }))
 }
 
+/// The checks that fail in one run of `text` (the original, `model` its reading) through `judge`
+/// with every check run to its end ([`crate::evidence::checks`]), in text order, each as
+/// (variant index, position among the variant's checks). `Ok(Err(why))` when the run tells
+/// none: no check, no log (a check that never runs the program), or no check failed.
+pub(crate) fn failing_checks(
+    text: &[u8],
+    model: &TestModel,
+    judge: &dyn Judge,
+) -> Result<std::result::Result<Vec<(usize, usize)>, String>> {
+    let scratch = tempfile::Builder::new().prefix("mfppr-checks-").tempdir()?;
+    let log = scratch.path().join("checks.log");
+    let Some(instrumented) = crate::evidence::checks::instrument(text, model, &log) else {
+        return Ok(Err("the test has no check".to_string()));
+    };
+    let judged = judge.judge(&instrumented)?;
+    let (lines, _) = super::read_log(&log);
+    if lines.is_empty() {
+        return Ok(Err(match unfinished(&judged, judge.timeout()) {
+            Some(why) => format!("the instrumented run: {why}"),
+            None => "the check wrote no log of the checks (does it run the program?)".to_string(),
+        }));
+    }
+    let Some(failed) = crate::evidence::checks::failed(&String::from_utf8_lossy(&lines)) else {
+        return Ok(Err(
+            "the run did not reach its end (a check past the time limit, or a crash)".to_string(),
+        ));
+    };
+    let failed: Vec<(usize, usize)> = failed
+        .into_iter()
+        .filter_map(|k| check_at(model, k))
+        .collect();
+    Ok(match failed.is_empty() {
+        true => Err("no check failed (the failure is elsewhere)".to_string()),
+        false => Ok(failed),
+    })
+}
+
 /// The `k`-th check statement of the test in text order, as (variant index, position among the
 /// variant's checks).
 fn check_at(model: &TestModel, k: usize) -> Option<(usize, usize)> {

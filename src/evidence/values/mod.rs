@@ -29,7 +29,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use decide::Evidence;
-pub(crate) use guide::{guide, NOTHING_TO_PROBE};
+pub(crate) use guide::{failing_checks, guide, NOTHING_TO_PROBE};
 
 use crate::case::{Case, Compiles};
 use crate::catalogue::Catalogue;

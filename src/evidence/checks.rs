@@ -1,0 +1,186 @@
+//! Which checks fail (issue 60): the test instrumented so that every check statement runs in a
+//! child process of its own (a fork, waited for with no time bound of its own) and the run goes
+//! on past a failing one, each outcome logged with its position. Until one fails the checks run
+//! one at a time, as in the test; after that only the checks of the failing one's function run
+//! (the failure the original shows; a solver's other checks can take seconds each), as many at
+//! once as there are processors. After the last check the run waits for them all, logs its end
+//! and aborts if one failed, as the test would have. The original stops at its first failing check; this
+//! run tells every check that fails, so the search can keep the one it would keep itself. No
+//! value is compared and nothing is timed, so the outcome does not depend on the machine's load.
+
+use std::path::Path;
+
+use crate::edit::{self, Edit};
+use crate::model::TestModel;
+
+/// The checks' runtime, inserted before the test's first definition.
+const RUNTIME: &str = r#"
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+#include <sys/wait.h>
+#include <unistd.h>
+namespace mfppr_check {
+// The check function of the first check that failed; empty until one did.
+inline std::string first;
+// The checks still running, as (position, child), oldest first.
+inline std::vector<std::pair<int, pid_t>> running;
+inline void say(const std::string& line) {
+    if (std::FILE* log = std::fopen(MFPPR_CHECK_LOG, "a")) {
+        std::fprintf(log, "%s\n", line.c_str());
+        std::fclose(log);
+    }
+}
+// Wait for the oldest check still running and log whether it held; the first to fail names
+// the check function the others are run for.
+inline void reap(const char* name) {
+    auto [k, pid] = running.front();
+    running.erase(running.begin());
+    int status = 0;
+    bool held = ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                WEXITSTATUS(status) == 0;
+    say("check " + std::to_string(k) + (held ? " held" : " failed"));
+    if (!held && first.empty()) first = name;
+}
+// Check `k` (of check function `name`) in a child process. Until one fails they run one at a
+// time, as in the test; after that only the checks of the failing one's function run, as many
+// at once as there are processors, while the run goes on.
+template <class F> void run(int k, const char* name, F check) {
+    if (!first.empty() && first != name) {
+        say("check " + std::to_string(k) + " skipped");
+        return;
+    }
+    std::fflush(nullptr);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        check();
+        std::fflush(nullptr);
+        ::_exit(0);
+    }
+    if (pid < 0) {
+        check();
+        return;
+    }
+    running.emplace_back(k, pid);
+    long cpus = first.empty() ? 1 : ::sysconf(_SC_NPROCESSORS_ONLN);
+    while ((long)running.size() >= (cpus > 0 ? cpus : 1)) reap(name);
+}
+// After the last check: wait for them all, say the run got here, fail as the test would have.
+inline void end() {
+    while (!running.empty()) reap("");
+    say("end");
+    if (!first.empty()) std::abort();
+}
+}
+"#;
+
+/// `text` (read as `model`) with every check statement run by the checks' runtime, logging to
+/// `log`; `None` when it has no check.
+pub(crate) fn instrument(text: &[u8], model: &TestModel, log: &Path) -> Option<Vec<u8>> {
+    let mut checks: Vec<_> = model.variants.iter().flat_map(|v| &v.checks).collect();
+    checks.sort_by_key(|c| c.span.start);
+    let last = checks.last()?.span.end;
+    let mut edits: Vec<Edit> = checks
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let statement = String::from_utf8_lossy(&text[c.span.clone()]);
+            let name = crate::cpp_text::string_literal(c.name.as_bytes());
+            Edit::replace(
+                c.span.clone(),
+                format!("mfppr_check::run({k}, {name}, [&] {{ {statement}; }});"),
+            )
+        })
+        .collect();
+    edits.push(Edit::replace(last..last, " mfppr_check::end();"));
+    let prelude = format!(
+        "\n#define MFPPR_CHECK_LOG {}\n{RUNTIME}",
+        crate::cpp_text::string_literal(log.as_os_str().as_encoded_bytes())
+    );
+    let at = model.first_definition();
+    edits.push(Edit::replace(at..at, prelude));
+    Some(edit::apply(text, &edits))
+}
+
+/// The checks that failed, by position in text order, read from the log the instrumented run
+/// wrote (a line it did not finish, or one of another shape, tells nothing); `None` when the run
+/// did not reach its end (killed at the check's time limit, or it crashed after a check): what
+/// it logged then depends on how far it got, and the cut must not.
+pub(crate) fn failed(log: &str) -> Option<Vec<usize>> {
+    log.lines().any(|l| l == "end").then_some(())?;
+    let mut failed: Vec<usize> = log
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split(' ');
+            match (words.next(), words.next(), words.next(), words.next()) {
+                (Some("check"), Some(k), Some("failed"), None) => k.parse().ok(),
+                _ => None,
+            }
+        })
+        .collect();
+    failed.sort_unstable();
+    failed.dedup();
+    Some(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::Catalogue;
+    use crate::document::Document;
+
+    #[test]
+    fn every_check_runs_in_its_own_child_and_the_run_fails_after_the_last() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/tests/iset_merge_small_a.cpp"
+        );
+        let text = std::fs::read(path).unwrap();
+        let doc = Document::parse(text.clone()).unwrap();
+        let model = TestModel::build(&doc, &Catalogue::default()).unwrap();
+        let checks: Vec<String> = model
+            .variants
+            .iter()
+            .flat_map(|v| &v.checks)
+            .map(|c| String::from_utf8_lossy(&text[c.span.clone()]).into_owned())
+            .collect();
+        assert!(checks.len() > 1, "{checks:?}");
+        let out = instrument(&text, &model, Path::new("/tmp/x.log")).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let names: Vec<&str> = model
+            .variants
+            .iter()
+            .flat_map(|v| &v.checks)
+            .map(|c| c.name.as_str())
+            .collect();
+        for (k, check) in checks.iter().enumerate() {
+            let wrapped = format!(
+                "mfppr_check::run({k}, \"{}\", [&] {{ {check}; }});",
+                names[k]
+            );
+            assert!(out.contains(&wrapped), "{wrapped}");
+        }
+        assert_eq!(out.matches("mfppr_check::run(").count(), checks.len());
+        let end = out.find("mfppr_check::end();").unwrap();
+        assert!(end > out.rfind(checks.last().unwrap().as_str()).unwrap());
+        assert!(
+            out.find("#define MFPPR_CHECK_LOG \"/tmp/x.log\"").unwrap()
+                < out.find("main(").unwrap()
+        );
+    }
+
+    #[test]
+    fn the_log_tells_the_checks_that_failed_in_order() {
+        let log = "check 0 held\ncheck 3 failed\ncheck 2 skipped\ncheck 1 failed\nend\n";
+        assert_eq!(failed(log), Some(vec![1, 3]));
+        assert_eq!(failed("end"), Some(vec![]));
+        assert_eq!(
+            failed("check x failed\ncheck 1 failed twice\nend\n"),
+            Some(vec![])
+        );
+        // A run killed before its end tells nothing: how far it got depends on the machine.
+        assert_eq!(failed("check 0 failed\ncheck 1 fai"), None);
+    }
+}
