@@ -1,15 +1,17 @@
-//! The guided first cut (issue 60): before the search, one instrumented run of the original
-//! ([`crate::evidence::values::guide`]) says which check failed and which calls the first wrong
-//! value is computed in; the candidate that keeps only those
-//! ([`MfppOpportunities::guided_cut`]) is judged first, and the search starts from it when it
-//! holds. When the run tells nothing (a check that never runs the program writes no probe log)
-//! or the cut does not hold, the search starts from the original, one or two runs later.
+//! The cuts before the search (issue 60). The check cut: one run of the original with every
+//! check run to its end ([`crate::evidence::checks`]) says which checks fail. The guided first
+//! cut (`--guided-cut`): one instrumented run ([`crate::evidence::values::guide`]) says which
+//! check failed and which calls the first wrong value is computed in. The candidate that keeps
+//! only those ([`MfppOpportunities::guided_cut`]) is judged first, and the search starts from it
+//! when it holds. When the run tells nothing (a check that never runs the program writes no log)
+//! or the cut does not hold, the search starts from where it was, one or two runs later.
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::evidence::values::PATIENCE;
 use crate::line_endings::EndingsOracle;
+use crate::model::TestModel;
 use crate::oracle::{Oracle, ScriptOracle, Verdict};
 use crate::passes::MfppOpportunities;
 
@@ -25,32 +27,40 @@ pub(super) struct Cut {
     pub(super) said: String,
 }
 
-/// The guided first cut of `text` (the original, LF line endings): the instrumented run through
-/// `judge` (the judge the original's run resolved, more patient), then the cut through
-/// `oracle`, the search's.
-pub(super) fn first_cut(
-    mfpp: &MfppOpportunities,
-    text: &[u8],
-    judge: &ScriptOracle,
-    oracle: &EndingsOracle<'_, ScriptOracle>,
-    timeout: Duration,
-) -> anyhow::Result<Cut> {
-    crate::messages::progress(
-        "mfppr: guided first cut: running the instrumented original once (which check fails, \
-         which value is wrong)",
-    );
-    let model = mfpp.model(text)?;
-    let patient = judge.with_timeout(Some(timeout * PATIENCE));
+/// What a cut is made and judged with.
+pub(super) struct Tools<'a> {
+    pub(super) mfpp: &'a MfppOpportunities,
+    /// The judge the original's run resolved; its run goes through it, more patient.
+    pub(super) judge: &'a ScriptOracle,
+    /// The search's oracle: the cut is judged through it.
+    pub(super) oracle: &'a EndingsOracle<'a, ScriptOracle>,
+    /// The search's timeout.
+    pub(super) timeout: Duration,
+}
+
+impl Tools<'_> {
+    /// Say what runs (`what`), and read `text`: its model, and the judge its run goes through.
+    fn begin(&self, text: &[u8], what: &str) -> anyhow::Result<(TestModel, ScriptOracle)> {
+        crate::messages::progress(format!("mfppr: {what}"));
+        let model = self.mfpp.model(text)?;
+        Ok((
+            model,
+            self.judge.with_timeout(Some(self.timeout * PATIENCE)),
+        ))
+    }
+}
+
+/// The guided first cut of `text` (the original, LF line endings): the instrumented run, then
+/// the cut.
+pub(super) fn first_cut(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Cut> {
+    let (mfpp, oracle) = (tools.mfpp, tools.oracle);
+    let (model, patient) = tools.begin(
+        text,
+        "guided first cut: running the instrumented original once (which check fails, which \
+         value is wrong)",
+    )?;
     let guide = crate::evidence::values::guide(text, &model, mfpp.catalogue(), &patient)?;
-    let no_cut = |why: String, runs: u64| {
-        crate::messages::progress(format!("mfppr: guided first cut: none ({why})"));
-        Cut {
-            text: None,
-            rejected: None,
-            runs,
-            said: format!("no cut: {why}"),
-        }
-    };
+    let no_cut = |why: String, runs: u64| no_cut("guided first cut", why, runs);
     let guide = match guide {
         Ok(guide) => guide,
         Err(why) => {
@@ -69,31 +79,17 @@ pub(super) fn first_cut(
     judge_cut(oracle, text, cut, &format!("guided first cut ({culprit})"))
 }
 
-/// The check cut of `text` (the original, LF line endings): one run through `judge` with every
-/// check run to its end says which checks fail; the candidate that keeps the reference and the
-/// variants of the failing checks, each with only those, is judged through `oracle`.
-pub(super) fn check_cut(
-    mfpp: &MfppOpportunities,
-    text: &[u8],
-    judge: &ScriptOracle,
-    oracle: &EndingsOracle<'_, ScriptOracle>,
-    timeout: Duration,
-) -> anyhow::Result<Cut> {
-    crate::messages::progress(
-        "mfppr: check cut: running the original once with every check run to its end (which \
-         checks fail)",
-    );
-    let model = mfpp.model(text)?;
-    let patient = judge.with_timeout(Some(timeout * PATIENCE));
-    let no_cut = |why: String| {
-        crate::messages::progress(format!("mfppr: check cut: none ({why})"));
-        Cut {
-            text: None,
-            rejected: None,
-            runs: 1,
-            said: format!("no cut: {why}"),
-        }
-    };
+/// The check cut of `text` (LF line endings): one run with every check run to its end says which
+/// checks fail; the candidate that keeps the reference and the variants of the failing checks,
+/// each with only those, is judged.
+pub(super) fn check_cut(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Cut> {
+    let (mfpp, oracle) = (tools.mfpp, tools.oracle);
+    let (model, patient) = tools.begin(
+        text,
+        "check cut: running the original once with every check run to its end (which checks \
+         fail)",
+    )?;
+    let no_cut = |why: String| no_cut("check cut", why, 1);
     let failing = match crate::evidence::values::failing_checks(text, &model, &patient)? {
         Ok(failing) => failing,
         Err(why) => return Ok(no_cut(why)),
@@ -116,7 +112,7 @@ pub(super) fn check_cut(
 
 /// A check as the log names it: `r_2 check_is_equal (1234 B)`, the bytes of the variant and
 /// its instances.
-fn describe(model: &crate::model::TestModel, v: usize, c: usize) -> String {
+fn describe(model: &TestModel, v: usize, c: usize) -> String {
     let Some(variant) = model.variants.iter().find(|x| x.index == v) else {
         return String::new();
     };
@@ -129,6 +125,17 @@ fn describe(model: &crate::model::TestModel, v: usize, c: usize) -> String {
         + variant.span().len();
     let check = variant.checks.get(c).map_or("", |c| c.name.as_str());
     format!("{} {check} ({own} B)", variant.name)
+}
+
+/// No cut (`what` names it in the log), after `runs` check runs.
+fn no_cut(what: &str, why: String, runs: u64) -> Cut {
+    crate::messages::progress(format!("mfppr: {what}: none ({why})"));
+    Cut {
+        text: None,
+        rejected: None,
+        runs,
+        said: format!("no cut: {why}"),
+    }
 }
 
 /// Judge `cut` of `text` through `oracle` (`what` names it in the log): the search starts from

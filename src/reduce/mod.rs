@@ -388,15 +388,20 @@ fn check_and_search(
     let mut ahead = initial.ahead;
     let (mut check_cut, mut guided_cut) = (None, None);
     if !resumed {
-        let (mfpp, judge) = (original.opportunities, initial.judge);
+        let tools = guided::Tools {
+            mfpp: original.opportunities,
+            judge: initial.judge,
+            oracle: &oracle,
+            timeout,
+        };
         // The check cut first; the guided cut (which also folds) reads what it left.
         for (on, guided) in [(opts.check_cut, false), (opts.guided_cut, true)] {
             if !on {
                 continue;
             }
             let cut = match guided {
-                false => guided::check_cut(mfpp, &start, judge, &oracle, timeout)?,
-                true => guided::first_cut(mfpp, &start, judge, &oracle, timeout)?,
+                false => guided::check_cut(&tools, &start)?,
+                true => guided::first_cut(&tools, &start)?,
             };
             setup_calls += cut.runs;
             if let Some(cut) = cut.text {
