@@ -4,9 +4,10 @@
 //! one at a time, as in the test; after that only the checks of the failing one's function run
 //! (the failure the original shows; a solver's other checks can take seconds each), as many at
 //! once as there are processors. After the last check the run waits for them all, logs its end
-//! and aborts if one failed, as the test would have. The original stops at its first failing check; this
-//! run tells every check that fails, so the search can keep the one it would keep itself. No
-//! value is compared and nothing is timed, so the outcome does not depend on the machine's load.
+//! and aborts if one failed, as the test would have. The original stops at its first failing
+//! check; this run tells every check that fails with the same function, so the search's check
+//! cut can keep their variants and drop the rest. No value is compared and nothing is timed, so
+//! the outcome does not depend on the machine's load.
 
 use std::path::Path;
 
