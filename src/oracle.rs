@@ -266,19 +266,25 @@ impl ScriptOracle {
     }
 
     /// A copy-pasteable shell command that reproduces one check of the original input, the way
-    /// mfppr runs it, and prints the exit status.
+    /// mfppr runs it, and prints the exit status. It runs in a subshell (the user's shell keeps
+    /// its directory and variables) and removes the directories it made, whatever the check did.
     pub fn reproduction_command(&self) -> String {
         let name = self.file_name.to_string_lossy();
         let cand = format!("\"$d\"/{}", shell_quote(&name));
-        let (mut cmd, script) = match self.builtin {
+        let (mut cmd, script, made) = match self.builtin {
             Some(b) => (
                 format!(
-                    "c=$(mktemp -d) && {} checks write \"$c\" && ",
+                    "(c=; d=; c=$(mktemp -d) && {} checks write \"$c\" && ",
                     shell_quote(&mfppr_exe())
                 ),
                 format!("\"$c\"/{}", b.file),
+                "\"$d\" \"$c\"",
             ),
-            None => (String::new(), shell_quote(&self.script.to_string_lossy())),
+            None => (
+                "(d=; ".to_string(),
+                shell_quote(&self.script.to_string_lossy()),
+                "\"$d\"",
+            ),
         };
         cmd.push_str(&format!(
             "d=$(mktemp -d) && cp {} {cand} && mkdir \"$d/.mfppr-tmp\" && cd \"$d\" && \
@@ -293,7 +299,9 @@ impl ScriptOracle {
         if self.python {
             cmd.push_str(" python3");
         }
-        cmd.push_str(&format!(" {script} {cand}; echo \"exit status $?\""));
+        cmd.push_str(&format!(
+            " {script} {cand}; s=$?; rm -rf {made}; echo \"exit status $s\")"
+        ));
         cmd
     }
 

@@ -184,7 +184,16 @@ fn an_always_false_script_prints_a_working_reproduction_command() {
         .and_then(|(_, rest)| rest.split_once('`'))
         .map(|(cmd, _)| cmd.to_string())
         .unwrap_or_else(|| panic!("no reproduction command in {line}"));
-    let repro = Command::new("sh").arg("-c").arg(&command).output().unwrap();
+    // It runs in a subshell (the shell that pastes it stays where it was) and removes what it
+    // made.
+    let scratch = tempfile::tempdir().unwrap();
+    let repro = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{command}; pwd"))
+        .current_dir(t.dir.path())
+        .env("TMPDIR", scratch.path())
+        .output()
+        .unwrap();
     let repro_out = String::from_utf8_lossy(&repro.stdout);
     let repro_err = String::from_utf8_lossy(&repro.stderr);
     assert!(
@@ -195,6 +204,13 @@ fn an_always_false_script_prints_a_working_reproduction_command() {
         repro_err.contains("checked iset_pass_tiny.cpp"),
         "{command}\n{repro_err}"
     );
+    let here = t.dir.path().canonicalize().unwrap();
+    assert!(
+        repro_out.trim_end().ends_with(&*here.to_string_lossy()),
+        "{command}\n{repro_out}"
+    );
+    let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+    assert!(left.is_empty(), "{command} left {left:?}");
     t.assert_input_unchanged();
 }
 

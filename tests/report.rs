@@ -337,11 +337,14 @@ fn reduce_with_report_writes_a_report_that_reproduces_the_failure() {
         "{text}"
     );
 
-    // The reproduction command reproduces the failure (the check says interesting: exit 0).
+    // The reproduction command reproduces the failure (the check says interesting: exit 0) and
+    // leaves no directory behind.
     let repro = r["reproduction"].as_str().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
     let run = Command::new("sh")
         .arg("-c")
         .arg(repro)
+        .env("TMPDIR", scratch.path())
         .env("CXXFLAGS", "-w -DISET_BUG_MERGE")
         .env("REFERENCE_CXXFLAGS", "-w")
         .env("CHECK_NAME", "check_equal")
@@ -349,6 +352,8 @@ fn reduce_with_report_writes_a_report_that_reproduces_the_failure() {
         .unwrap();
     let said = String::from_utf8_lossy(&run.stdout);
     assert!(said.contains("exit status 0"), "{repro}\n{said}");
+    let left: Vec<_> = std::fs::read_dir(scratch.path()).unwrap().collect();
+    assert!(left.is_empty(), "{repro} left {left:?}");
 }
 
 #[test]

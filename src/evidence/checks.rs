@@ -11,8 +11,49 @@
 
 use std::path::Path;
 
+use anyhow::Result;
+
+use super::run_log;
 use crate::edit::{self, Edit};
+use crate::judge::Judge;
 use crate::model::TestModel;
+
+/// Why there are no failing checks to read when nothing was run: the test has no check.
+pub(crate) const NO_CHECK: &str = "the test has no check";
+
+/// The checks that fail in one run of `text` (the original, `model` its reading) through `judge`
+/// with every check run to its end, in text order, each as (variant index, position among the
+/// variant's checks). `Ok(Err(why))` when the run tells none: no check ([`NO_CHECK`]: then
+/// nothing ran), no log (a check that never runs the program), a run that did not reach its end,
+/// or no check failed.
+pub(crate) fn failing(
+    text: &[u8],
+    model: &TestModel,
+    judge: &dyn Judge,
+) -> Result<std::result::Result<Vec<(usize, usize)>, String>> {
+    let scratch = tempfile::Builder::new().prefix("mfppr-checks-").tempdir()?;
+    let log = scratch.path().join("checks.log");
+    let Some(instrumented) = instrument(text, model, &log) else {
+        return Ok(Err(NO_CHECK.to_string()));
+    };
+    let logged = run_log::run(&instrumented, judge, &log)?;
+    if let Some(why) = logged.why_none(judge, "log of the checks") {
+        return Ok(Err(why));
+    }
+    let Some(failed) = failed(&String::from_utf8_lossy(&logged.lines)) else {
+        return Ok(Err(
+            "the run did not reach its end (a check past the time limit, or a crash)".to_string(),
+        ));
+    };
+    let failed: Vec<(usize, usize)> = failed
+        .into_iter()
+        .filter_map(|k| check_at(model, k))
+        .collect();
+    Ok(match failed.is_empty() {
+        true => Err("no check failed (the failure is elsewhere)".to_string()),
+        false => Ok(failed),
+    })
+}
 
 /// The checks' runtime, inserted before the test's first definition.
 const RUNTIME: &str = r#"
@@ -124,6 +165,23 @@ pub(crate) fn failed(log: &str) -> Option<Vec<usize>> {
     failed.sort_unstable();
     failed.dedup();
     Some(failed)
+}
+
+/// The `k`-th check statement of the test in text order (the order [`instrument`] numbers them
+/// in, and the probes' log too), as (variant index, position among the variant's checks).
+pub(crate) fn check_at(model: &TestModel, k: usize) -> Option<(usize, usize)> {
+    let mut checks: Vec<(usize, usize, usize)> = model
+        .variants
+        .iter()
+        .flat_map(|v| {
+            v.checks
+                .iter()
+                .enumerate()
+                .map(move |(c, check)| (check.span.start, v.index, c))
+        })
+        .collect();
+    checks.sort_unstable();
+    checks.get(k).map(|&(_, v, c)| (v, c))
 }
 
 #[cfg(test)]

@@ -89,8 +89,11 @@ pub(super) fn check_cut(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Cut> {
         "check cut: running the original once with every check run to its end (which checks \
          fail)",
     )?;
-    let no_cut = |why: String| no_cut("check cut", why, 1);
-    let failing = match crate::evidence::values::failing_checks(text, &model, &patient)? {
+    let no_cut = |why: String| {
+        let ran = u64::from(why != crate::evidence::checks::NO_CHECK);
+        no_cut("check cut", why, ran)
+    };
+    let failing = match crate::evidence::checks::failing(text, &model, &patient)? {
         Ok(failing) => failing,
         Err(why) => return Ok(no_cut(why)),
     };

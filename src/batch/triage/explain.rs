@@ -133,7 +133,7 @@ fn member_value(r: &Record) -> String {
                 let _ = writeln!(
                     out,
                     "  (the probe log passed {} MiB and was read to there only)",
-                    crate::evidence::values::MAX_PROBE_LOG >> 20
+                    crate::evidence::run_log::MAX_LOG >> 20
                 );
             }
         }

@@ -10,7 +10,8 @@ use anyhow::Result;
 
 use super::decide;
 use crate::catalogue::Catalogue;
-use crate::judge::{unfinished, Judge};
+use crate::evidence::run_log;
+use crate::judge::Judge;
 use crate::model::TestModel;
 
 /// What the original's instrumented run says its failure needs.
@@ -48,18 +49,14 @@ pub(crate) fn guide(
     let Some(instrumented) = super::open_and_instrument(text, model, catalogue, &log)? else {
         return Ok(Err(NOTHING_TO_PROBE.to_string()));
     };
-    let judged = judge.judge(&instrumented.text)?;
-    let (lines, _) = super::read_log(&log);
-    super::keep_probes(&instrumented, &lines, "guided-cut");
-    if lines.is_empty() {
-        return Ok(Err(match unfinished(&judged, judge.timeout()) {
-            Some(why) => format!("the instrumented run: {why}"),
-            None => "the check wrote no probe log (does it run the program?)".to_string(),
-        }));
+    let logged = run_log::run(&instrumented.text, judge, &log)?;
+    super::keep_probes(&instrumented, &logged.lines, "guided-cut");
+    if let Some(why) = logged.why_none(judge, "probe log") {
+        return Ok(Err(why));
     }
-    let lines = String::from_utf8_lossy(&lines);
-    let failing_check =
-        decide::failed_check(&lines, &instrumented.sites).and_then(|k| check_at(model, k));
+    let lines = String::from_utf8_lossy(&logged.lines);
+    let failing_check = decide::failed_check(&lines, &instrumented.sites)
+        .and_then(|k| crate::evidence::checks::check_at(model, k));
     let reading = decide::read(&lines, &instrumented.sites);
     if failing_check.is_none() && reading.evidence.is_none() {
         return Ok(Err(
@@ -81,60 +78,6 @@ pub(crate) fn guide(
         keep,
         culprit: reading.culprit,
     }))
-}
-
-/// The checks that fail in one run of `text` (the original, `model` its reading) through `judge`
-/// with every check run to its end ([`crate::evidence::checks`]), in text order, each as
-/// (variant index, position among the variant's checks). `Ok(Err(why))` when the run tells
-/// none: no check, no log (a check that never runs the program), or no check failed.
-pub(crate) fn failing_checks(
-    text: &[u8],
-    model: &TestModel,
-    judge: &dyn Judge,
-) -> Result<std::result::Result<Vec<(usize, usize)>, String>> {
-    let scratch = tempfile::Builder::new().prefix("mfppr-checks-").tempdir()?;
-    let log = scratch.path().join("checks.log");
-    let Some(instrumented) = crate::evidence::checks::instrument(text, model, &log) else {
-        return Ok(Err("the test has no check".to_string()));
-    };
-    let judged = judge.judge(&instrumented)?;
-    let (lines, _) = super::read_log(&log);
-    if lines.is_empty() {
-        return Ok(Err(match unfinished(&judged, judge.timeout()) {
-            Some(why) => format!("the instrumented run: {why}"),
-            None => "the check wrote no log of the checks (does it run the program?)".to_string(),
-        }));
-    }
-    let Some(failed) = crate::evidence::checks::failed(&String::from_utf8_lossy(&lines)) else {
-        return Ok(Err(
-            "the run did not reach its end (a check past the time limit, or a crash)".to_string(),
-        ));
-    };
-    let failed: Vec<(usize, usize)> = failed
-        .into_iter()
-        .filter_map(|k| check_at(model, k))
-        .collect();
-    Ok(match failed.is_empty() {
-        true => Err("no check failed (the failure is elsewhere)".to_string()),
-        false => Ok(failed),
-    })
-}
-
-/// The `k`-th check statement of the test in text order, as (variant index, position among the
-/// variant's checks).
-fn check_at(model: &TestModel, k: usize) -> Option<(usize, usize)> {
-    let mut checks: Vec<(usize, usize, usize)> = model
-        .variants
-        .iter()
-        .flat_map(|v| {
-            v.checks
-                .iter()
-                .enumerate()
-                .map(move |(c, check)| (check.span.start, v.index, c))
-        })
-        .collect();
-    checks.sort_unstable();
-    checks.get(k).map(|&(_, v, c)| (v, c))
 }
 
 /// The instances a call (`call` as written, in function `place`) is computed in: its callee,

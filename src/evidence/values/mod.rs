@@ -29,10 +29,11 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use decide::Evidence;
-pub(crate) use guide::{failing_checks, guide, NOTHING_TO_PROBE};
+pub(crate) use guide::{guide, NOTHING_TO_PROBE};
 
 use crate::case::{Case, Compiles};
 use crate::catalogue::Catalogue;
+use crate::evidence::run_log;
 use crate::evidence::ways::LibraryOps;
 use crate::judge::{unfinished, Judge, Trials, Tried};
 use crate::model::TestModel;
@@ -68,7 +69,8 @@ pub(crate) struct Localised {
     /// caller, which times it).
     #[serde(default)]
     pub secs: f64,
-    /// The probe log passed [`MAX_PROBE_LOG`] bytes and was read to there only.
+    /// The probe log passed [`MAX_LOG`](crate::evidence::run_log::MAX_LOG) bytes and was read
+    /// to there only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub log_cut: bool,
 }
@@ -77,25 +79,6 @@ pub(crate) struct Localised {
 /// every value in child processes): the localisation and the guided first cut judge it with a
 /// judge this many times as patient.
 pub(crate) const PATIENCE: u32 = 4;
-
-/// The most of a probe log that is read (a test that loops can write gigabytes of it): past
-/// this, the log is cut at its last whole line and the result says so (`log_cut`).
-pub(crate) const MAX_PROBE_LOG: u64 = 64 << 20;
-
-/// The probe log at `log` (empty when there is none), at most [`MAX_PROBE_LOG`] bytes cut at its
-/// last whole line; whether it was cut.
-fn read_log(log: &std::path::Path) -> (Vec<u8>, bool) {
-    // Through the reader policy: a check that leaves a FIFO there cannot block the read.
-    let Ok(mut bytes) = crate::input::read_upto(log, MAX_PROBE_LOG + 1, "a probe log") else {
-        return (Vec::new(), false);
-    };
-    if bytes.len() as u64 <= MAX_PROBE_LOG {
-        return (bytes, false);
-    }
-    let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    bytes.truncate(whole);
-    (bytes, true)
-}
 
 impl Localised {
     fn undecided(why: String, probes: usize, runs: u64) -> Localised {
@@ -146,13 +129,16 @@ pub(crate) fn localise(name: &str, case: &Case) -> Result<Localised> {
         ));
     };
     let probes = instrumented.sites.len();
-    let judged = judge.judge(&instrumented.text)?;
-    let (lines, log_cut) = read_log(&log);
+    let run_log::Logged {
+        judged,
+        lines,
+        cut: log_cut,
+    } = run_log::run(&instrumented.text, judge, &log)?;
     if log_cut {
         crate::messages::warn(format!(
             "{}: the probe log passed {} MiB; read to there only",
             crate::messages::printable(name),
-            MAX_PROBE_LOG >> 20
+            run_log::MAX_LOG >> 20
         ));
     }
     if lines.is_empty() && !judged.interesting() {
