@@ -21,16 +21,25 @@ use crate::model::TestModel;
 /// Why there are no failing checks to read when nothing was run: the test has no check.
 pub(crate) const NO_CHECK: &str = "the test has no check";
 
+/// The checks that fail in one run with every check run to its end ([`failing`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Failing {
+    /// In text order, each as (variant index, position among the variant's checks).
+    pub failed: Vec<(usize, usize)>,
+    /// Whether the run reached its end; when it did not, `failed` is its first failing check
+    /// only ([`failed`]).
+    pub ended: bool,
+}
+
 /// The checks that fail in one run of `text` (the original, `model` its reading) through `judge`
-/// with every check run to its end, in text order, each as (variant index, position among the
-/// variant's checks). `Ok(Err(why))` when the run tells none: no check ([`NO_CHECK`]: then
-/// nothing ran), no log (a check that never runs the program), a run that did not reach its end,
-/// or no check failed.
+/// with every check run to its end. `Ok(Err(why))` when the run tells none: no check
+/// ([`NO_CHECK`]: then nothing ran), no log (a check that never runs the program), a run that
+/// did not reach its end before a check failed, or no check failed.
 pub(crate) fn failing(
     text: &[u8],
     model: &TestModel,
     judge: &dyn Judge,
-) -> Result<std::result::Result<Vec<(usize, usize)>, String>> {
+) -> Result<std::result::Result<Failing, String>> {
     let scratch = tempfile::Builder::new().prefix("mfppr-checks-").tempdir()?;
     let log = scratch.path().join("checks.log");
     let Some(instrumented) = instrument(text, model, &log) else {
@@ -40,9 +49,11 @@ pub(crate) fn failing(
     if let Some(why) = logged.why_none(judge, "log of the checks") {
         return Ok(Err(why));
     }
-    let Some(failed) = failed(&String::from_utf8_lossy(&logged.lines)) else {
+    let Some((failed, ended)) = failed(&String::from_utf8_lossy(&logged.lines)) else {
         return Ok(Err(
-            "the run did not reach its end (a check past the time limit, or a crash)".to_string(),
+            "the run did not reach its end (a check past the time limit, or a crash) and no \
+             check failed before"
+                .to_string(),
         ));
     };
     let failed: Vec<(usize, usize)> = failed
@@ -51,7 +62,7 @@ pub(crate) fn failing(
         .collect();
     Ok(match failed.is_empty() {
         true => Err("no check failed (the failure is elsewhere)".to_string()),
-        false => Ok(failed),
+        false => Ok(Failing { failed, ended }),
     })
 }
 
@@ -147,24 +158,27 @@ pub(crate) fn instrument(text: &[u8], model: &TestModel, log: &Path) -> Option<V
 }
 
 /// The checks that failed, by position in text order, read from the log the instrumented run
-/// wrote (a line it did not finish, or one of another shape, tells nothing); `None` when the run
-/// did not reach its end (killed at the check's time limit, or it crashed after a check): what
-/// it logged then depends on how far it got, and the cut must not.
-pub(crate) fn failed(log: &str) -> Option<Vec<usize>> {
-    log.lines().any(|l| l == "end").then_some(())?;
-    let mut failed: Vec<usize> = log
-        .lines()
-        .filter_map(|line| {
-            let mut words = line.split(' ');
-            match (words.next(), words.next(), words.next(), words.next()) {
-                (Some("check"), Some(k), Some("failed"), None) => k.parse().ok(),
-                _ => None,
-            }
-        })
-        .collect();
+/// wrote (a line it did not finish, or one of another shape, tells nothing), and whether the run
+/// reached its end; `None` when it tells none. A run that did not reach its end (killed at the
+/// check's time limit, say by a slow check after the first failing one, or a crash outside a
+/// check) tells only its first failing check: the checks run one at a time until that one, as
+/// the original ran them to its failure, so whether the run got there does not depend on the
+/// machine; what it logged after that does, and the cut must not.
+pub(crate) fn failed(log: &str) -> Option<(Vec<usize>, bool)> {
+    let mut failed = log.lines().filter_map(|line| {
+        let mut words = line.split(' ');
+        match (words.next(), words.next(), words.next(), words.next()) {
+            (Some("check"), Some(k), Some("failed"), None) => k.parse::<usize>().ok(),
+            _ => None,
+        }
+    });
+    if !log.lines().any(|l| l == "end") {
+        return failed.next().map(|k| (vec![k], false));
+    }
+    let mut failed: Vec<usize> = failed.collect();
     failed.sort_unstable();
     failed.dedup();
-    Some(failed)
+    Some((failed, true))
 }
 
 /// The `k`-th check statement of the test in text order (the order [`instrument`] numbers them
@@ -233,13 +247,16 @@ mod tests {
     #[test]
     fn the_log_tells_the_checks_that_failed_in_order() {
         let log = "check 0 held\ncheck 3 failed\ncheck 2 skipped\ncheck 1 failed\nend\n";
-        assert_eq!(failed(log), Some(vec![1, 3]));
-        assert_eq!(failed("end"), Some(vec![]));
+        assert_eq!(failed(log), Some((vec![1, 3], true)));
+        assert_eq!(failed("end"), Some((vec![], true)));
         assert_eq!(
             failed("check x failed\ncheck 1 failed twice\nend\n"),
-            Some(vec![])
+            Some((vec![], true))
         );
-        // A run killed before its end tells nothing: how far it got depends on the machine.
-        assert_eq!(failed("check 0 failed\ncheck 1 fai"), None);
+        // A run killed before its end tells its first failing check only: how far it got after
+        // that depends on the machine.
+        let killed = "check 0 held\ncheck 2 failed\ncheck 3 failed\ncheck 1 fai";
+        assert_eq!(failed(killed), Some((vec![2], false)));
+        assert_eq!(failed("check 0 held\ncheck 1 fai"), None);
     }
 }

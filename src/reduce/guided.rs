@@ -100,14 +100,20 @@ pub(super) fn check_cut(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Cut> {
     // Which of the failing variants reduces smallest is not known before the search: the cut
     // keeps them all (the checks of the first one's function, the failure the original shows).
     let named: Vec<String> = failing
+        .failed
         .iter()
         .map(|&(v, c)| describe(&model, v, c))
         .collect();
+    let only_first = match failing.ended {
+        true => "",
+        false => " (the run did not reach its end: its first failing check only)",
+    };
     crate::messages::progress(format!(
-        "mfppr: check cut: failing {}; the cut keeps them",
-        named.join(", ")
+        "mfppr: check cut: failing {}{only_first}; the cut keeps {}",
+        named.join(", "),
+        if named.len() == 1 { "it" } else { "them" }
     ));
-    let Some(cut) = mfpp.guided_cut(text, &failing, None) else {
+    let Some(cut) = mfpp.guided_cut(text, &failing.failed, None) else {
         return Ok(no_cut("it would change nothing".to_string()));
     };
     judge_cut(oracle, text, cut, "check cut")
