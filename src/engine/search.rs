@@ -33,6 +33,10 @@
 //! deferred at (its larger windows just failed). Every size still ends at 1, so the fixpoint is
 //! 1-minimal as before.
 //!
+//! **Implied rejections.** A candidate that applies every edit of a candidate its pass rejected,
+//! and more (what is left of that one's window, the rest of which went in since), is taken as
+//! uninteresting without a run ([`Pass::implied_rejection`]).
+//!
 //! **Edit caching.** A single opportunity found uninteresting is remembered by its
 //! [`Gathered::fingerprint`](crate::opportunity::Gathered::fingerprint) for the rest of the
 //! kind's search (a changed opportunity gets a new fingerprint). The kind's next search keeps
@@ -169,6 +173,32 @@ struct Pass {
     batch: Vec<(Vec<usize>, Candidate)>,
     /// The pending candidate is the merge of `batch`.
     merging: bool,
+    /// This pass's rejected candidates whose every opportunity has a fingerprint, by those, and
+    /// the fingerprints of the opportunities it accepted: what [`Pass::implied_rejection`]
+    /// reads.
+    rejected: Vec<Arc<[u64]>>,
+    applied: HashSet<u64>,
+    /// Fingerprints of the live opportunities when the windows were last cut.
+    live_prints: HashSet<u64>,
+}
+
+impl Pass {
+    /// Whether candidate `c` applies every edit a rejected candidate of this pass applied, and
+    /// more: some of that one's opportunities are `c`'s, and the others went in since and are
+    /// gone. Such a candidate is not judged: an edit added to a failing candidate does not bring
+    /// the failure back (the assumption every delta debugger makes; where it does not hold, an
+    /// opportunity is kept that could have gone, never one that could not). The case it saves:
+    /// `{a, b}` rejected, then `b` alone and another `c` accepted, then `a` alone (measured on
+    /// real MF++ output: docs/results/real.md).
+    fn implied_rejection(&self, c: &Candidate) -> bool {
+        self.rejected.iter().any(|r| {
+            r.iter().any(|f| c.prints.contains(f))
+                && r.iter().all(|f| {
+                    c.prints.contains(f)
+                        || (self.applied.contains(f) && !self.live_prints.contains(f))
+                })
+        })
+    }
 }
 
 /// The windows of one size on one text, in enumeration order.
@@ -300,6 +330,7 @@ impl Search {
             return Ok(());
         }
         pass.live = live.len();
+        pass.live_prints = live.iter().filter_map(|(_, f)| *f).collect();
         let Some(first) = self.first_size(&pass) else {
             self.end_pass(&pass);
             return Ok(());
@@ -346,6 +377,14 @@ impl Search {
                 && windows.seen.insert(c.text.hash)
         });
         match fresh {
+            Some(c) if pass.implied_rejection(&c) => {
+                // As if judged uninteresting (its edit cached too), with no run.
+                if let Some(f) = c.fingerprint {
+                    self.failed.insert(f);
+                }
+                pass.visited.extend(c.prints.iter().copied());
+                windows.next += 1;
+            }
             Some(c) => pass.pending = Some(c),
             None => windows.next += 1,
         }
@@ -428,6 +467,9 @@ impl Search {
         }
         if let Some(f) = c.fingerprint {
             self.failed.insert(f);
+        }
+        if c.prints.len() == c.size {
+            pass.rejected.push(c.prints.clone().into());
         }
         pass.visited.extend(c.prints.iter().copied());
         if let Some(w) = pass.windows.as_mut() {
@@ -549,6 +591,7 @@ impl Search {
             self.value_accepts += 1;
         }
         self.text = c.text;
+        pass.applied.extend(c.prints.iter().copied());
         self.accepted_in_round |= !c.kind.is_tail();
         pass.size = Some(pass.windows.as_ref().map_or(c.size, |w| w.size));
         pass.windows = None;
@@ -630,6 +673,9 @@ impl Search {
                 singles: HashSet::new(),
                 batch: Vec::new(),
                 merging: false,
+                rejected: Vec::new(),
+                applied: HashSet::new(),
+                live_prints: HashSet::new(),
             });
             return;
         }

@@ -58,3 +58,23 @@ fn with_inputs_last_recursion_does_not_run_after_fuzz_reduction() {
         );
     }
 }
+
+/// A candidate that applies every edit of a rejected one, and more, is not judged: `{f0, f1, f2}`
+/// and `{f0, f1}` are rejected, `f0` and `f2` go in since, so `f1` alone (which adds nothing to
+/// what failed) is taken as needed without a run — in every round, as an edit found needed is.
+#[test]
+fn a_window_that_holds_what_is_left_of_a_rejected_one_is_not_judged() {
+    let lines: Vec<String> = (0..5).map(|i| format!("f{i}")).collect();
+    let rule = Rule::Keeps(set(&["f1"]));
+    let out = reduce(&join(&lines), rule.clone(), 1, true, 0);
+    assert_eq!(out.result, join(&["f1".to_string()]));
+    // [f0 f1 f2] no, [f3 f4] yes, [f0 f1] no, [f2] yes, [f0] yes; `f1` alone (the empty text)
+    // never.
+    assert_eq!(out.calls.len(), 5, "{:?}", out.calls);
+    assert!(out.calls.iter().all(|c| !c.is_empty()));
+    for jobs in [2, 4] {
+        let other = reduce(&join(&lines), rule.clone(), jobs, true, 1);
+        assert_eq!(other.result, out.result, "-j{jobs}");
+        assert_eq!(other.accepted, out.accepted, "-j{jobs}");
+    }
+}
