@@ -306,6 +306,48 @@ fn a_cut_leaves_a_valid_result_without_a_slip_at_every_job_count() {
     }
 }
 
+/// A check-cut run killed before its end still cuts (issue 60): a check of the failing check's
+/// function after the first failing one never ends with the bug on, so the check script kills
+/// the instrumented run (`RUN_TIMEOUT`); the cut keeps the first failing check and holds, and
+/// the result is valid, without a slip and without the hanging check.
+#[test]
+fn a_check_cut_run_killed_after_the_first_failing_check_still_cuts() {
+    if !require_tools(&["g++", "python3"]) {
+        return;
+    }
+    let name = "iset_merge_small_a";
+    let (bug, mut failure) = fixture_failure(name);
+    failure.env.push(("RUN_TIMEOUT", "2".to_string()));
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join(format!("{name}.cpp"));
+    let text =
+        std::fs::read_to_string(root().join("fixtures/tests").join(format!("{name}.cpp"))).unwrap();
+    let last = "metalib::checks::check_equal(r_2, r_0);";
+    assert!(text.contains(last));
+    // It hangs only with the bug on: the reference build (bug off) passes every check.
+    let hangs = format!(
+        "metalib::checks::check_equal(([&] {{\n#ifdef {bug}\nfor (volatile long i = 0;; i = i + \
+         1) {{}}\n#endif\nreturn r_2; }})(), r_0);"
+    );
+    std::fs::write(&input, text.replace(last, &format!("{last}\n{hangs}"))).unwrap();
+    let (output, stats) = (dir.path().join("out.cpp"), dir.path().join("stats.json"));
+    let stats_arg = format!("--stats={}", stats.display());
+    let script = root().join("interestingness").join(failure.script);
+    reduce(
+        &input,
+        &failure,
+        &script,
+        1,
+        Some(&output),
+        &[&stats_arg, "--no-tail"],
+    );
+    let said: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(said["check_cut"], "held", "{said}");
+    let result = std::fs::read_to_string(&output).unwrap();
+    assert!(!result.contains("volatile"), "{result}");
+    assert_valid_and_no_slip(name, &bug, &failure, &output);
+}
+
 /// The real MF++ example of `../shared/examples` (the test skips when absent, see `common::shared`): strictly smaller than the original MF++R's
 /// result, with no variant left that is identical to `r_0`; its standalone export is at most
 /// 700 bytes and compiles with the bigint library alone.
