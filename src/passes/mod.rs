@@ -260,14 +260,23 @@ impl Gathered for Gathering<'_> {
         }
         for edit in &op.edits {
             let span = text.get(edit.span.clone())?;
-            let line_start = text[..edit.span.start]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |p| p + 1);
-            let line_end = text[edit.span.end..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(text.len(), |p| edit.span.end + p);
+            // The rest of the lines the edit touches; a span that takes a line's newline with it
+            // touches nothing of the next line (nor, starting with one, of the previous line), so
+            // deleting a neighbouring line leaves the opportunity's fingerprint as it was.
+            let line_start = match span.first() {
+                Some(b'\n') => edit.span.start,
+                _ => text[..edit.span.start]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1),
+            };
+            let line_end = match span.last() {
+                Some(b'\n') => edit.span.end,
+                _ => text[edit.span.end..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(text.len(), |p| edit.span.end + p),
+            };
             // What a replacement leaves is what counts (the same value put in place of another
             // one is the same opportunity); what a deletion removes is.
             field(&text[line_start..edit.span.start]);

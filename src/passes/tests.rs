@@ -659,6 +659,47 @@ fn a_step_keeps_its_fingerprint_when_an_earlier_step_goes() {
     assert_ne!(g2.fingerprint(other), Some(fingerprint));
 }
 
+/// A deletion takes its line's newline with it, so a neighbouring line is not part of what it
+/// touches: once the line below or above it goes, an input deletion is the same opportunity
+/// (the same fingerprint) for edit caching and implied rejections (yices_14: `yices_init();`
+/// was judged again after the line below it went).
+#[test]
+fn an_input_deletion_keeps_its_fingerprint_when_a_neighbouring_line_goes() {
+    let (text, red) = reduction(tail_on());
+    let setup = "    fuzz::fuzz_context fctx(-48, 48);\n";
+    let lines = "    iset::Set unread_a = iset::from_point(1);\n    \
+                 iset::Set unread_b = iset::from_point(2);\n    \
+                 iset::Set unread_c = iset::from_point(3);\n";
+    let text = String::from_utf8(text)
+        .unwrap()
+        .replacen(setup, &format!("{setup}{lines}"), 1);
+    let find = |g: &dyn Gathered, name: &str| {
+        let what = format!("delete the input declaration `iset::Set {name} = ");
+        (0..g.len())
+            .find(|&i| g.describe(i).starts_with(&what))
+            .unwrap_or_else(|| panic!("no deletion of {name}"))
+    };
+    let g = red
+        .gather(text.as_bytes(), OpportunityKind::TailInputs)
+        .unwrap();
+    let before = |name| g.fingerprint(find(&*g, name)).unwrap();
+    let (a, c) = (before("unread_a"), before("unread_c"));
+    assert_ne!(a, c);
+    let without_b = g.candidate(&[find(&*g, "unread_b")]).unwrap();
+    assert!(!String::from_utf8_lossy(&without_b).contains("unread_b"));
+    let g2 = red.gather(&without_b, OpportunityKind::TailInputs).unwrap();
+    assert_eq!(
+        g2.fingerprint(find(&*g2, "unread_a")),
+        Some(a),
+        "the line below went"
+    );
+    assert_eq!(
+        g2.fingerprint(find(&*g2, "unread_c")),
+        Some(c),
+        "the line above went"
+    );
+}
+
 /// Region variables of `model`'s original text that `candidate` still names but no longer
 /// defines (a read of a variable that is gone: the test no longer compiles).
 fn dangling_region_reads(original: &TestModel, candidate: &[u8], cat: &Catalogue) -> Vec<String> {
