@@ -21,7 +21,7 @@ pub(crate) const INITIAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Lower bound of the derived timeout.
 const MIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Upper bound of the derived timeout.
-const MAX_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const MAX_TIMEOUT: Duration = Duration::from_secs(300);
 /// The derived timeout is this many times the first run.
 const TIMEOUT_FACTOR: u32 = 5;
 

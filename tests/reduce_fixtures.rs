@@ -296,6 +296,13 @@ fn a_cut_leaves_a_valid_result_without_a_slip_at_every_job_count() {
             reduce(&input, &failure, &memo, jobs, Some(&output), &args);
             let said: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
             let cut = said[key].as_str().unwrap_or_default().to_string();
+            // With a spare slot the check cut's run begins beside the original's check.
+            let beside = said["check_cut_beside"].as_bool().unwrap_or(false);
+            assert_eq!(
+                beside,
+                key == "check_cut" && jobs > 1,
+                "{key} -j{jobs}: {said}"
+            );
             // The check cut keeps what the original fails in, so it holds by construction.
             let held = cut == "held" || (key == "guided_cut" && cut == "rejected");
             assert!(held, "{key}: {said}");
@@ -309,7 +316,8 @@ fn a_cut_leaves_a_valid_result_without_a_slip_at_every_job_count() {
 /// A check-cut run killed before its end still cuts (issue 60): a check of the failing check's
 /// function after the first failing one never ends with the bug on, so the check script kills
 /// the instrumented run (`RUN_TIMEOUT`); the cut keeps the first failing check and holds, and
-/// the result is valid, without a slip and without the hanging check.
+/// the result is valid, without a slip and without the hanging check. At `-j2`, so the run is
+/// the one begun beside the original's check and waited for.
 #[test]
 fn a_check_cut_run_killed_after_the_first_failing_check_still_cuts() {
     if !require_tools(&["g++", "python3"]) {
@@ -333,16 +341,18 @@ fn a_check_cut_run_killed_after_the_first_failing_check_still_cuts() {
     let (output, stats) = (dir.path().join("out.cpp"), dir.path().join("stats.json"));
     let stats_arg = format!("--stats={}", stats.display());
     let script = root().join("interestingness").join(failure.script);
+    // At -j2 the check cut's run begins beside the original's check, as it does by default.
     reduce(
         &input,
         &failure,
         &script,
-        1,
+        2,
         Some(&output),
         &[&stats_arg, "--no-tail"],
     );
     let said: Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     assert_eq!(said["check_cut"], "held", "{said}");
+    assert_eq!(said["check_cut_beside"], true, "{said}");
     let result = std::fs::read_to_string(&output).unwrap();
     assert!(!result.contains("volatile"), "{result}");
     assert_valid_and_no_slip(name, &bug, &failure, &output);

@@ -147,6 +147,10 @@ pub struct Stats {
     /// was not tried (`--no-check-cut`, or a resumed run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check_cut: Option<String>,
+    /// The check cut's run began on a spare slot beside the original's check (`-j` > 1), so it
+    /// cost no latency of its own but what it ran past the original's run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub check_cut_beside: bool,
     /// How the guided first cut ended (issue 60): `held`, `rejected` or `no cut: WHY`; absent
     /// when it was not tried (no `--guided-cut`, or a resumed run).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -40,30 +40,64 @@ pub(crate) fn failing(
     model: &TestModel,
     judge: &dyn Judge,
 ) -> Result<std::result::Result<Failing, String>> {
-    let scratch = tempfile::Builder::new().prefix("mfppr-checks-").tempdir()?;
-    let log = scratch.path().join("checks.log");
-    let Some(instrumented) = instrument(text, model, &log) else {
+    let Some(instrumented) = Instrumented::new(text, model)? else {
         return Ok(Err(NO_CHECK.to_string()));
     };
-    let logged = run_log::run(&instrumented, judge, &log)?;
-    if let Some(why) = logged.why_none(judge, "log of the checks") {
-        return Ok(Err(why));
+    let judged = judge.judge(&instrumented.text)?;
+    Ok(instrumented.failing(judged, model, judge))
+}
+
+/// The original instrumented so that every check runs to its end, and the scratch directory its
+/// run writes the log in (removed when this is dropped): what [`failing`] runs, or what a spare
+/// slot runs beside the original's own check.
+pub(crate) struct Instrumented {
+    /// The instrumented text (LF line endings, as the original's).
+    pub text: Vec<u8>,
+    log: std::path::PathBuf,
+    _scratch: tempfile::TempDir,
+}
+
+impl Instrumented {
+    /// `text` instrumented; `None` when it has no check ([`NO_CHECK`]).
+    pub(crate) fn new(text: &[u8], model: &TestModel) -> Result<Option<Instrumented>> {
+        let scratch = tempfile::Builder::new().prefix("mfppr-checks-").tempdir()?;
+        let log = scratch.path().join("checks.log");
+        Ok(instrument(text, model, &log).map(|text| Instrumented {
+            text,
+            log,
+            _scratch: scratch,
+        }))
     }
-    let Some((failed, ended)) = failed(&String::from_utf8_lossy(&logged.lines)) else {
-        return Ok(Err(
-            "the run did not reach its end (a check past the time limit, or a crash) and no \
-             check failed before"
-                .to_string(),
-        ));
-    };
-    let failed: Vec<(usize, usize)> = failed
-        .into_iter()
-        .filter_map(|k| check_at(model, k))
-        .collect();
-    Ok(match failed.is_empty() {
-        true => Err("no check failed (the failure is elsewhere)".to_string()),
-        false => Ok(Failing { failed, ended }),
-    })
+
+    /// The checks that failed in its run, which ended as `judged` (through `judge`, whose
+    /// timeout the reason names), or why the log tells none.
+    pub(crate) fn failing(
+        &self,
+        judged: crate::judge::Judged,
+        model: &TestModel,
+        judge: &dyn Judge,
+    ) -> std::result::Result<Failing, String> {
+        let (lines, cut) = run_log::read(&self.log);
+        let logged = run_log::Logged { judged, lines, cut };
+        if let Some(why) = logged.why_none(judge, "log of the checks") {
+            return Err(why);
+        }
+        let Some((failed, ended)) = failed(&String::from_utf8_lossy(&logged.lines)) else {
+            return Err(
+                "the run did not reach its end (a check past the time limit, or a crash) and no \
+                 check failed before"
+                    .to_string(),
+            );
+        };
+        let failed: Vec<(usize, usize)> = failed
+            .into_iter()
+            .filter_map(|k| check_at(model, k))
+            .collect();
+        match failed.is_empty() {
+            true => Err("no check failed (the failure is elsewhere)".to_string()),
+            false => Ok(Failing { failed, ended }),
+        }
+    }
 }
 
 /// The checks' runtime, inserted before the test's first definition.

@@ -9,6 +9,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::initial::EarlyCheckCut;
 use crate::evidence::values::PATIENCE;
 use crate::line_endings::EndingsOracle;
 use crate::model::TestModel;
@@ -81,19 +82,39 @@ pub(super) fn first_cut(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Cut> {
 
 /// The check cut of `text` (LF line endings): one run with every check run to its end says which
 /// checks fail; the candidate that keeps the reference and the variants of the failing checks,
-/// each with only those, is judged.
-pub(super) fn check_cut(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Cut> {
+/// each with only those, is judged. `early`: that run of `text`, begun beside the original's
+/// check.
+pub(super) fn check_cut(
+    tools: &Tools<'_>,
+    text: &[u8],
+    early: Option<EarlyCheckCut>,
+) -> anyhow::Result<Cut> {
     let (mfpp, oracle) = (tools.mfpp, tools.oracle);
     let (model, patient) = tools.begin(
         text,
-        "check cut: running the original once with every check run to its end (which checks \
-         fail)",
+        match early {
+            None => {
+                "check cut: running the original once with every check run to its end (which \
+                 checks fail)"
+            }
+            Some(_) => {
+                "check cut: waiting for the run of the original with every check run to its end \
+                 (begun beside the original's check)"
+            }
+        },
     )?;
     let no_cut = |why: String| {
         let ran = u64::from(why != crate::evidence::checks::NO_CHECK);
         no_cut("check cut", why, ran)
     };
-    let failing = match crate::evidence::checks::failing(text, &model, &patient)? {
+    let failing = match early {
+        Some(early) => {
+            let judged = early.wait(&patient)?;
+            early.instrumented.failing(judged, &model, &patient)
+        }
+        None => crate::evidence::checks::failing(text, &model, &patient)?,
+    };
+    let failing = match failing {
         Ok(failing) => failing,
         Err(why) => return Ok(no_cut(why)),
     };

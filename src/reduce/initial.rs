@@ -1,6 +1,7 @@
 //! The initial checks (design §6): the original must be interesting before anything is
-//! written; the search's likely first candidates and then the trivial tests run on the spare
-//! slots meanwhile; the per-run timeout follows from the original's run.
+//! written; the check cut's run of the instrumented original, the search's likely first
+//! candidates and then the trivial tests run on the spare slots meanwhile; the per-run timeout
+//! follows from the original's run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -11,7 +12,9 @@ use anyhow::Context;
 use super::ReduceOptions;
 use crate::engine::{candidates_ahead, InFlight, InFlightEnd};
 use crate::error::{coded, ExitKind};
-use crate::judge::INITIAL_TIMEOUT;
+use crate::evidence::checks::Instrumented;
+use crate::evidence::values::PATIENCE;
+use crate::judge::{Judged, INITIAL_TIMEOUT};
 use crate::line_endings::LineEndings;
 use crate::opportunity::OpportunityKind;
 use crate::oracle::{lock, Expected, Oracle, Run, RunEnd, ScriptOracle, Verdict};
@@ -67,6 +70,9 @@ pub(super) struct Initial<'e> {
     pub(super) ahead: Vec<(Vec<u8>, Verdict)>,
     /// Their runs still going, for the search to take over.
     pub(super) in_flight: Vec<InFlight<'e>>,
+    /// The check cut's run of the instrumented original, begun on a spare slot beside the
+    /// original's run ([`EarlyCheckCut`]).
+    pub(super) check_cut: Option<EarlyCheckCut>,
 }
 
 /// Run the check on the original (and trivial tests and the search's likely first candidates
@@ -104,30 +110,31 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
         trivial: Vec::new(),
         ahead: Vec::new(),
         in_flight: Vec::new(),
+        check_cut: queue.take_check_cut(),
     };
     for item in queue.items() {
-        if lock(&item.started).is_none() {
+        if lock(&item.started).is_none() || matches!(item.role, Role::CheckCut) {
             continue;
         }
         let ended = lock(&item.run).take();
-        match (&item.ahead, ended) {
-            (None, Some(_)) if item.cancel.load(Ordering::SeqCst) => {
+        match (&item.role, ended) {
+            (Role::Trivial, Some(_)) if item.cancel.load(Ordering::SeqCst) => {
                 checked.killed += 1;
                 trivial_judged = false;
             }
-            (None, ended) => {
+            (Role::Trivial, ended) => {
                 let verdict = ended.map(|run| run.map(|run| judge.verdict_of(run.end)));
                 match verdict.transpose()? {
                     Some(verdict) if trivial_judged => checked.trivial.push(verdict),
                     _ => trivial_judged = false,
                 }
             }
-            (Some((_, text)), Some(run)) => {
+            (Role::Ahead(_, text), Some(run)) => {
                 checked
                     .ahead
                     .push((text.clone(), judge.verdict_of(run?.end)));
             }
-            (Some((kind, text)), None) => {
+            (Role::Ahead(kind, text), None) => {
                 let cancel = Arc::new(AtomicBool::new(false));
                 let flag = Arc::clone(&cancel);
                 checked.in_flight.push(InFlight {
@@ -137,6 +144,7 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
                     wait: Box::new(move || item.wait(judge, timeout, &flag)),
                 });
             }
+            (Role::CheckCut, _) => {}
         }
     }
     Ok(checked)
@@ -191,14 +199,14 @@ fn derived_timeout(opts: &ReduceOptions, initial: &Run) -> Duration {
         .unwrap_or_else(|| crate::judge::timeout_after(initial.elapsed))
 }
 
-/// Check the original and, with more than one job, on the other slots meanwhile: candidates the
-/// search is likely to need first, each as soon as it is found, then the trivial tests (a slot
-/// takes the next one when it is free, until the original's run ends, so that they add nothing
-/// to the critical path). The slots' threads run in `scope`, so that runs of candidates
-/// still going when the original's run ends can go on in the search ([`Engine::adopt`]). Once the
-/// original's run ended: if it is not interesting, every other run is killed; otherwise so are
-/// the trivial tests' runs still going. Returns the original's run; the runs on the spare slots
-/// are in `queue`.
+/// Check the original and, with more than one job, on the other slots meanwhile: the check cut's
+/// run of the instrumented original, candidates the search is likely to need first, each as
+/// soon as it is found, then the trivial tests (a slot takes the next one when it is free, until
+/// the original's run ends, so that they add nothing to the critical path). The slots' threads
+/// run in `scope`, so that runs still going when the original's run ends can go on in the
+/// search ([`Engine::adopt`]) or the check cut. Once the original's run ended: if it is not
+/// interesting, every other run is killed; otherwise so are the trivial tests' runs still going.
+/// Returns the original's run; the runs on the spare slots are in `queue`.
 ///
 /// [`Engine::adopt`]: crate::engine::Engine::adopt
 fn initial_checks(setup: &Setup<'_, '_, '_>) -> anyhow::Result<Run> {
@@ -249,6 +257,9 @@ fn run_original(setup: &Setup<'_, '_, '_>, spare: usize) -> anyhow::Result<anyho
         spawn_workers(scope, spare, "mfppr-spare", &queue.queue, move |item| {
             SpareRun::execute(&item, oracle)
         })?;
+        if spare > 0 && opts.check_cut && !opts.resume {
+            queue.begin_check_cut(original, oracle, opts.timeout);
+        }
         if spare > 0 && opts.cache && !opts.resume {
             // Only a speed-up: if the input cannot be gathered, the search will say why.
             let _ = candidates_ahead(
@@ -259,7 +270,7 @@ fn run_original(setup: &Setup<'_, '_, '_>, spare: usize) -> anyhow::Result<anyho
                 &mut |kind, text| {
                     if !queue.queue.is_stopped() {
                         let file = original.endings.to_file(&text);
-                        queue.push(SpareRun::new(file, Some((kind, text))));
+                        queue.push(SpareRun::new(file, Role::Ahead(kind, text)));
                     }
                 },
             );
@@ -270,7 +281,7 @@ fn run_original(setup: &Setup<'_, '_, '_>, spare: usize) -> anyhow::Result<anyho
             .iter()
             .take(if spare > 0 { TRIVIAL_TESTS.len() } else { 0 })
         {
-            queue.push(SpareRun::new(test.to_vec(), None));
+            queue.push(SpareRun::new(test.to_vec(), Role::Trivial));
         }
         queue.queue.close();
         let mut next_note = WAIT_NOTE_EVERY;
@@ -295,6 +306,8 @@ fn run_original(setup: &Setup<'_, '_, '_>, spare: usize) -> anyhow::Result<anyho
 pub(super) struct SpareQueue {
     queue: JobQueue<Arc<SpareRun>>,
     runs: Mutex<Vec<Arc<SpareRun>>>,
+    /// The check cut's run, queued first.
+    check_cut: Mutex<Option<EarlyCheckCut>>,
 }
 
 impl SpareQueue {
@@ -302,7 +315,41 @@ impl SpareQueue {
         SpareQueue {
             queue: JobQueue::new(),
             runs: Mutex::new(Vec::new()),
+            check_cut: Mutex::new(None),
         }
+    }
+
+    /// Queue the check cut's run of the instrumented original first, so that a spare slot
+    /// starts it at once, under the most patient limit the check cut can have (`timeout`, else
+    /// the longest derived one, times [`PATIENCE`]): the limit it is judged under once the
+    /// original's run has set the timeout is kept by [`EarlyCheckCut::wait`]. Only a speed-up:
+    /// when the original cannot be read or has no check, the check cut says so later.
+    fn begin_check_cut(
+        &self,
+        original: &Original<'_>,
+        oracle: &ScriptOracle,
+        timeout: Option<Duration>,
+    ) {
+        let Ok(model) = original.opportunities.model(original.text) else {
+            return;
+        };
+        let Ok(Some(instrumented)) = Instrumented::new(original.text, &model) else {
+            return;
+        };
+        let most = timeout.unwrap_or(crate::judge::MAX_TIMEOUT) * PATIENCE;
+        let mut run = SpareRun::new(instrumented.text.clone(), Role::CheckCut);
+        run.own = Some(oracle.with_timeout(Some(most)));
+        let run = Arc::new(run);
+        lock(&self.runs).push(Arc::clone(&run));
+        self.queue.push(Arc::clone(&run));
+        *lock(&self.check_cut) = Some(EarlyCheckCut { run, instrumented });
+    }
+
+    /// The check cut's run, if a spare slot started it.
+    fn take_check_cut(&self) -> Option<EarlyCheckCut> {
+        lock(&self.check_cut)
+            .take()
+            .filter(|cut| lock(&cut.run.started).is_some())
     }
 
     fn push(&self, run: SpareRun) {
@@ -327,7 +374,7 @@ impl SpareQueue {
         let going: Vec<Arc<SpareRun>> = self
             .items()
             .into_iter()
-            .filter(|item| item.ahead.is_none())
+            .filter(|item| matches!(item.role, Role::Trivial))
             .filter(|item| lock(&item.started).is_some() && lock(&item.run).is_none())
             .collect();
         for item in &going {
@@ -346,13 +393,24 @@ impl SpareQueue {
     }
 }
 
-/// A run of the initial checks on a spare slot: a trivial test, or a candidate ahead of the
-/// search.
+/// What a spare slot's run of the initial checks is.
+enum Role {
+    /// A trivial test.
+    Trivial,
+    /// A candidate ahead of the search: its kind and text with LF line endings.
+    Ahead(OpportunityKind, Vec<u8>),
+    /// The check cut's run of the instrumented original ([`EarlyCheckCut`]).
+    CheckCut,
+}
+
+/// A run of the initial checks on a spare slot: a trivial test, a candidate ahead of the
+/// search, or the check cut's run.
 struct SpareRun {
     /// The text as the check sees it.
     file: Vec<u8>,
-    /// The candidate's kind and text with LF line endings (`None` for a trivial test).
-    ahead: Option<(OpportunityKind, Vec<u8>)>,
+    role: Role,
+    /// The check it runs through, when not the initial checks' own.
+    own: Option<ScriptOracle>,
     cancel: AtomicBool,
     started: Mutex<Option<Instant>>,
     run: Mutex<Option<anyhow::Result<Run>>>,
@@ -361,10 +419,11 @@ struct SpareRun {
 }
 
 impl SpareRun {
-    fn new(file: Vec<u8>, ahead: Option<(OpportunityKind, Vec<u8>)>) -> SpareRun {
+    fn new(file: Vec<u8>, role: Role) -> SpareRun {
         SpareRun {
             file,
-            ahead,
+            role,
+            own: None,
             cancel: AtomicBool::new(false),
             started: Mutex::new(None),
             run: Mutex::new(None),
@@ -375,7 +434,11 @@ impl SpareRun {
     /// A spare slot runs it.
     fn execute(&self, oracle: &ScriptOracle) {
         *lock(&self.started) = Some(Instant::now());
-        let run = oracle.run(&self.file, &self.cancel);
+        let run = self
+            .own
+            .as_ref()
+            .unwrap_or(oracle)
+            .run(&self.file, &self.cancel);
         *lock(&self.run) = Some(run);
         self.done.notify_all();
     }
@@ -384,6 +447,16 @@ impl SpareRun {
     /// `oracle`'s contract, or [`Verdict::Timeout`] once it has run `timeout` (it is killed then,
     /// as the search's own runs are); killed without a verdict once `cancel` is set.
     fn wait(&self, oracle: &ScriptOracle, timeout: Duration, cancel: &AtomicBool) -> InFlightEnd {
+        match self.wait_run(timeout, cancel) {
+            Ok(r) if r.end == RunEnd::TimedOut => (Ok(Verdict::Timeout), r.elapsed),
+            Ok(r) => (Ok(oracle.verdict_of(r.end)), r.elapsed),
+            Err(e) => (Err(e), Duration::ZERO),
+        }
+    }
+
+    /// Wait for this run (started): how it ended, as timed out when it was killed for having
+    /// run `timeout`; killed once `cancel` is set.
+    fn wait_run(&self, timeout: Duration, cancel: &AtomicBool) -> anyhow::Result<Run> {
         let started = lock(&self.started).unwrap_or_else(Instant::now);
         let mut timed_out = false;
         let mut run = lock(&self.run);
@@ -401,11 +474,44 @@ impl SpareRun {
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         };
-        match end {
-            Ok(_) if timed_out => (Ok(Verdict::Timeout), started.elapsed()),
-            Ok(r) => (Ok(oracle.verdict_of(r.end)), r.elapsed),
-            Err(e) => (Err(e), started.elapsed()),
-        }
+        let run = end?;
+        Ok(match timed_out {
+            true => Run {
+                end: RunEnd::TimedOut,
+                elapsed: started.elapsed(),
+                ..run
+            },
+            false => run,
+        })
+    }
+}
+
+/// The check cut's run of the instrumented original ([`Instrumented`]), begun on a spare slot
+/// while the original's own check runs, so that with more than one job the check cut costs no
+/// latency of its own when that run is the shorter. It runs the same text as the check cut at
+/// `-j1` and is judged under the same limit, so the cut is the same at every `-j`. Killed when
+/// dropped unwaited (the original was not interesting, or the reduction stopped).
+pub(super) struct EarlyCheckCut {
+    run: Arc<SpareRun>,
+    pub(super) instrumented: Instrumented,
+}
+
+impl EarlyCheckCut {
+    /// How the run ended through `patient` (the check cut's judge): killed, and ended as timed
+    /// out, once it has run `patient`'s timeout.
+    pub(super) fn wait(&self, patient: &ScriptOracle) -> anyhow::Result<Judged> {
+        let limit = patient.timeout().unwrap_or(Duration::MAX);
+        let run = self.run.wait_run(limit, &AtomicBool::new(false))?;
+        Ok(Judged {
+            verdict: patient.verdict_of(run.end),
+            run,
+        })
+    }
+}
+
+impl Drop for EarlyCheckCut {
+    fn drop(&mut self) {
+        self.run.cancel.store(true, Ordering::SeqCst);
     }
 }
 

@@ -364,7 +364,7 @@ fn check_and_search(
     let began = Instant::now();
     let (opts, original) = (setup.opts, setup.original);
     let (text, endings) = (original.text, original.endings);
-    let initial = check_original(setup)?;
+    let mut initial = check_original(setup)?;
     let oracle = EndingsOracle {
         inner: initial.judge,
         endings,
@@ -387,6 +387,7 @@ fn check_and_search(
     paths.write_origin(&opts.input, text)?;
     let mut ahead = initial.ahead;
     let (mut check_cut, mut guided_cut) = (None, None);
+    let check_cut_beside = initial.check_cut.is_some();
     if !resumed {
         let tools = guided::Tools {
             mfpp: original.opportunities,
@@ -400,7 +401,7 @@ fn check_and_search(
                 continue;
             }
             let cut = match guided {
-                false => guided::check_cut(&tools, &start)?,
+                false => guided::check_cut(&tools, &start, initial.check_cut.take())?,
                 true => guided::first_cut(&tools, &start)?,
             };
             setup_calls += cut.runs;
@@ -435,6 +436,7 @@ fn check_and_search(
     let before_search = began.elapsed();
     let (mut result, mut stats, on_disk) =
         search(opts, original.opportunities, &oracle, paths, from);
+    stats.check_cut_beside = check_cut_beside && check_cut.is_some();
     stats.check_cut = check_cut;
     stats.guided_cut = guided_cut;
     // The curve counts the setup checks that ran before the search, as `oracle_calls` does.
