@@ -113,7 +113,7 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
         check_cut: queue.take_check_cut(),
     };
     for item in queue.items() {
-        if lock(&item.started).is_none() || matches!(item.role, Role::CheckCut) {
+        if lock(&item.started).is_none() || matches!(item.role, Role::CheckCut(_)) {
             continue;
         }
         let ended = lock(&item.run).take();
@@ -144,7 +144,7 @@ pub(super) fn check_original<'e>(setup: &Setup<'_, '_, 'e>) -> anyhow::Result<In
                     wait: Box::new(move || item.wait(judge, timeout, &flag)),
                 });
             }
-            (Role::CheckCut, _) => {}
+            (Role::CheckCut(_), _) => {}
         }
     }
     Ok(checked)
@@ -337,9 +337,11 @@ impl SpareQueue {
             return;
         };
         let most = timeout.unwrap_or(crate::judge::MAX_TIMEOUT) * PATIENCE;
-        let mut run = SpareRun::new(instrumented.text.clone(), Role::CheckCut);
-        run.own = Some(oracle.with_timeout(Some(most)));
-        let run = Arc::new(run);
+        let own = oracle.with_timeout(Some(most));
+        let run = Arc::new(SpareRun::new(
+            instrumented.text.clone(),
+            Role::CheckCut(own),
+        ));
         lock(&self.runs).push(Arc::clone(&run));
         self.queue.push(Arc::clone(&run));
         *lock(&self.check_cut) = Some(EarlyCheckCut { run, instrumented });
@@ -399,8 +401,9 @@ enum Role {
     Trivial,
     /// A candidate ahead of the search: its kind and text with LF line endings.
     Ahead(OpportunityKind, Vec<u8>),
-    /// The check cut's run of the instrumented original ([`EarlyCheckCut`]).
-    CheckCut,
+    /// The check cut's run of the instrumented original ([`EarlyCheckCut`]), through its own
+    /// check: the initial checks' with the check cut's most patient limit.
+    CheckCut(ScriptOracle),
 }
 
 /// A run of the initial checks on a spare slot: a trivial test, a candidate ahead of the
@@ -409,8 +412,6 @@ struct SpareRun {
     /// The text as the check sees it.
     file: Vec<u8>,
     role: Role,
-    /// The check it runs through, when not the initial checks' own.
-    own: Option<ScriptOracle>,
     cancel: AtomicBool,
     started: Mutex<Option<Instant>>,
     run: Mutex<Option<anyhow::Result<Run>>>,
@@ -423,7 +424,6 @@ impl SpareRun {
         SpareRun {
             file,
             role,
-            own: None,
             cancel: AtomicBool::new(false),
             started: Mutex::new(None),
             run: Mutex::new(None),
@@ -434,11 +434,11 @@ impl SpareRun {
     /// A spare slot runs it.
     fn execute(&self, oracle: &ScriptOracle) {
         *lock(&self.started) = Some(Instant::now());
-        let run = self
-            .own
-            .as_ref()
-            .unwrap_or(oracle)
-            .run(&self.file, &self.cancel);
+        let oracle = match &self.role {
+            Role::CheckCut(own) => own,
+            _ => oracle,
+        };
+        let run = oracle.run(&self.file, &self.cancel);
         *lock(&self.run) = Some(run);
         self.done.notify_all();
     }
@@ -447,10 +447,10 @@ impl SpareRun {
     /// `oracle`'s contract, or [`Verdict::Timeout`] once it has run `timeout` (it is killed then,
     /// as the search's own runs are); killed without a verdict once `cancel` is set.
     fn wait(&self, oracle: &ScriptOracle, timeout: Duration, cancel: &AtomicBool) -> InFlightEnd {
+        let started = lock(&self.started).unwrap_or_else(Instant::now);
         match self.wait_run(timeout, cancel) {
-            Ok(r) if r.end == RunEnd::TimedOut => (Ok(Verdict::Timeout), r.elapsed),
             Ok(r) => (Ok(oracle.verdict_of(r.end)), r.elapsed),
-            Err(e) => (Err(e), Duration::ZERO),
+            Err(e) => (Err(e), started.elapsed()),
         }
     }
 

@@ -436,7 +436,7 @@ fn check_and_search(
     let before_search = began.elapsed();
     let (mut result, mut stats, on_disk) =
         search(opts, original.opportunities, &oracle, paths, from);
-    stats.check_cut_beside = check_cut_beside && check_cut.is_some();
+    stats.check_cut_beside = check_cut_beside;
     stats.check_cut = check_cut;
     stats.guided_cut = guided_cut;
     // The curve counts the setup checks that ran before the search, as `oracle_calls` does.
