@@ -155,6 +155,11 @@ pub struct Stats {
     /// when it was not tried (no `--guided-cut`, or a resumed run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub guided_cut: Option<String>,
+    /// How the unread step ended (issue 60; `crate::reduce`): `swept`, `kept NAMES` or `nothing
+    /// unread`; absent when it was not tried (the failure is in a check, or the check cut was
+    /// not tried).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unread: Option<String>,
 }
 
 /// One point of [`Stats::anytime`].

@@ -31,6 +31,24 @@ pub(crate) struct Failing {
     pub ended: bool,
 }
 
+/// Why a run tells no failing check.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct NoFailing {
+    pub why: String,
+    /// The failure is not in a check: the test has none, no check failed, or the run stopped
+    /// before any did (a crash or a hang in what the test computes).
+    pub elsewhere: bool,
+}
+
+impl NoFailing {
+    fn new(why: &str, elsewhere: bool) -> NoFailing {
+        NoFailing {
+            why: why.to_string(),
+            elsewhere,
+        }
+    }
+}
+
 /// The checks that fail in one run of `text` (the original, `model` its reading) through `judge`
 /// with every check run to its end. `Ok(Err(why))` when the run tells none: no check
 /// ([`NO_CHECK`]: then nothing ran), no log (a check that never runs the program), a run that
@@ -39,9 +57,9 @@ pub(crate) fn failing(
     text: &[u8],
     model: &TestModel,
     judge: &dyn Judge,
-) -> Result<std::result::Result<Failing, String>> {
+) -> Result<std::result::Result<Failing, NoFailing>> {
     let Some(instrumented) = Instrumented::new(text, model)? else {
-        return Ok(Err(NO_CHECK.to_string()));
+        return Ok(Err(NoFailing::new(NO_CHECK, true)));
     };
     let judged = judge.judge(&instrumented.text)?;
     Ok(instrumented.failing(judged, model, judge))
@@ -76,25 +94,28 @@ impl Instrumented {
         judged: crate::judge::Judged,
         model: &TestModel,
         judge: &dyn Judge,
-    ) -> std::result::Result<Failing, String> {
+    ) -> std::result::Result<Failing, NoFailing> {
         let (lines, cut) = run_log::read(&self.log);
         let logged = run_log::Logged { judged, lines, cut };
         if let Some(why) = logged.why_none(judge, "log of the checks") {
-            return Err(why);
+            return Err(NoFailing { why, elsewhere: false });
         }
         let Some((failed, ended)) = failed(&String::from_utf8_lossy(&logged.lines)) else {
-            return Err(
+            return Err(NoFailing::new(
                 "the run did not reach its end (a check past the time limit, or a crash) and no \
-                 check failed before"
-                    .to_string(),
-            );
+                 check failed before",
+                true,
+            ));
         };
         let failed: Vec<(usize, usize)> = failed
             .into_iter()
             .filter_map(|k| check_at(model, k))
             .collect();
         match failed.is_empty() {
-            true => Err("no check failed (the failure is elsewhere)".to_string()),
+            true => Err(NoFailing::new(
+                "no check failed (the failure is elsewhere)",
+                true,
+            )),
             false => Ok(Failing { failed, ended }),
         }
     }

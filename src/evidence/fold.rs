@@ -5,7 +5,7 @@
 //! triage ([`crate::batch`]). The report goes one level deeper into a single suspect
 //! ([`super::knockouts`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Instant;
 
 use anyhow::Result;
@@ -376,6 +376,7 @@ pub(crate) fn folded_everywhere(
     let ctx = SweepContext {
         catalogue,
         known_instances: &known_instances,
+        keep: &HashSet::new(),
     };
     let swept = Document::parse(folded.clone())
         .ok()

@@ -10,7 +10,7 @@
 //! then swept (module `sweep`). A candidate equal to the current text is never offered.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use crate::catalogue::Catalogue;
 use crate::cpp_text::is_ident;
@@ -47,6 +47,8 @@ pub struct MfppOpportunities {
     options: PassOptions,
     /// The last text read: the engine gathers every kind from the same text in turn.
     last: Mutex<Option<Arc<ParsedTest>>>,
+    /// Names whose unread computation the sweep keeps ([`MfppOpportunities::keep_computations`]).
+    keep: RwLock<Arc<HashSet<String>>>,
 }
 
 /// A text read into a document and a model.
@@ -63,6 +65,7 @@ impl MfppOpportunities {
             catalogue,
             options,
             last: Mutex::new(None),
+            keep: RwLock::default(),
         }
     }
 
@@ -105,6 +108,8 @@ struct Gathering<'a> {
     catalogue: &'a Catalogue,
     options: PassOptions,
     known_instances: HashSet<String>,
+    /// Names whose unread computation the sweep keeps.
+    keep: Arc<HashSet<String>>,
     /// Region instructions that define a variable, as (span, region, instruction), by start:
     /// built when a window first needs them ([`Gathering::compatible`]).
     definitions: OnceLock<Vec<(Span, usize, usize)>>,
@@ -154,8 +159,41 @@ impl MfppOpportunities {
             catalogue: &self.catalogue,
             options: self.options,
             known_instances,
+            keep: Arc::clone(&self.keep.read().unwrap_or_else(|e| e.into_inner())),
             definitions: OnceLock::new(),
         }
+    }
+
+    /// The computations `text` runs though nothing reads them, each as the names it defines: what
+    /// the sweep deletes with every candidate, unless told to keep them.
+    pub fn unread_computations(&self, text: &[u8]) -> Vec<Vec<String>> {
+        let Ok(read) = self.read(text) else {
+            return Vec::new();
+        };
+        sweep::unread_computations(text, &read.model, &HashSet::new())
+            .into_iter()
+            .map(|(names, _)| names)
+            .collect()
+    }
+
+    /// `text` swept as a candidate is, keeping the unread computations of the names in `keep`;
+    /// `None` when that changes nothing or `text` cannot be read.
+    pub fn swept(&self, text: &[u8], keep: &HashSet<String>) -> Option<Vec<u8>> {
+        let read = self.read(text).ok()?;
+        let known_instances = read.model.instances.iter().map(|i| i.name.clone()).collect();
+        let ctx = SweepContext {
+            catalogue: &self.catalogue,
+            known_instances: &known_instances,
+            keep,
+        };
+        let swept = sweep(Document::parse(text.to_vec()).ok()?, &ctx)?;
+        (swept != text).then_some(swept)
+    }
+
+    /// From now on the sweep of every candidate keeps the unread computations of the names in
+    /// `keep` (the failure is in one of them).
+    pub fn keep_computations(&self, keep: HashSet<String>) {
+        *self.keep.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(keep);
     }
 
     /// The catalogue the passes fold to.
@@ -224,6 +262,7 @@ impl Gathered for Gathering<'_> {
         let ctx = SweepContext {
             catalogue: self.catalogue,
             known_instances: &self.known_instances,
+            keep: &self.keep,
         };
         let swept = sweep(edited, &ctx)?;
         (swept != self.text()).then_some(swept)

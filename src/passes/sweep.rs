@@ -1,6 +1,9 @@
 //! The sweep (design §4.5), applied to every candidate after its own edits: instances no longer
 //! reachable from `main`, region instructions nothing reads, input blocks whose `output_var_<k>`
-//! is unused, lone `;` statements and whitespace-only lines.
+//! is unused, lone `;` statements and whitespace-only lines. The test runs the unread
+//! computations all the same: where the failure is one of them (a crash while computing a value
+//! nothing reads), the sweep keeps the names it is told to ([`SweepContext::keep`], found before
+//! the search by `crate::reduce`'s unread step).
 
 use std::collections::HashSet;
 
@@ -37,6 +40,8 @@ pub(crate) struct SweepContext<'a> {
     /// Names of the instances of the text the candidate was made from: an unreached function
     /// with one of these names is an orphan to delete.
     pub(crate) known_instances: &'a HashSet<String>,
+    /// Names whose computation stays though nothing reads it, with what it reads.
+    pub(crate) keep: &'a HashSet<String>,
 }
 
 /// Sweep `doc`. `None` when the text is not, or no longer, a readable MF++ test.
@@ -46,7 +51,7 @@ pub(crate) struct SweepContext<'a> {
 /// errors rather than read again; anything a round leaves is swept with the next candidate.
 pub(crate) fn sweep(doc: Document, ctx: &SweepContext) -> Option<Vec<u8>> {
     let model = TestModel::build_with(&doc, ctx.catalogue, Some(ctx.known_instances)).ok()?;
-    let edits = sweep_edits(doc.text(), &model);
+    let edits = sweep_edits(doc.text(), &model, ctx.keep);
     if edits.is_empty() {
         return Some(doc.text().to_vec());
     }
@@ -54,11 +59,11 @@ pub(crate) fn sweep(doc: Document, ctx: &SweepContext) -> Option<Vec<u8>> {
     (!swept.has_syntax_errors()).then(|| swept.text().to_vec())
 }
 
-/// Every sweep deletion for `text`, in the order the steps find them.
-fn sweep_edits(text: &[u8], model: &TestModel) -> Vec<Edit> {
+/// Every sweep deletion for `text`, in the order the steps find them, but the computations of
+/// the names in `keep`.
+fn sweep_edits(text: &[u8], model: &TestModel, keep: &HashSet<String>) -> Vec<Edit> {
     let mut edits = unreached_instances(text, model);
-    edits.extend(dead_region_instructions(text, model));
-    edits.extend(unused_input_blocks(text, model));
+    edits.extend(unread_computations(text, model, keep).into_iter().map(|(_, e)| e));
     edits.extend(definition_indentation(text, model));
     edits.extend(lone_semicolons(text, model));
     edits.extend(blank_lines(text, model));
@@ -75,9 +80,26 @@ fn unreached_instances(text: &[u8], model: &TestModel) -> Vec<Edit> {
         .collect()
 }
 
-/// Region instructions whose definition nothing reads, by backward liveness over each region
-/// (regions of unreached instances go with their instance).
-fn dead_region_instructions(text: &[u8], model: &TestModel) -> Vec<Edit> {
+/// The computations the test runs though nothing reads them, in the order the sweep deletes
+/// them: region instructions, then input blocks; each with the names it defines and its
+/// deletion. Those that define a name in `keep` stay.
+pub(crate) fn unread_computations(
+    text: &[u8],
+    model: &TestModel,
+    keep: &HashSet<String>,
+) -> Vec<(Vec<String>, Edit)> {
+    let mut unread = dead_region_instructions(text, model, keep);
+    unread.extend(unused_input_blocks(text, model, keep));
+    unread
+}
+
+/// Region instructions whose definition nothing reads (nor is in `keep`), by backward liveness
+/// over each region (regions of unreached instances go with their instance).
+fn dead_region_instructions(
+    text: &[u8],
+    model: &TestModel,
+    keep: &HashSet<String>,
+) -> Vec<(Vec<String>, Edit)> {
     let mut edits = Vec::new();
     for region in &model.regions {
         if model
@@ -96,8 +118,11 @@ fn dead_region_instructions(text: &[u8], model: &TestModel) -> Vec<Edit> {
         live.insert(region.output.as_str());
         for ins in region.instructions.iter().rev() {
             match (&ins.defines, &ins.type_text) {
-                (Some(d), Some(_)) if !live.contains(d.as_str()) => {
-                    edits.push(Edit::delete(whole_lines(text, ins.span.clone())));
+                (Some(d), Some(_)) if !live.contains(d.as_str()) && !keep.contains(d) => {
+                    edits.push((
+                        vec![d.clone()],
+                        Edit::delete(whole_lines(text, ins.span.clone())),
+                    ));
                     continue;
                 }
                 _ => {}
@@ -110,8 +135,12 @@ fn dead_region_instructions(text: &[u8], model: &TestModel) -> Vec<Edit> {
     edits
 }
 
-/// Input blocks whose declarations nothing outside the block reads.
-fn unused_input_blocks(text: &[u8], model: &TestModel) -> Vec<Edit> {
+/// Input blocks whose declarations nothing outside the block reads (nor is in `keep`).
+fn unused_input_blocks(
+    text: &[u8],
+    model: &TestModel,
+    keep: &HashSet<String>,
+) -> Vec<(Vec<String>, Edit)> {
     let mut edits = Vec::new();
     for block in &model.input_blocks {
         let declared: HashSet<&str> = model
@@ -126,8 +155,10 @@ fn unused_input_blocks(text: &[u8], model: &TestModel) -> Vec<Edit> {
             .filter(|s| s.span.start >= block.span.end || s.span.end <= block.span.start)
             .flat_map(|s| s.idents.iter())
             .any(|(name, _)| declared.contains(name.as_str()));
-        if !used {
-            edits.push(Edit::delete(whole_lines(text, block.span.clone())));
+        if !used && !declared.iter().any(|d| keep.contains(*d)) {
+            let mut names: Vec<String> = declared.iter().map(|d| d.to_string()).collect();
+            names.sort();
+            edits.push((names, Edit::delete(whole_lines(text, block.span.clone()))));
         }
     }
     edits

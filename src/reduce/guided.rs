@@ -26,6 +26,9 @@ pub(super) struct Cut {
     pub(super) runs: u64,
     /// What happened, for `--stats` (`held`, `rejected`, `no cut: WHY`).
     pub(super) said: String,
+    /// The check cut's run says the failure is not in a check (a crash or a hang in what the
+    /// test computes): it may be in a computation nothing reads ([`super::unread`]).
+    pub(super) elsewhere: bool,
 }
 
 /// What a cut is made and judged with.
@@ -116,7 +119,12 @@ pub(super) fn check_cut(
     };
     let failing = match failing {
         Ok(failing) => failing,
-        Err(why) => return Ok(no_cut(why)),
+        Err(none) => {
+            return Ok(Cut {
+                elsewhere: none.elsewhere,
+                ..no_cut(none.why)
+            })
+        }
     };
     // Which of the failing variants reduces smallest is not known before the search: the cut
     // keeps them all (the checks of the first one's function, the failure the original shows).
@@ -165,6 +173,7 @@ fn no_cut(what: &str, why: String, runs: u64) -> Cut {
         rejected: None,
         runs,
         said: format!("no cut: {why}"),
+        elsewhere: false,
     }
 }
 
@@ -194,6 +203,7 @@ fn judge_cut(
             rejected: None,
             runs: 2,
             said: "held".to_string(),
+            elsewhere: false,
         }
     } else {
         Cut {
@@ -201,6 +211,7 @@ fn judge_cut(
             rejected: Some((cut, verdict)),
             runs: 2,
             said: "rejected".to_string(),
+            elsewhere: false,
         }
     })
 }

@@ -9,6 +9,7 @@ mod guided;
 mod initial;
 mod plan;
 mod recheck;
+mod unread;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -386,15 +387,18 @@ fn check_and_search(
     paths.write_result(&endings.to_file(&start))?;
     paths.write_origin(&opts.input, text)?;
     let mut ahead = initial.ahead;
-    let (mut check_cut, mut guided_cut) = (None, None);
+    let (mut check_cut, mut guided_cut, mut unread) = (None, None, None);
     let check_cut_beside = initial.check_cut.is_some();
+    let tools = guided::Tools {
+        mfpp: original.opportunities,
+        judge: initial.judge,
+        oracle: &oracle,
+        timeout,
+    };
+    // A resumed run does not know where the failure is: it looks again when its text still
+    // holds a computation nothing reads (the sweep leaves one only when told to keep it).
+    let mut elsewhere = resumed;
     if !resumed {
-        let tools = guided::Tools {
-            mfpp: original.opportunities,
-            judge: initial.judge,
-            oracle: &oracle,
-            timeout,
-        };
         // The check cut first; the guided cut (which also folds) reads what it left.
         for (on, guided) in [(opts.check_cut, false), (opts.guided_cut, true)] {
             if !on {
@@ -405,6 +409,7 @@ fn check_and_search(
                 true => guided::first_cut(&tools, &start)?,
             };
             setup_calls += cut.runs;
+            elsewhere |= cut.elsewhere;
             if let Some(cut) = cut.text {
                 paths.write_result(&endings.to_file(&cut))?;
                 start = cut;
@@ -416,6 +421,16 @@ fn check_and_search(
                 &mut check_cut
             }) = Some(cut.said);
         }
+    }
+    if elsewhere {
+        let step = unread::unread(&tools, &start)?;
+        setup_calls += step.runs;
+        if let Some(text) = step.text {
+            paths.write_result(&endings.to_file(&text))?;
+            start = text;
+        }
+        original.opportunities.keep_computations(step.keep);
+        unread = Some(step.said);
     }
     // The trivial tests that ran on spare slots (free in wall time) are known now. Those that
     // did not would cost runs of their own: they run after the search, and only when the search
@@ -439,6 +454,7 @@ fn check_and_search(
     stats.check_cut_beside = check_cut_beside;
     stats.check_cut = check_cut;
     stats.guided_cut = guided_cut;
+    stats.unread = unread;
     // The curve counts the setup checks that ran before the search, as `oracle_calls` does.
     for point in &mut stats.curve {
         point[0] += setup_calls;
