@@ -98,7 +98,10 @@ impl Instrumented {
         let (lines, cut) = run_log::read(&self.log);
         let logged = run_log::Logged { judged, lines, cut };
         if let Some(why) = logged.why_none(judge, "log of the checks") {
-            return Err(NoFailing { why, elsewhere: false });
+            return Err(NoFailing {
+                why,
+                elsewhere: false,
+            });
         }
         let Some((failed, ended)) = failed(&String::from_utf8_lossy(&logged.lines)) else {
             return Err(NoFailing::new(

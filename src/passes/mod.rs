@@ -180,7 +180,12 @@ impl MfppOpportunities {
     /// `None` when that changes nothing or `text` cannot be read.
     pub fn swept(&self, text: &[u8], keep: &HashSet<String>) -> Option<Vec<u8>> {
         let read = self.read(text).ok()?;
-        let known_instances = read.model.instances.iter().map(|i| i.name.clone()).collect();
+        let known_instances = read
+            .model
+            .instances
+            .iter()
+            .map(|i| i.name.clone())
+            .collect();
         let ctx = SweepContext {
             catalogue: &self.catalogue,
             known_instances: &known_instances,

@@ -63,7 +63,11 @@ pub(crate) fn sweep(doc: Document, ctx: &SweepContext) -> Option<Vec<u8>> {
 /// the names in `keep`.
 fn sweep_edits(text: &[u8], model: &TestModel, keep: &HashSet<String>) -> Vec<Edit> {
     let mut edits = unreached_instances(text, model);
-    edits.extend(unread_computations(text, model, keep).into_iter().map(|(_, e)| e));
+    edits.extend(
+        unread_computations(text, model, keep)
+            .into_iter()
+            .map(|(_, e)| e),
+    );
     edits.extend(definition_indentation(text, model));
     edits.extend(lone_semicolons(text, model));
     edits.extend(blank_lines(text, model));

@@ -222,6 +222,38 @@ fn fuzz_reduction_uses_the_reduction_function_and_sweeps_dead_instructions() {
     assert!(c.contains("fuzz::set_term set_term_22 = mfr_set_term(ctx);"));
 }
 
+/// The test runs a computation nothing reads all the same: where the failure is one of them, the
+/// sweep keeps it when told to, with what it reads, and no other.
+#[test]
+fn the_sweep_keeps_an_unread_computation_it_is_told_to_keep_with_what_it_reads() {
+    let (text, red) = reduction(PassOptions::default());
+    let unread = red.unread_computations(&text);
+    assert!(
+        unread.contains(&vec!["int_term_12".to_string()]),
+        "{unread:?}"
+    );
+    let decl = |c: &str, name: &str| c.contains(&format!(" {name} = "));
+    let all = String::from_utf8(red.swept(&text, &HashSet::new()).unwrap()).unwrap();
+    assert!(!decl(&all, "int_term_12"));
+    let keep: HashSet<String> = ["int_term_12".to_string()].into();
+    let kept = String::from_utf8(red.swept(&text, &keep).unwrap()).unwrap();
+    assert!(decl(&kept, "int_term_12"));
+    assert!(kept.len() < text.len(), "the other unread computations go");
+
+    red.keep_computations(["int_term_10".to_string()].into());
+    let g = red.gather(&text, OpportunityKind::Fuzz).unwrap();
+    let i = (0..g.len())
+        .find(|&i| g.describe(i) == "reduce set_term_14 to mfr_set_term")
+        .unwrap();
+    let c = String::from_utf8(g.candidate(&[i]).unwrap()).unwrap();
+    for name in ["int_term_10", "int_term_9", "set_term_8"] {
+        assert!(decl(&c, name), "{name} is kept");
+    }
+    for name in ["int_term_11", "int_term_12", "int_term_13"] {
+        assert!(!decl(&c, name), "{name} is swept");
+    }
+}
+
 /// An in-process oracle: interesting iff the predicate holds on the text.
 struct Fake<F: Fn(&str) -> bool + Sync>(F);
 
