@@ -22,6 +22,10 @@
  *              numeral 0.
  *   z3_eq      Z3_mk_eq(0, b) returns not (0 = b) when the first operand is numeral 0 and b is not
  *              a numeral.
+ *   a crash
+ *   z3_rem_abort  Z3_mk_rem(a, b) aborts (SIGABRT, as a failed assertion of the library would)
+ *              when the divisor is numeral 7.  The fuzzed inputs call rem, mostly in values
+ *              nothing reads, which is where mfppr's unread step looks (docs/results/real.md).
  *   model evaluation (no operation of the spec's relations calls it; only the check
  *   check_exprs_are_zero does, so its tests fail in that check, every computed value right)
  *   z3_eval    Z3_model_eval(m, a = b) gives false when a is a unary minus (should be its value).
@@ -69,6 +73,13 @@ Z3_ast Z3_API Z3_mk_unary_minus(Z3_context c, Z3_ast a)
     if (fault_on("z3_uminus") && Z3_is_numeral_ast(c, a))
         return a;
     return REAL(Z3_mk_unary_minus, unary)(c, a);
+}
+
+Z3_ast Z3_API Z3_mk_rem(Z3_context c, Z3_ast a, Z3_ast b)
+{
+    if (fault_on("z3_rem_abort") && is_numeral(c, b, "7"))
+        abort();
+    return REAL(Z3_mk_rem, binary)(c, a, b);
 }
 
 Z3_ast Z3_API Z3_mk_mul(Z3_context c, unsigned n, Z3_ast const args[])
