@@ -143,15 +143,16 @@ impl Opportunities for MfppOpportunities {
     }
 }
 
+/// The names of `model`'s instances: an unreached function with one of them is an orphan the
+/// sweep deletes.
+fn instance_names(model: &TestModel) -> HashSet<String> {
+    model.instances.iter().map(|i| i.name.clone()).collect()
+}
+
 impl MfppOpportunities {
     /// `ops`, gathered from `read`, ready to be turned into candidates.
     fn gathering(&self, read: Arc<ParsedTest>, ops: Vec<Opportunity>) -> Gathering<'_> {
-        let known_instances = read
-            .model
-            .instances
-            .iter()
-            .map(|i| i.name.clone())
-            .collect();
+        let known_instances = instance_names(&read.model);
         Gathering {
             read,
             ops,
@@ -180,12 +181,7 @@ impl MfppOpportunities {
     /// `None` when that changes nothing or `text` cannot be read.
     pub fn swept(&self, text: &[u8], keep: &HashSet<String>) -> Option<Vec<u8>> {
         let read = self.read(text).ok()?;
-        let known_instances = read
-            .model
-            .instances
-            .iter()
-            .map(|i| i.name.clone())
-            .collect();
+        let known_instances = instance_names(&read.model);
         let ctx = SweepContext {
             catalogue: &self.catalogue,
             known_instances: &known_instances,

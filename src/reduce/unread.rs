@@ -78,9 +78,14 @@ pub(super) fn unread(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Unread> {
         ),
         false => format!(
             "mfppr: unread: the failure needs the computation of {}, which nothing reads; every \
-             candidate keeps it ({} runs)",
+             candidate keeps {} ({} runs{})",
             &said["kept ".len()..],
-            halving.runs
+            if keep.len() == 1 { "it" } else { "them" },
+            halving.runs,
+            match halving.runs == MAX_RUNS {
+                true => ", the most it takes: those not told apart by then are kept",
+                false => "",
+            }
         ),
     });
     Ok(Unread {
