@@ -187,7 +187,7 @@ impl MfppOpportunities {
             known_instances: &known_instances,
             keep,
         };
-        let swept = sweep(Document::parse(text.to_vec()).ok()?, &ctx)?;
+        let swept = sweep(read.doc.edited(&[]).ok()?, &ctx)?;
         (swept != text).then_some(swept)
     }
 

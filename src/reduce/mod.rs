@@ -395,9 +395,10 @@ fn check_and_search(
         oracle: &oracle,
         timeout,
     };
-    // A resumed run does not know where the failure is: it looks again when its text still
-    // holds a computation nothing reads (the sweep leaves one only when told to keep it).
-    let mut elsewhere = resumed;
+    // A resumed run does not know where the failure is: with the check cut on, it looks again
+    // when its text still holds a computation nothing reads (the sweep leaves one only when
+    // told to keep it).
+    let mut elsewhere = resumed && opts.check_cut;
     if !resumed {
         // The check cut first; the guided cut (which also folds) reads what it left.
         for (on, guided) in [(opts.check_cut, false), (opts.guided_cut, true)] {

@@ -42,8 +42,8 @@ pub(super) fn unread(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Unread> {
         });
     }
     crate::messages::progress(format!(
-        "mfppr: unread: the failure is not in a check; judging the test without the {} \
-         computations nothing reads first",
+        "mfppr: unread: judging the test without the {} computations nothing reads first (the \
+         failure may be in one)",
         units.len()
     ));
     let mut halving = Halving {
@@ -57,18 +57,16 @@ pub(super) fn unread(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Unread> {
     };
     let all: Vec<usize> = (0..units.len()).collect();
     halving.split(&all, false)?;
-    let mut needed = halving.needed.clone();
+    let mut needed = std::mem::take(&mut halving.needed);
     needed.sort_unstable();
-    let keep: HashSet<String> = needed.iter().flat_map(|&i| units[i].clone()).collect();
+    let names: Vec<&str> = needed
+        .iter()
+        .flat_map(|&i| units[i].iter().map(String::as_str))
+        .collect();
+    let keep: HashSet<String> = names.iter().map(|n| n.to_string()).collect();
     let said = match needed.is_empty() {
         true => "swept".to_string(),
-        false => {
-            let names: Vec<&str> = needed
-                .iter()
-                .flat_map(|&i| units[i].iter().map(String::as_str))
-                .collect();
-            format!("kept {}", names.join(" "))
-        }
+        false => format!("kept {}", names.join(" ")),
     };
     crate::messages::progress(match needed.is_empty() {
         true => format!(
@@ -79,7 +77,7 @@ pub(super) fn unread(tools: &Tools<'_>, text: &[u8]) -> anyhow::Result<Unread> {
         false => format!(
             "mfppr: unread: the failure needs the computation of {}, which nothing reads; every \
              candidate keeps {} ({} runs{})",
-            &said["kept ".len()..],
+            names.join(" "),
             if keep.len() == 1 { "it" } else { "them" },
             halving.runs,
             match halving.runs == MAX_RUNS {
